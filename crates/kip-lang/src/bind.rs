@@ -1,0 +1,315 @@
+//! Parameter binding: `:name` placeholders replaced by `execute_kip.parameters`.
+//!
+//! Binding works on the tree, never on text, so a `:name` inside a string or
+//! a comment is never touched and `:name2` is never a match for `name`.
+//! Every problem is collected: a missing parameter is `KIP_3001` naming it;
+//! a parameter of the wrong JSON type where the grammar needs a string (a
+//! type, name, predicate, search term, cursor) or a count (LIMIT) is
+//! `KIP_2004`.
+
+use serde_json::{Map, Value as Json};
+
+use crate::ast::*;
+use crate::error::{ErrorCode, Errors, KipError};
+
+/// Replaces every placeholder of `commands` with its parameter's value.
+pub fn bind(
+    source: &str,
+    mut commands: Vec<Command>,
+    params: &Map<String, Json>,
+) -> Result<Vec<Command>, Errors> {
+    let mut binder = Binder {
+        source,
+        params,
+        errors: Vec::new(),
+    };
+    for command in &mut commands {
+        walk_command(command, &mut binder);
+    }
+    if binder.errors.is_empty() {
+        Ok(commands)
+    } else {
+        binder.errors.sort_by_key(|e| e.offset().unwrap_or(0));
+        Err(Errors(binder.errors))
+    }
+}
+
+/// The names of the placeholders of `commands`, in order, without repeats.
+pub fn placeholders(commands: &[Command]) -> Vec<String> {
+    let mut collector = Collector(Vec::new());
+    for command in commands {
+        let mut command = command.clone();
+        walk_command(&mut command, &mut collector);
+    }
+    collector.0
+}
+
+/// What a walk over every placeholder position does.
+trait ParamVisitor {
+    fn text(&mut self, arg: &mut Arg<String>);
+    fn count(&mut self, arg: &mut Arg<u64>);
+    fn value(&mut self, value: &mut Value);
+}
+
+struct Collector(Vec<String>);
+
+impl Collector {
+    fn add(&mut self, p: &Param) {
+        if !self.0.contains(&p.name) {
+            self.0.push(p.name.clone());
+        }
+    }
+}
+
+impl ParamVisitor for Collector {
+    fn text(&mut self, arg: &mut Arg<String>) {
+        if let Arg::Param(p) = arg {
+            self.add(p);
+        }
+    }
+    fn count(&mut self, arg: &mut Arg<u64>) {
+        if let Arg::Param(p) = arg {
+            self.add(p);
+        }
+    }
+    fn value(&mut self, value: &mut Value) {
+        match value {
+            Value::Param(p) => self.add(p),
+            Value::Array(items) => items.iter_mut().for_each(|v| self.value(v)),
+            Value::Object(obj) => obj.members.iter_mut().for_each(|(_, v)| self.value(v)),
+            _ => {}
+        }
+    }
+}
+
+struct Binder<'a> {
+    source: &'a str,
+    params: &'a Map<String, Json>,
+    errors: Vec<KipError>,
+}
+
+impl Binder<'_> {
+    fn lookup(&mut self, p: &Param) -> Option<&Json> {
+        let found = self.params.get(&p.name);
+        if found.is_none() {
+            let mut known: Vec<&str> = self.params.keys().map(String::as_str).collect();
+            known.sort_unstable();
+            let suggestions = crate::suggest::similar(&p.name, known.iter().copied());
+            let hint = match suggestions.first() {
+                Some(s) => format!("Did you mean :{s}? Otherwise add \"{}\" to `parameters`.", p.name),
+                None => format!(
+                    "Add \"{}\" to the `parameters` object of execute_kip, or write the value in place of :{}.",
+                    p.name, p.name
+                ),
+            };
+            self.errors.push(
+                KipError::new(
+                    ErrorCode::ReferenceError,
+                    format!("parameter :{} is not provided", p.name),
+                )
+                .with_hint(hint)
+                .at(self.source, p.span)
+                .with_data("parameter", p.name.clone())
+                .with_suggestions(&suggestions),
+            );
+        }
+        self.params.get(&p.name)
+    }
+
+    fn wrong_type(&mut self, p: &Param, expected: &str, found: &Json) {
+        self.errors.push(
+            KipError::new(
+                ErrorCode::InvalidValueType,
+                format!(
+                    "parameter :{} must be {expected} here, found {}",
+                    p.name,
+                    json_kind(found)
+                ),
+            )
+            .with_hint(format!("Pass {expected} as the value of \"{}\".", p.name))
+            .at(self.source, p.span)
+            .with_data("parameter", p.name.clone()),
+        );
+    }
+}
+
+fn json_kind(v: &Json) -> &'static str {
+    match v {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "an array",
+        Json::Object(_) => "an object",
+    }
+}
+
+impl ParamVisitor for Binder<'_> {
+    fn text(&mut self, arg: &mut Arg<String>) {
+        let Arg::Param(p) = arg else { return };
+        let p = p.clone();
+        match self.lookup(&p).cloned() {
+            Some(Json::String(s)) => *arg = Arg::Lit(s, p.span),
+            Some(other) => self.wrong_type(&p, "a string", &other),
+            None => {}
+        }
+    }
+
+    fn count(&mut self, arg: &mut Arg<u64>) {
+        let Arg::Param(p) = arg else { return };
+        let p = p.clone();
+        match self.lookup(&p).cloned() {
+            Some(Json::Number(n)) if n.as_u64().is_some() => {
+                *arg = Arg::Lit(n.as_u64().unwrap_or_default(), p.span);
+            }
+            Some(other) => self.wrong_type(&p, "a non-negative integer", &other),
+            None => {}
+        }
+    }
+
+    fn value(&mut self, value: &mut Value) {
+        match value {
+            Value::Param(p) => {
+                let p = p.clone();
+                if let Some(json) = self.lookup(&p).cloned() {
+                    *value = Value::from_json(&json, p.span);
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| self.value(v)),
+            Value::Object(obj) => obj.members.iter_mut().for_each(|(_, v)| self.value(v)),
+            _ => {}
+        }
+    }
+}
+
+fn walk_command(command: &mut Command, v: &mut impl ParamVisitor) {
+    match command {
+        Command::Find(q) => {
+            walk_group(&mut q.where_, v);
+            if let Some(limit) = &mut q.limit {
+                v.count(limit);
+            }
+            if let Some(cursor) = &mut q.cursor {
+                v.text(cursor);
+            }
+        }
+        Command::Upsert(u) => {
+            for item in &mut u.items {
+                match item {
+                    UpsertItem::Concept(c) => {
+                        walk_concept(&mut c.matcher, v);
+                        walk_object(&mut c.attributes, v);
+                        for entry in c.propositions.iter_mut().flatten() {
+                            v.text(&mut entry.predicate);
+                            walk_term(&mut entry.target, v);
+                            walk_object(&mut entry.metadata, v);
+                        }
+                        walk_object(&mut c.metadata, v);
+                    }
+                    UpsertItem::Proposition(p) => {
+                        walk_proposition(&mut p.matcher, v);
+                        walk_object(&mut p.attributes, v);
+                        walk_object(&mut p.metadata, v);
+                    }
+                }
+            }
+            walk_object(&mut u.metadata, v);
+        }
+        Command::Delete(d) => {
+            match &mut d.target {
+                DeleteTarget::Attributes(keys) | DeleteTarget::Metadata(keys) => {
+                    keys.iter_mut().for_each(|k| v.text(k));
+                }
+                DeleteTarget::Propositions | DeleteTarget::Concept => {}
+            }
+            walk_group(&mut d.where_, v);
+        }
+        Command::Describe(d) => {
+            match &mut d.target {
+                DescribeTarget::ConceptType(name) | DescribeTarget::PropositionType(name) => {
+                    v.text(name);
+                }
+                DescribeTarget::Primer
+                | DescribeTarget::Domains
+                | DescribeTarget::ConceptTypes
+                | DescribeTarget::PropositionTypes => {}
+            }
+            if let Some(limit) = &mut d.limit {
+                v.count(limit);
+            }
+            if let Some(cursor) = &mut d.cursor {
+                v.text(cursor);
+            }
+        }
+        Command::Search(s) => {
+            v.text(&mut s.term);
+            if let Some(t) = &mut s.with_type {
+                v.text(t);
+            }
+            if let Some(limit) = &mut s.limit {
+                v.count(limit);
+            }
+        }
+    }
+}
+
+fn walk_object(object: &mut Option<Object>, v: &mut impl ParamVisitor) {
+    if let Some(obj) = object {
+        obj.members.iter_mut().for_each(|(_, val)| v.value(val));
+    }
+}
+
+fn walk_group(group: &mut Group, v: &mut impl ParamVisitor) {
+    for item in &mut group.items {
+        match item {
+            Pattern::Concept(c) => walk_concept(&mut c.matcher, v),
+            Pattern::Proposition(p) => walk_proposition(&mut p.matcher, v),
+            Pattern::Filter(f) => walk_expr(&mut f.expr, v),
+            Pattern::Not(g) | Pattern::Optional(g) | Pattern::Union(g) => walk_group(g, v),
+        }
+    }
+}
+
+fn walk_concept(matcher: &mut ConceptMatcher, v: &mut impl ParamVisitor) {
+    match matcher {
+        ConceptMatcher::Id(a) | ConceptMatcher::Type(a) | ConceptMatcher::Name(a) => v.text(a),
+        ConceptMatcher::TypeName { ty, name } => {
+            v.text(ty);
+            v.text(name);
+        }
+    }
+}
+
+fn walk_proposition(matcher: &mut PropositionMatcher, v: &mut impl ParamVisitor) {
+    match matcher {
+        PropositionMatcher::Id(a) => v.text(a),
+        PropositionMatcher::Triple(t) => {
+            walk_term(&mut t.subject, v);
+            if let PredicateExpr::Names { names, .. } = &mut t.predicate {
+                names.iter_mut().for_each(|n| v.text(n));
+            }
+            walk_term(&mut t.object, v);
+        }
+    }
+}
+
+fn walk_term(term: &mut Term, v: &mut impl ParamVisitor) {
+    match term {
+        Term::Var(_) => {}
+        Term::Concept(m, _) => walk_concept(m, v),
+        Term::Proposition(m, _) => walk_proposition(m, v),
+    }
+}
+
+fn walk_expr(expr: &mut Expr, v: &mut impl ParamVisitor) {
+    match expr {
+        Expr::Or(l, r) | Expr::And(l, r) | Expr::Compare(_, l, r) => {
+            walk_expr(l, v);
+            walk_expr(r, v);
+        }
+        Expr::Not(e) => walk_expr(e, v),
+        Expr::Call(c) => c.args.iter_mut().for_each(|a| walk_expr(a, v)),
+        Expr::Path(_) => {}
+        Expr::Value(val, _) => v.value(val),
+    }
+}

@@ -1,0 +1,52 @@
+//! `kip-lang`: the KIP v1.0-RC2 language — grammar, spanned AST, checks that
+//! need no store, parameter binding and the canonical formatter.
+//!
+//! ```
+//! let commands = kip_lang::parse(r#"FIND(?d.name) WHERE { ?d {type: "Drug"} } LIMIT :n"#).unwrap();
+//! let params = serde_json::json!({"n": 5});
+//! let bound = kip_lang::bind("", commands, params.as_object().unwrap()).unwrap();
+//! assert_eq!(bound[0].to_string(), "FIND(?d.name)\nWHERE {\n  ?d {type: \"Drug\"}\n}\nLIMIT 5");
+//! ```
+//!
+//! This crate owns the text of KIP and nothing else: it does not touch
+//! storage or I/O, and it does not know which types or predicates exist (the
+//! engine checks those against the store). Entry points: [`parse`],
+//! [`bind`], [`format_source`], [`parse_where_items`].
+
+pub mod ast;
+mod bind;
+mod error;
+mod format;
+mod parser;
+mod position;
+pub mod suggest;
+mod validate;
+
+pub use bind::{bind, placeholders};
+pub use error::{ErrorCode, Errors, KipError};
+pub use format::{Comment, WIDTH, format_commands, format_source, scan_comments};
+pub use parser::{is_identifier, is_type_name};
+pub use position::Position;
+pub use validate::{bound_vars, expr_vars};
+
+use ast::{Command, Group};
+
+/// Parses a text of one or more KIP commands and runs every check that
+/// needs no store. All errors found are returned, in source order.
+pub fn parse(source: &str) -> Result<Vec<Command>, Errors> {
+    let (commands, mut errors) = parser::parse_script(source)?;
+    errors.extend(validate::check(source, &commands));
+    errors.sort_by_key(|e| e.offset().unwrap_or(0));
+    if errors.is_empty() {
+        Ok(commands)
+    } else {
+        Err(Errors(errors))
+    }
+}
+
+/// Parses the body of a WHERE block: a sequence of pattern clauses, FILTERs
+/// and NOT / OPTIONAL / UNION blocks (used to check clause fragments, e.g.
+/// the examples of the specification, and by editors).
+pub fn parse_where_items(source: &str) -> Result<Group, Errors> {
+    parser::parse_where_items(source)
+}

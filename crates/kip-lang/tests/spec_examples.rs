@@ -1,0 +1,161 @@
+//! Every code example of the KIP v1.0-RC2 specification (seed 001), read from
+//! the specification text itself rather than retyped, so nothing is left out
+//! by selection: complete commands must parse, pass validation and
+//! round-trip through the formatter; clause fragments must parse as WHERE
+//! bodies; the `execute_kip` request examples must parse and bind their
+//! parameters; syntax templates (with `...`, `<Type>`, `LIMIT N`) must be
+//! rejected with a positioned KIP_1001.
+
+use std::path::PathBuf;
+
+use kip_lang::{ErrorCode, bind, format_source, parse, parse_where_items};
+
+fn spec_text() -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/seeds/001_b1da25b84fec77e7.txt");
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("the specification must be at {}: {e}", path.display()))
+}
+
+/// The fenced code blocks of the specification: (language, body).
+fn blocks() -> Vec<(String, String)> {
+    let text = spec_text();
+    let mut blocks = Vec::new();
+    let mut rest = text.as_str();
+    while let Some(start) = rest.find("```") {
+        let after = &rest[start + 3..];
+        let Some(newline) = after.find('\n') else { break };
+        let lang = after[..newline].trim().to_owned();
+        let body_start = &after[newline + 1..];
+        let Some(end) = body_start.find("```") else { break };
+        blocks.push((lang, body_start[..end].to_owned()));
+        rest = &body_start[end + 3..];
+    }
+    blocks
+}
+
+/// What each block of the specification is, by index. The spec has 41 code
+/// blocks; if it changes, this table must be revisited (the test says so).
+#[derive(Debug, PartialEq)]
+enum Kind {
+    /// Diagrams and the JSON error example: not KIP.
+    NotKip,
+    /// One or more complete commands.
+    Commands(usize),
+    /// WHERE-clause fragments.
+    Fragment,
+    /// An `execute_kip` request in JSON.
+    Request,
+    /// A syntax template with placeholders such as `...` or `LIMIT N`.
+    Template,
+}
+
+fn kind(index: usize, lang: &str) -> Kind {
+    match (index, lang) {
+        (0 | 34, "mermaid") | (40, "json") => Kind::NotKip,
+        (1 | 2 | 17 | 26 | 29, "prolog") => Kind::Template,
+        (3..=10, "prolog") => Kind::Fragment,
+        (31, "prolog") => Kind::Commands(3),
+        // The Genesis capsule and its housekeeping UPSERT.
+        (35, "prolog") => Kind::Commands(2),
+        (11..=16 | 18..=25 | 27 | 28 | 30 | 36..=39, "prolog") => Kind::Commands(1),
+        (32 | 33, "js") => Kind::Request,
+        other => panic!("block {other:?} of the specification is not classified: update `kind`"),
+    }
+}
+
+#[test]
+fn the_specification_has_the_expected_blocks() {
+    let blocks = blocks();
+    assert_eq!(blocks.len(), 41, "the specification's code blocks changed");
+    for (i, (lang, _)) in blocks.iter().enumerate() {
+        kind(i, lang);
+    }
+}
+
+fn assert_round_trips(source: &str) {
+    let ast = parse(source).unwrap_or_else(|e| panic!("{source}\n{e:?}"));
+    let formatted = format_source(source).expect("a valid text formats");
+    let reparsed = parse(&formatted).unwrap_or_else(|e| panic!("{formatted}\n{e:?}"));
+    assert_eq!(ast, reparsed, "formatting changed the meaning of:\n{source}\n---\n{formatted}");
+    let again = format_source(&formatted).expect("formatted text formats");
+    assert_eq!(formatted, again, "formatting is not idempotent");
+    // Every comment of the source survives formatting.
+    let before: Vec<String> = kip_lang::scan_comments(source).into_iter().map(|c| c.text).collect();
+    let after: Vec<String> = kip_lang::scan_comments(&formatted).into_iter().map(|c| c.text).collect();
+    assert_eq!(before, after, "comments were lost or reordered");
+}
+
+#[test]
+fn every_complete_example_parses_validates_and_round_trips() {
+    let mut checked = 0;
+    for (i, (lang, body)) in blocks().iter().enumerate() {
+        if let Kind::Commands(n) = kind(i, lang) {
+            let commands = parse(body).unwrap_or_else(|e| panic!("block {i}:\n{body}\n{e:?}"));
+            assert_eq!(commands.len(), n, "block {i}");
+            assert_round_trips(body);
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 23);
+}
+
+#[test]
+fn every_clause_fragment_parses_as_a_where_body() {
+    let mut checked = 0;
+    for (i, (lang, body)) in blocks().iter().enumerate() {
+        if kind(i, lang) == Kind::Fragment {
+            let group = parse_where_items(body).unwrap_or_else(|e| panic!("block {i}:\n{body}\n{e:?}"));
+            assert!(!group.items.is_empty(), "block {i}");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 8);
+}
+
+#[test]
+fn every_template_is_rejected_with_a_position() {
+    for (i, (lang, body)) in blocks().iter().enumerate() {
+        if kind(i, lang) == Kind::Template {
+            let errors = parse(body).expect_err(&format!("block {i} is a template"));
+            let first = &errors.0[0];
+            assert_eq!(first.code, ErrorCode::InvalidSyntax, "block {i}: {first:?}");
+            assert!(first.data.contains_key("line") && first.data.contains_key("column"));
+        }
+    }
+}
+
+#[test]
+fn every_request_example_parses_and_binds_its_parameters() {
+    let mut commands_seen = 0;
+    for (i, (lang, body)) in blocks().iter().enumerate() {
+        if kind(i, lang) != Kind::Request {
+            continue;
+        }
+        let request: serde_json::Value = serde_json::from_str(body).expect("valid JSON");
+        let args = &request["function"]["arguments"];
+        let shared = args["parameters"].as_object().cloned().unwrap_or_default();
+        let mut items: Vec<(String, serde_json::Map<String, serde_json::Value>)> = Vec::new();
+        if let Some(command) = args["command"].as_str() {
+            items.push((command.to_owned(), shared.clone()));
+        }
+        for entry in args["commands"].as_array().into_iter().flatten() {
+            match entry {
+                serde_json::Value::String(s) => items.push((s.clone(), shared.clone())),
+                serde_json::Value::Object(o) => {
+                    let mut params = shared.clone();
+                    params.extend(o["parameters"].as_object().cloned().unwrap_or_default());
+                    items.push((o["command"].as_str().expect("command").to_owned(), params));
+                }
+                other => panic!("block {i}: unexpected command entry {other}"),
+            }
+        }
+        for (text, params) in items {
+            let commands = parse(&text).unwrap_or_else(|e| panic!("{text}\n{e:?}"));
+            let bound = bind(&text, commands, &params).unwrap_or_else(|e| panic!("{text}\n{e:?}"));
+            assert!(kip_lang::placeholders(&bound).is_empty());
+            commands_seen += 1;
+        }
+    }
+    assert_eq!(commands_seen, 4);
+}
