@@ -12,7 +12,11 @@ use clap::{Parser, Subcommand};
 use serde_json::json;
 
 #[derive(Debug, Parser)]
-#[command(name = "kip", version, about = "KIP Explorer: the Cognitive Nexus on the command line")]
+#[command(
+    name = "kip",
+    version,
+    about = "KIP Explorer: the Cognitive Nexus on the command line"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Cmd,
@@ -72,7 +76,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
                 Err(errors) => {
                     let error = errors.into_response_error();
-                    println!("{}", serde_json::to_string_pretty(&json!({"error": error}))?);
+                    println!(
+                        "{}",
+                        serde_json::to_string_pretty(&json!({"error": error}))?
+                    );
                     Ok(ExitCode::from(1))
                 }
             }
@@ -83,7 +90,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 Ok(f) => f,
                 Err(errors) => {
                     let error = errors.into_response_error();
-                    println!("{}", serde_json::to_string_pretty(&json!({"error": error}))?);
+                    println!(
+                        "{}",
+                        serde_json::to_string_pretty(&json!({"error": error}))?
+                    );
                     return Ok(ExitCode::from(1));
                 }
             };

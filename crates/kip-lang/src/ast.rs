@@ -11,7 +11,7 @@
 use std::fmt;
 
 /// A byte range `start..end` in the source text.
-#[derive(Clone, Copy, Debug, Default, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, Eq)]
 pub struct Span {
     pub start: usize,
     pub end: usize,
@@ -110,9 +110,9 @@ impl Value {
             Value::Bool(b) => serde_json::Value::Bool(*b),
             Value::Number(n) => serde_json::Value::Number(n.clone()),
             Value::String(s) => serde_json::Value::String(s.clone()),
-            Value::Array(items) => serde_json::Value::Array(
-                items.iter().map(Value::to_json).collect::<Option<_>>()?,
-            ),
+            Value::Array(items) => {
+                serde_json::Value::Array(items.iter().map(Value::to_json).collect::<Option<_>>()?)
+            }
             Value::Object(obj) => serde_json::Value::Object(obj.to_json()?),
             Value::Param(_) => return None,
         })

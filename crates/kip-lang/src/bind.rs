@@ -96,7 +96,10 @@ impl Binder<'_> {
             known.sort_unstable();
             let suggestions = crate::suggest::similar(&p.name, known.iter().copied());
             let hint = match suggestions.first() {
-                Some(s) => format!("Did you mean :{s}? Otherwise add \"{}\" to `parameters`.", p.name),
+                Some(s) => format!(
+                    "Did you mean :{s}? Otherwise add \"{}\" to `parameters`.",
+                    p.name
+                ),
                 None => format!(
                     "Add \"{}\" to the `parameters` object of execute_kip, or write the value in place of :{}.",
                     p.name, p.name

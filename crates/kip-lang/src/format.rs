@@ -275,19 +275,28 @@ impl<'c> Printer<'c> {
         self.flush(group.span.end);
         self.depth -= 1;
         self.line("}");
+        self.printed(group.span.end);
     }
 
     fn pattern(&mut self, item: &Pattern) {
         match item {
             Pattern::Concept(c) => {
                 self.flush(c.span.end);
-                let var = c.var.as_ref().map(|v| format!("?{} ", v.name)).unwrap_or_default();
+                let var = c
+                    .var
+                    .as_ref()
+                    .map(|v| format!("?{} ", v.name))
+                    .unwrap_or_default();
                 self.line(&format!("{var}{}", concept_matcher(&c.matcher)));
                 self.printed(c.span.end);
             }
             Pattern::Proposition(p) => {
                 self.flush(p.span.end);
-                let var = p.var.as_ref().map(|v| format!("?{} ", v.name)).unwrap_or_default();
+                let var = p
+                    .var
+                    .as_ref()
+                    .map(|v| format!("?{} ", v.name))
+                    .unwrap_or_default();
                 self.line(&format!("{var}{}", proposition_matcher(&p.matcher)));
                 self.printed(p.span.end);
             }
@@ -336,7 +345,11 @@ impl<'c> Printer<'c> {
 
     fn concept_block(&mut self, c: &ConceptBlock) {
         self.flush(c.span.start);
-        let handle = c.handle.as_ref().map(|h| format!(" ?{}", h.name)).unwrap_or_default();
+        let handle = c
+            .handle
+            .as_ref()
+            .map(|h| format!(" ?{}", h.name))
+            .unwrap_or_default();
         self.line(&format!("CONCEPT{handle} {{"));
         self.depth += 1;
         self.line(&concept_matcher(&c.matcher));
@@ -368,7 +381,11 @@ impl<'c> Printer<'c> {
 
     fn proposition_block(&mut self, p: &PropositionBlock) {
         self.flush(p.span.start);
-        let handle = p.handle.as_ref().map(|h| format!(" ?{}", h.name)).unwrap_or_default();
+        let handle = p
+            .handle
+            .as_ref()
+            .map(|h| format!(" ?{}", h.name))
+            .unwrap_or_default();
         self.line(&format!("PROPOSITION{handle} {{"));
         self.depth += 1;
         self.line(&proposition_matcher(&p.matcher));
@@ -392,7 +409,11 @@ impl<'c> Printer<'c> {
     /// An object as text: one line if it fits after `prefix` columns, else
     /// expanded (lines after the first are relative to the current indentation).
     fn object_text(&self, object: &Object, prefix: usize) -> String {
-        value_text(&Value::Object(object.clone()), self.width_left().saturating_sub(prefix), 0)
+        value_text(
+            &Value::Object(object.clone()),
+            self.width_left().saturating_sub(prefix),
+            0,
+        )
     }
 
     fn delete(&mut self, d: &Delete) {

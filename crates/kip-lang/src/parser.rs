@@ -552,8 +552,12 @@ impl<'s> Lower<'s> {
                 _ => {
                     let suggestions = suggest::similar(&key, ["id", "type", "name"]);
                     let hint = match suggestions.first() {
-                        Some(s) => format!("Did you mean `{s}`? A concept pattern has only `id`, `type` and `name`; match attributes with FILTER(?x.attributes.{key} == …)."),
-                        None => format!("A concept pattern has only `id`, `type` and `name`; match attributes with FILTER(?x.attributes.{key} == …)."),
+                        Some(s) => format!(
+                            "Did you mean `{s}`? A concept pattern has only `id`, `type` and `name`; match attributes with FILTER(?x.attributes.{key} == …)."
+                        ),
+                        None => format!(
+                            "A concept pattern has only `id`, `type` and `name`; match attributes with FILTER(?x.attributes.{key} == …)."
+                        ),
                     };
                     self.error(
                         ErrorCode::InvalidSyntax,
@@ -580,7 +584,9 @@ impl<'s> Lower<'s> {
         }
         let forms = match place {
             PatternPlace::Query => "`{id: …}`, `{type: …, name: …}`, `{type: …}` or `{name: …}`",
-            PatternPlace::Write => "`{type: …, name: …}` (match or create) or `{id: …}` (match only)",
+            PatternPlace::Write => {
+                "`{type: …, name: …}` (match or create) or `{id: …}` (match only)"
+            }
         };
         match (id, ty, name, place) {
             (Some(id), None, None, _) => ConceptMatcher::Id(id),
@@ -621,7 +627,10 @@ impl<'s> Lower<'s> {
     fn pattern_field(&mut self, pair: Pair<'_, Rule>) -> (String, Arg<String>) {
         let mut inner = pair.into_inner();
         let key = inner.next().map(|k| self.key(k)).unwrap_or_default();
-        let value = inner.next().map(|v| self.text(v)).unwrap_or_else(empty_text);
+        let value = inner
+            .next()
+            .map(|v| self.text(v))
+            .unwrap_or_else(empty_text);
         (key, value)
     }
 
@@ -699,7 +708,10 @@ impl<'s> Lower<'s> {
                             ErrorCode::InvalidSyntax,
                             var.span,
                             format!("a predicate variable (`?{}`) cannot be written", var.name),
-                            Some("In UPSERT, name the predicate as a string, e.g. \"treats\".".into()),
+                            Some(
+                                "In UPSERT, name the predicate as a string, e.g. \"treats\"."
+                                    .into(),
+                            ),
                         );
                     }
                     return PredicateExpr::Var(var);
@@ -756,8 +768,12 @@ impl<'s> Lower<'s> {
             self.error(
                 ErrorCode::InvalidSyntax,
                 span,
-                format!("hop range {{{min},{max}}} is empty: the minimum is larger than the maximum"),
-                Some(format!("Write {{{max},{min}}}, or {{{min},}} for no upper bound.")),
+                format!(
+                    "hop range {{{min},{max}}} is empty: the minimum is larger than the maximum"
+                ),
+                Some(format!(
+                    "Write {{{max},{min}}}, or {{{min},}} for no upper bound."
+                )),
             );
         }
         Hops { min, max, span }
@@ -842,7 +858,10 @@ impl<'s> Lower<'s> {
                         lower.error(
                             ErrorCode::InvalidSyntax,
                             span_of(extra),
-                            format!("`.{top}` has no fields; `.{}` cannot follow it", extra.as_str()),
+                            format!(
+                                "`.{top}` has no fields; `.{}` cannot follow it",
+                                extra.as_str()
+                            ),
                             Some(format!("Use ?{}.{top} on its own.", var.name)),
                         );
                     }
@@ -860,8 +879,14 @@ impl<'s> Lower<'s> {
                     other => {
                         let suggestions = suggest::similar(other, Field::TOP_LEVEL);
                         let hint = match suggestions.first() {
-                            Some(s) => format!("Did you mean ?{}.{s}? Attributes are read as ?{}.attributes.{other}.", var.name, var.name),
-                            None => format!("Attributes are read as ?{0}.attributes.{other} and metadata as ?{0}.metadata.{other}.", var.name),
+                            Some(s) => format!(
+                                "Did you mean ?{}.{s}? Attributes are read as ?{}.attributes.{other}.",
+                                var.name, var.name
+                            ),
+                            None => format!(
+                                "Attributes are read as ?{0}.attributes.{other} and metadata as ?{0}.metadata.{other}.",
+                                var.name
+                            ),
                         };
                         self.error(
                             ErrorCode::InvalidSyntax,
@@ -880,10 +905,12 @@ impl<'s> Lower<'s> {
     fn expr(&mut self, pair: Pair<'_, Rule>) -> Expr {
         let span = span_of(&pair);
         match pair.as_rule() {
-            Rule::expr => self.fold(pair, Rule::and_expr, |l, r| Expr::Or(Box::new(l), Box::new(r))),
-            Rule::and_expr => {
-                self.fold(pair, Rule::unary_expr, |l, r| Expr::And(Box::new(l), Box::new(r)))
-            }
+            Rule::expr => self.fold(pair, Rule::and_expr, |l, r| {
+                Expr::Or(Box::new(l), Box::new(r))
+            }),
+            Rule::and_expr => self.fold(pair, Rule::unary_expr, |l, r| {
+                Expr::And(Box::new(l), Box::new(r))
+            }),
             Rule::unary_expr => {
                 let mut nots = 0;
                 let mut operand = None;
@@ -975,7 +1002,10 @@ impl<'s> Lower<'s> {
                     self.error(
                         ErrorCode::InvalidSyntax,
                         span,
-                        format!("`{name}` takes one variable or dot path, found {} arguments", args.len()),
+                        format!(
+                            "`{name}` takes one variable or dot path, found {} arguments",
+                            args.len()
+                        ),
                         Some(format!("Write {name}(?x) or {name}(?x.attributes.key).")),
                     );
                     return CallOrAggregate::Invalid;
@@ -998,10 +1028,13 @@ impl<'s> Lower<'s> {
                 Some(s) => format!("Did you mean `{s}`?"),
                 None => "FILTER functions are CONTAINS, STARTS_WITH, ENDS_WITH, REGEX, IN, IS_NULL and IS_NOT_NULL; aggregates are COUNT, SUM, AVG, MIN and MAX.".into(),
             };
-            let error = KipError::new(ErrorCode::InvalidSyntax, format!("unknown function `{name}`"))
-                .with_hint(hint)
-                .at(self.source, span_of(&name_pair))
-                .with_suggestions(&suggestions);
+            let error = KipError::new(
+                ErrorCode::InvalidSyntax,
+                format!("unknown function `{name}`"),
+            )
+            .with_hint(hint)
+            .at(self.source, span_of(&name_pair))
+            .with_suggestions(&suggestions);
             self.errors.push(error);
             return CallOrAggregate::Invalid;
         };
@@ -1022,11 +1055,19 @@ impl<'s> Lower<'s> {
             self.error(
                 ErrorCode::InvalidSyntax,
                 span,
-                format!("`{name}` takes {} argument{}, found {}", func.arity(), if func.arity() == 1 { "" } else { "s" }, args.len()),
+                format!(
+                    "`{name}` takes {} argument{}, found {}",
+                    func.arity(),
+                    if func.arity() == 1 { "" } else { "s" },
+                    args.len()
+                ),
                 Some(format!("Write {usage}.")),
             );
         } else if func == Func::In
-            && !matches!(args.get(1), Some(Expr::Value(Value::Array(_) | Value::Param(_), _)))
+            && !matches!(
+                args.get(1),
+                Some(Expr::Value(Value::Array(_) | Value::Param(_), _))
+            )
         {
             self.error(
                 ErrorCode::InvalidSyntax,
@@ -1151,7 +1192,9 @@ impl<'s> Lower<'s> {
                     ErrorCode::InvalidSyntax,
                     member_span,
                     format!("key `{key}` appears twice in this object"),
-                    Some("Give each key once; to change a value, edit the first occurrence.".into()),
+                    Some(
+                        "Give each key once; to change a value, edit the first occurrence.".into(),
+                    ),
                 );
                 continue;
             }

@@ -22,7 +22,11 @@ pub fn similar<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         }
     }
     scored.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
-    scored.into_iter().take(3).map(|(_, c)| c.to_owned()).collect()
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, c)| c.to_owned())
+        .collect()
 }
 
 #[cfg(test)]

@@ -116,7 +116,10 @@ impl Checker<'_> {
         self.errors.push(
             KipError::new(
                 ErrorCode::ReferenceError,
-                format!("variable ?{} in {place} is not bound by any pattern", var.name),
+                format!(
+                    "variable ?{} in {place} is not bound by any pattern",
+                    var.name
+                ),
             )
             .with_hint(hint)
             .at(self.source, var.span)
@@ -223,13 +226,11 @@ impl Checker<'_> {
                         var.name
                     ),
                 };
-                let suggestions: Vec<String> = suggest::similar(
-                    &var.name,
-                    defined.keys().map(String::as_str),
-                )
-                .into_iter()
-                .map(|s| format!("?{s}"))
-                .collect();
+                let suggestions: Vec<String> =
+                    suggest::similar(&var.name, defined.keys().map(String::as_str))
+                        .into_iter()
+                        .map(|s| format!("?{s}"))
+                        .collect();
                 self.errors.push(
                     KipError::new(
                         ErrorCode::ReferenceError,

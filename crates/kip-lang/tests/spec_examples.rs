@@ -24,10 +24,14 @@ fn blocks() -> Vec<(String, String)> {
     let mut rest = text.as_str();
     while let Some(start) = rest.find("```") {
         let after = &rest[start + 3..];
-        let Some(newline) = after.find('\n') else { break };
+        let Some(newline) = after.find('\n') else {
+            break;
+        };
         let lang = after[..newline].trim().to_owned();
         let body_start = &after[newline + 1..];
-        let Some(end) = body_start.find("```") else { break };
+        let Some(end) = body_start.find("```") else {
+            break;
+        };
         blocks.push((lang, body_start[..end].to_owned()));
         rest = &body_start[end + 3..];
     }
@@ -77,12 +81,21 @@ fn assert_round_trips(source: &str) {
     let ast = parse(source).unwrap_or_else(|e| panic!("{source}\n{e:?}"));
     let formatted = format_source(source).expect("a valid text formats");
     let reparsed = parse(&formatted).unwrap_or_else(|e| panic!("{formatted}\n{e:?}"));
-    assert_eq!(ast, reparsed, "formatting changed the meaning of:\n{source}\n---\n{formatted}");
+    assert_eq!(
+        ast, reparsed,
+        "formatting changed the meaning of:\n{source}\n---\n{formatted}"
+    );
     let again = format_source(&formatted).expect("formatted text formats");
     assert_eq!(formatted, again, "formatting is not idempotent");
     // Every comment of the source survives formatting.
-    let before: Vec<String> = kip_lang::scan_comments(source).into_iter().map(|c| c.text).collect();
-    let after: Vec<String> = kip_lang::scan_comments(&formatted).into_iter().map(|c| c.text).collect();
+    let before: Vec<String> = kip_lang::scan_comments(source)
+        .into_iter()
+        .map(|c| c.text)
+        .collect();
+    let after: Vec<String> = kip_lang::scan_comments(&formatted)
+        .into_iter()
+        .map(|c| c.text)
+        .collect();
     assert_eq!(before, after, "comments were lost or reordered");
 }
 
@@ -105,7 +118,8 @@ fn every_clause_fragment_parses_as_a_where_body() {
     let mut checked = 0;
     for (i, (lang, body)) in blocks().iter().enumerate() {
         if kind(i, lang) == Kind::Fragment {
-            let group = parse_where_items(body).unwrap_or_else(|e| panic!("block {i}:\n{body}\n{e:?}"));
+            let group =
+                parse_where_items(body).unwrap_or_else(|e| panic!("block {i}:\n{body}\n{e:?}"));
             assert!(!group.items.is_empty(), "block {i}");
             checked += 1;
         }
@@ -158,4 +172,26 @@ fn every_request_example_parses_and_binds_its_parameters() {
         }
     }
     assert_eq!(commands_seen, 4);
+}
+
+/// `capsules/genesis/` holds the capsules of the specification's appendices
+/// 2 and 3 verbatim, so the embedded bootstrap is exactly the spec's.
+#[test]
+fn the_genesis_capsules_are_the_specifications_text() {
+    let blocks = blocks();
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../capsules/genesis");
+    let files = [
+        (35, "01_genesis.kip"),
+        (36, "02_person.kip"),
+        (37, "03_event.kip"),
+        (38, "04_self.kip"),
+        (39, "05_system.kip"),
+    ];
+    for (index, name) in files {
+        let text = std::fs::read_to_string(dir.join(name)).expect("genesis capsule exists");
+        assert_eq!(
+            text, blocks[index].1,
+            "{name} differs from the specification"
+        );
+    }
 }
