@@ -1,0 +1,277 @@
+//! `kip bench`: a deterministic generated graph and the workloads of BRIEF §6,
+//! measured through the public `execute_kip` path (parse, bind, plan,
+//! execute, shape), printing a table and JSON with p50 / p95.
+//!
+//! The graph: four concept types (Drug, Symptom, Gene, Disease) of
+//! `concepts / 4` instances each, half of them with Chinese names, and
+//! `propositions` links over six predicates drawn from a fixed-seed
+//! generator, so two runs build the same graph.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Instant;
+
+use kip_nexus::{ExecuteKip, Nexus, Origin};
+use serde_json::{Value as Json, json};
+
+/// A small deterministic generator (xorshift64*), so runs are comparable.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+const TYPES: [&str; 4] = ["Drug", "Symptom", "Gene", "Disease"];
+const CJK: [&str; 4] = ["药物", "症状", "基因", "疾病"];
+/// (predicate, subject type index, object type index)
+const PREDICATES: [(&str, usize, usize); 6] = [
+    ("treats", 0, 3),
+    ("has_side_effect", 0, 1),
+    ("interacts_with", 0, 0),
+    ("associated_with", 2, 3),
+    ("presents_with", 3, 1),
+    ("related_to", 3, 3),
+];
+
+fn name(type_index: usize, i: u64) -> String {
+    if i % 2 == 0 {
+        format!("{} {i}", TYPES[type_index])
+    } else {
+        format!("{}{i}号", CJK[type_index])
+    }
+}
+
+fn schema_capsule() -> String {
+    let mut s = String::from("UPSERT {\n  CONCEPT ?bench { {type: \"Domain\", name: \"Bench\"} SET ATTRIBUTES { description: \"Generated benchmark graph\" } }\n");
+    for t in TYPES {
+        let _ = writeln!(
+            s,
+            "  CONCEPT {{ {{type: \"$ConceptType\", name: \"{t}\"}} SET ATTRIBUTES {{ description: \"{t}s of the benchmark\" }} SET PROPOSITIONS {{ (\"belongs_to_domain\", ?bench) }} }}"
+        );
+    }
+    for (p, s_t, o_t) in PREDICATES {
+        let _ = writeln!(
+            s,
+            "  CONCEPT {{ {{type: \"$PropositionType\", name: \"{p}\"}} SET ATTRIBUTES {{ description: \"{p}\", subject_types: [\"{}\"], object_types: [\"{}\"] }} SET PROPOSITIONS {{ (\"belongs_to_domain\", ?bench) }} }}",
+            TYPES[s_t], TYPES[o_t]
+        );
+    }
+    s.push('}');
+    s
+}
+
+/// The capsules that create `per_type` concepts of each type, in chunks.
+fn concept_capsules(per_type: u64, chunk: u64) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut s = String::new();
+    let mut n = 0;
+    for (t, ty) in TYPES.iter().enumerate() {
+        for i in 0..per_type {
+            if n == 0 {
+                s.push_str("UPSERT {\n");
+            }
+            let _ = writeln!(
+                s,
+                "CONCEPT {{ {{type: \"{ty}\", name: \"{}\"}} SET ATTRIBUTES {{ description: \"generated {ty} number {i}\", score: {} }} }}",
+                name(t, i),
+                i % 100
+            );
+            n += 1;
+            if n == chunk {
+                s.push('}');
+                out.push(std::mem::take(&mut s));
+                n = 0;
+            }
+        }
+    }
+    if n > 0 {
+        s.push('}');
+        out.push(s);
+    }
+    out
+}
+
+/// The capsules that create `count` links, grouped by subject into chunks.
+fn link_capsules(per_type: u64, count: u64, chunk: u64, rng: &mut Rng) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut s = String::new();
+    let mut n = 0;
+    for _ in 0..count {
+        if n == 0 {
+            s.push_str("UPSERT {\n");
+        }
+        let (p, st, ot) = PREDICATES[rng.below(PREDICATES.len() as u64) as usize];
+        let a = rng.below(per_type);
+        let b = rng.below(per_type);
+        let _ = writeln!(
+            s,
+            "CONCEPT {{ {{type: \"{}\", name: \"{}\"}} SET PROPOSITIONS {{ (\"{p}\", {{type: \"{}\", name: \"{}\"}}) }} }}",
+            TYPES[st],
+            name(st, a),
+            TYPES[ot],
+            name(ot, b)
+        );
+        n += 1;
+        if n == chunk {
+            s.push('}');
+            out.push(std::mem::take(&mut s));
+            n = 0;
+        }
+    }
+    if n > 0 {
+        s.push('}');
+        out.push(s);
+    }
+    out
+}
+
+fn run(nexus: &Nexus, text: &str) -> anyhow::Result<Json> {
+    let r = nexus.execute_as(&ExecuteKip::command(text), &Origin { name: "bench".into() });
+    if let Some(e) = r.get("error") {
+        anyhow::bail!("{text:.200}: {e}");
+    }
+    Ok(r)
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+/// Builds (or reuses) the generated graph in `dir` and measures the workloads.
+pub fn bench(dir: &Path, concepts: u64, propositions: u64, iterations: usize) -> anyhow::Result<Json> {
+    let per_type = (concepts / TYPES.len() as u64).max(1);
+    let fresh = !dir.join("data.mdb").exists();
+    let nexus = Nexus::open(dir).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    let mut report = serde_json::Map::new();
+    if fresh {
+        run(&nexus, &schema_capsule())?;
+        let started = Instant::now();
+        for capsule in concept_capsules(per_type, 20_000) {
+            run(&nexus, &capsule)?;
+        }
+        let concept_secs = started.elapsed().as_secs_f64();
+        let mut rng = Rng(0x5EED_CAFE);
+        let capsules = link_capsules(per_type, propositions, 20_000, &mut rng);
+        let started = Instant::now();
+        for (i, capsule) in capsules.iter().enumerate() {
+            run(&nexus, capsule)?;
+            if (i + 1) % 5 == 0 {
+                eprintln!("bench: imported {} of {} link capsules", i + 1, capsules.len());
+            }
+        }
+        let secs = started.elapsed().as_secs_f64();
+        report.insert(
+            "import".into(),
+            json!({
+                "concepts": per_type * TYPES.len() as u64,
+                "concept_seconds": concept_secs,
+                "propositions": propositions,
+                "proposition_seconds": secs,
+                "propositions_per_second": propositions as f64 / secs,
+            }),
+        );
+    }
+    let mut rng = Rng(42);
+    let mut workloads: Vec<(&str, Box<dyn FnMut(&mut Rng) -> String>, f64)> = vec![
+        (
+            "one-hop FIND from a named concept",
+            Box::new(move |r: &mut Rng| format!("FIND(?s.name) WHERE {{ ({{type: \"Drug\", name: \"{}\"}}, \"has_side_effect\", ?s) }}", name(0, r.below(per_type)))),
+            0.2,
+        ),
+        (
+            "two-hop FIND",
+            Box::new(move |r: &mut Rng| format!("FIND(?s.name) WHERE {{ ({{type: \"Drug\", name: \"{}\"}}, \"treats\", ?d) (?d, \"presents_with\", ?s) }}", name(0, r.below(per_type)))),
+            2.0,
+        ),
+        (
+            "{1,3} path",
+            Box::new(move |r: &mut Rng| format!("FIND(?x.name) WHERE {{ ({{type: \"Disease\", name: \"{}\"}}, \"related_to\"{{1,3}}, ?x) }}", name(3, r.below(per_type)))),
+            10.0,
+        ),
+        (
+            "SEARCH CONCEPT top-10 (English)",
+            Box::new(move |r: &mut Rng| format!("SEARCH CONCEPT \"Gene {}\" LIMIT 10", 2 * r.below(per_type / 2))),
+            5.0,
+        ),
+        (
+            "SEARCH CONCEPT top-10 (Chinese)",
+            Box::new(move |r: &mut Rng| format!("SEARCH CONCEPT \"基因{}号\" LIMIT 10", 2 * r.below(per_type / 2) + 1)),
+            5.0,
+        ),
+        ("DESCRIBE PRIMER", Box::new(|_: &mut Rng| "DESCRIBE PRIMER".to_owned()), 20.0),
+        (
+            "COUNT over a type",
+            Box::new(|_: &mut Rng| "FIND(COUNT(?d)) WHERE { ?d {type: \"Drug\"} }".to_owned()),
+            5.0,
+        ),
+        (
+            "FILTER scan over a type (LIMIT 10)",
+            Box::new(|r: &mut Rng| format!("FIND(?d.name) WHERE {{ ?d {{type: \"Symptom\"}} FILTER(?d.attributes.score == {}) }} LIMIT 10", r.below(100))),
+            f64::NAN,
+        ),
+    ];
+    let mut table = Vec::new();
+    for (label, make, budget) in &mut workloads {
+        let mut times = Vec::with_capacity(iterations);
+        for _ in 0..iterations {
+            let text = make(&mut rng);
+            let started = Instant::now();
+            run(&nexus, &text)?;
+            times.push(started.elapsed().as_secs_f64() * 1000.0);
+        }
+        times.sort_by(f64::total_cmp);
+        let (p50, p95) = (percentile(&times, 0.5), percentile(&times, 0.95));
+        table.push(json!({
+            "workload": label,
+            "iterations": iterations,
+            "p50_ms": (p50 * 1000.0).round() / 1000.0,
+            "p95_ms": (p95 * 1000.0).round() / 1000.0,
+            "budget_p50_ms": if budget.is_nan() { Json::Null } else { json!(budget) },
+            "within_budget": if budget.is_nan() { Json::Null } else { json!(p50 <= *budget) },
+        }));
+    }
+    report.insert("workloads".into(), Json::Array(table));
+    report.insert("graph".into(), json!({"concepts": per_type * TYPES.len() as u64, "propositions_requested": propositions}));
+    Ok(Json::Object(report))
+}
+
+/// The report as a plain-text table.
+pub fn table(report: &Json) -> String {
+    let mut s = String::new();
+    if let Some(import) = report.get("import") {
+        let _ = writeln!(
+            s,
+            "import: {} concepts in {:.1} s; {} propositions in {:.1} s = {:.0} propositions/s (budget 200000)",
+            import["concepts"], import["concept_seconds"].as_f64().unwrap_or(0.0),
+            import["propositions"], import["proposition_seconds"].as_f64().unwrap_or(0.0),
+            import["propositions_per_second"].as_f64().unwrap_or(0.0)
+        );
+    }
+    let _ = writeln!(s, "{:<40} {:>10} {:>10} {:>10}", "workload", "p50 ms", "p95 ms", "budget");
+    for w in report["workloads"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            s,
+            "{:<40} {:>10.3} {:>10.3} {:>10}",
+            w["workload"].as_str().unwrap_or(""),
+            w["p50_ms"].as_f64().unwrap_or(0.0),
+            w["p95_ms"].as_f64().unwrap_or(0.0),
+            w["budget_p50_ms"].as_f64().map_or("-".to_owned(), |b| format!("{b}"))
+        );
+    }
+    s
+}

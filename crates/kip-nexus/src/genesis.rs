@@ -1,0 +1,54 @@
+//! Genesis: the capsules of seed 001's appendices 2 and 3, embedded in the
+//! binary and applied once, in one transaction, when a nexus is created.
+
+use kip_lang::Errors;
+use kip_store::Store;
+use rand::Rng as _;
+
+use crate::graph::{OrInternal as _, Result};
+use crate::kml::Writer;
+use crate::kml::Stats;
+
+/// The bootstrap capsules, in the order they must run.
+pub const CAPSULES: [(&str, &str); 5] = [
+    ("01_genesis.kip", include_str!("../../../capsules/genesis/01_genesis.kip")),
+    ("02_person.kip", include_str!("../../../capsules/genesis/02_person.kip")),
+    ("03_event.kip", include_str!("../../../capsules/genesis/03_event.kip")),
+    ("04_self.kip", include_str!("../../../capsules/genesis/04_self.kip")),
+    ("05_system.kip", include_str!("../../../capsules/genesis/05_system.kip")),
+];
+
+const SECRET_KEY: &str = "nexus/cursor_secret";
+
+/// Bootstraps a fresh store (never an existing one) and returns the nexus's
+/// cursor secret.
+pub fn ensure(store: &Store) -> Result<u64> {
+    let existing = store.read(|txn| store.get_state(txn, SECRET_KEY)).kip()?;
+    if let Some(secret) = existing.as_ref().and_then(serde_json::Value::as_u64) {
+        return Ok(secret);
+    }
+    let secret: u64 = rand::rng().random();
+    store.write(|txn| {
+        // Another process may have bootstrapped meanwhile: check again inside
+        // the write transaction, which excludes other writers.
+        if let Some(s) = store.get_state(txn, SECRET_KEY).kip()?.as_ref().and_then(serde_json::Value::as_u64) {
+            return Ok(s);
+        }
+        let now = crate::now();
+        for (name, text) in CAPSULES {
+            let commands = kip_lang::parse(text).map_err(|e: Errors| {
+                let mut e = e.into_response_error();
+                e.message = format!("genesis capsule {name}: {}", e.message);
+                e
+            })?;
+            for command in &commands {
+                if let kip_lang::ast::Command::Upsert(u) = command {
+                    let mut w = Writer { store, txn, source: text, now: now.clone(), stats: Stats::default() };
+                    w.upsert(u)?;
+                }
+            }
+        }
+        store.put_state(txn, SECRET_KEY, &serde_json::json!(secret)).kip()?;
+        Ok(secret)
+    })
+}

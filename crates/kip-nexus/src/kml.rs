@@ -1,0 +1,626 @@
+//! KML: UPSERT and the four DELETE forms, inside the caller's write
+//! transaction (the caller commits, or aborts on error or dry run, so a
+//! command is atomic).
+//!
+//! Every write goes through [`Writer`], which keeps the derived state in
+//! the same transaction as the change: provenance timestamps, the search
+//! index, per-domain counters and the DETACH cascade.
+
+use std::collections::{HashMap, HashSet};
+
+use kip_lang::ast::*;
+use kip_lang::{ErrorCode, KipError};
+use kip_store::{
+    ConceptId, ConceptRecord, ElementId, Namespace, PropositionId, PropositionRecord, RwTxn,
+    Store,
+};
+use serde_json::{Map, Value as Json, json};
+
+use crate::graph::{BELONGS_TO_DOMAIN, CONCEPT_TYPE, Graph, OrInternal as _, Result};
+use crate::kql::{self, Val};
+use crate::{schema, search};
+
+type Object = Map<String, Json>;
+
+/// The counter of concepts of one type in one domain.
+pub fn domain_counter(domain: ConceptId, type_id: u32) -> Vec<u8> {
+    format!("domain/{}/type/{type_id}", domain.0).into_bytes()
+}
+
+/// Writes of one command.
+pub struct Writer<'a, 't> {
+    pub store: &'a Store,
+    pub txn: &'a mut RwTxn<'t>,
+    pub source: &'a str,
+    /// The command's timestamp (ISO 8601, UTC): one per command.
+    pub now: String,
+    /// Elements created, updated and deleted (for reports and the change log).
+    pub stats: Stats,
+}
+
+#[derive(Debug, Default, Clone, Copy, serde::Serialize)]
+pub struct Stats {
+    pub concepts_created: u64,
+    pub concepts_updated: u64,
+    pub concepts_deleted: u64,
+    pub propositions_created: u64,
+    pub propositions_updated: u64,
+    pub propositions_deleted: u64,
+}
+
+impl Stats {
+    pub fn changed(&self) -> bool {
+        self.concepts_created + self.concepts_updated + self.concepts_deleted
+            + self.propositions_created
+            + self.propositions_updated
+            + self.propositions_deleted
+            > 0
+    }
+}
+
+fn reserved_key_error(key: &str, source: &str, span: Span) -> KipError {
+    KipError::new(
+        ErrorCode::ImmutableTarget,
+        format!("'{key}' is reserved for the engine: keys starting with '_' cannot be written"),
+    )
+    .with_hint("The engine maintains _created_at and _updated_at itself; rename the key without the leading underscore.")
+    .at(source, span)
+}
+
+fn json_object(obj: Option<&kip_lang::ast::Object>) -> Object {
+    obj.and_then(kip_lang::ast::Object::to_json).unwrap_or_default()
+}
+
+/// `base` with `over`'s keys laid over it (a shallow merge).
+fn merged(base: &Object, over: &Object) -> Object {
+    let mut out = base.clone();
+    for (k, v) in over {
+        out.insert(k.clone(), v.clone());
+    }
+    out
+}
+
+impl<'a, 't> Writer<'a, 't> {
+    fn graph<T>(&self, f: impl FnOnce(&Graph<'_>) -> Result<T>) -> Result<T> {
+        let graph = Graph::new(self.store, self.txn);
+        f(&graph)
+    }
+
+    fn check_no_reserved(&self, obj: Option<&kip_lang::ast::Object>) -> Result<()> {
+        if let Some(o) = obj
+            && let Some((k, _)) = o.members.iter().find(|(k, _)| k.starts_with('_'))
+        {
+            return Err(reserved_key_error(k, self.source, o.span));
+        }
+        Ok(())
+    }
+
+    fn text<'b>(&self, arg: &'b Arg<String>) -> Result<&'b str> {
+        arg.lit().map(String::as_str).ok_or_else(|| {
+            KipError::new(ErrorCode::ReferenceError, "a placeholder was not bound").at(self.source, arg.span())
+        })
+    }
+
+    // ------------------------------------------------------------ UPSERT
+
+    pub fn upsert(&mut self, u: &Upsert) -> Result<Json> {
+        self.check_no_reserved(u.metadata.as_ref())?;
+        let defaults = json_object(u.metadata.as_ref());
+        let mut handles: HashMap<String, ElementId> = HashMap::new();
+        let mut concept_ids = Vec::new();
+        let mut proposition_ids = Vec::new();
+        for item in &u.items {
+            match item {
+                UpsertItem::Concept(c) => {
+                    self.check_no_reserved(c.attributes.as_ref())?;
+                    self.check_no_reserved(c.metadata.as_ref())?;
+                    let meta = merged(&defaults, &json_object(c.metadata.as_ref()));
+                    let attrs = json_object(c.attributes.as_ref());
+                    let id = self.upsert_concept(c, &attrs, &meta)?;
+                    for entry in c.propositions.iter().flatten() {
+                        self.check_no_reserved(entry.metadata.as_ref())?;
+                        let predicate = self.text(&entry.predicate)?.to_owned();
+                        let target = self.resolve_term(&entry.target, &handles)?;
+                        let entry_meta = merged(&meta, &json_object(entry.metadata.as_ref()));
+                        self.upsert_link(
+                            ElementId::Concept(id),
+                            &predicate,
+                            entry.predicate.span(),
+                            target,
+                            &Object::new(),
+                            &entry_meta,
+                            entry.span,
+                        )?;
+                    }
+                    if let Some(h) = &c.handle {
+                        handles.insert(h.name.clone(), ElementId::Concept(id));
+                    }
+                    concept_ids.push(json!(ElementId::Concept(id).to_string()));
+                }
+                UpsertItem::Proposition(p) => {
+                    self.check_no_reserved(p.attributes.as_ref())?;
+                    self.check_no_reserved(p.metadata.as_ref())?;
+                    let meta = merged(&defaults, &json_object(p.metadata.as_ref()));
+                    let attrs = json_object(p.attributes.as_ref());
+                    let id = match &p.matcher {
+                        PropositionMatcher::Id(arg) => {
+                            let id = self.existing_proposition(arg)?;
+                            self.update_proposition(id, &attrs, &meta)?;
+                            id
+                        }
+                        PropositionMatcher::Triple(t) => {
+                            let s = self.resolve_term(&t.subject, &handles)?;
+                            let o = self.resolve_term(&t.object, &handles)?;
+                            let (name, span) = match &t.predicate {
+                                PredicateExpr::Names { names, .. } => match names.first() {
+                                    Some(n) => (self.text(n)?.to_owned(), n.span()),
+                                    None => return Err(KipError::new(ErrorCode::InvalidSyntax, "missing predicate").at(self.source, p.span)),
+                                },
+                                PredicateExpr::Var(v) => {
+                                    return Err(KipError::new(ErrorCode::InvalidSyntax, "a predicate variable cannot be written").at(self.source, v.span));
+                                }
+                            };
+                            self.upsert_link(s, &name, span, o, &attrs, &meta, p.span)?
+                        }
+                    };
+                    if let Some(h) = &p.handle {
+                        handles.insert(h.name.clone(), ElementId::Proposition(id));
+                    }
+                    proposition_ids.push(json!(ElementId::Proposition(id).to_string()));
+                }
+            }
+        }
+        Ok(json!({
+            "blocks": u.items.len(),
+            "upsert_concept_nodes": concept_ids,
+            "upsert_proposition_links": proposition_ids,
+        }))
+    }
+
+    fn existing_concept(&self, arg: &Arg<String>) -> Result<ConceptId> {
+        let text = self.text(arg)?;
+        let id = match text.parse::<ElementId>() {
+            Ok(ElementId::Concept(c)) => Some(c),
+            _ => None,
+        };
+        let exists = match id {
+            Some(c) => self.graph(|g| Ok(g.concept(c)?.is_some()))?,
+            None => false,
+        };
+        match id {
+            Some(c) if exists => Ok(c),
+            _ => Err(KipError::new(ErrorCode::NotFound, format!("concept {text:?} does not exist"))
+                .with_hint("{id: …} only matches an existing concept. Find its id with SEARCH CONCEPT \"…\" or FIND(?x.id), or create it with {type: \"…\", name: \"…\"}.")
+                .at(self.source, arg.span())),
+        }
+    }
+
+    fn existing_proposition(&self, arg: &Arg<String>) -> Result<PropositionId> {
+        let text = self.text(arg)?;
+        let id = match text.parse::<ElementId>() {
+            Ok(ElementId::Proposition(p)) => Some(p),
+            _ => None,
+        };
+        let exists = match id {
+            Some(p) => self.graph(|g| Ok(g.proposition(p)?.is_some()))?,
+            None => false,
+        };
+        match id {
+            Some(p) if exists => Ok(p),
+            _ => Err(KipError::new(ErrorCode::NotFound, format!("proposition {text:?} does not exist"))
+                .with_hint("(id: …) only matches an existing proposition. Find its id with FIND(?link.id) WHERE { ?link (…) }.")
+                .at(self.source, arg.span())),
+        }
+    }
+
+    /// Resolves a subject or object term of a write: a handle defined
+    /// earlier, an existing concept, an existing proposition.
+    fn resolve_term(&self, term: &Term, handles: &HashMap<String, ElementId>) -> Result<ElementId> {
+        match term {
+            Term::Var(v) => handles.get(&v.name).copied().ok_or_else(|| {
+                KipError::new(ErrorCode::ReferenceError, format!("handle ?{} is not defined", v.name))
+                    .at(self.source, v.span)
+            }),
+            Term::Concept(ConceptMatcher::Id(id), _) => Ok(ElementId::Concept(self.existing_concept(id)?)),
+            Term::Concept(ConceptMatcher::TypeName { ty, name }, span) => {
+                let (ty_s, name_s) = (self.text(ty)?, self.text(name)?);
+                let defined = self.graph(|g| g.is_type_defined(ty_s))?;
+                if !defined {
+                    return Err(self.graph(|g| schema::unknown_type(g, ty_s))?.at(self.source, ty.span()));
+                }
+                match self.graph(|g| g.find_concept_by_names(ty_s, name_s))? {
+                    Some(c) => Ok(ElementId::Concept(c)),
+                    None => {
+                        let similar = self.graph(|g| similar_names(g, ty_s, name_s))?;
+                        let hint = match similar.first() {
+                            Some(s) => format!("Did you mean {ty_s} '{s}'? Otherwise create {ty_s} '{name_s}' with a CONCEPT block earlier in this UPSERT and refer to it by its handle."),
+                            None => format!("Create {ty_s} '{name_s}' with a CONCEPT block earlier in this UPSERT and refer to it by its handle, or check the name with SEARCH CONCEPT \"{name_s}\"."),
+                        };
+                        Err(KipError::new(ErrorCode::NotFound, format!("{ty_s} '{name_s}' does not exist"))
+                            .with_hint(hint)
+                            .at(self.source, *span)
+                            .with_suggestions(&similar))
+                    }
+                }
+            }
+            Term::Concept(_, span) => Err(KipError::new(
+                ErrorCode::InvalidSyntax,
+                "a written link must name its concept by {type, name} or {id}",
+            )
+            .at(self.source, *span)),
+            Term::Proposition(PropositionMatcher::Id(id), _) => {
+                Ok(ElementId::Proposition(self.existing_proposition(id)?))
+            }
+            Term::Proposition(PropositionMatcher::Triple(t), span) => {
+                let s = self.resolve_term(&t.subject, handles)?;
+                let o = self.resolve_term(&t.object, handles)?;
+                let name = match &t.predicate {
+                    PredicateExpr::Names { names, .. } => names.first().map(|n| self.text(n)).transpose()?.unwrap_or_default(),
+                    PredicateExpr::Var(_) => "",
+                };
+                let found = self.graph(|g| {
+                    let Some(p) = g.predicate_id(name)? else { return Ok(None) };
+                    Ok(g.propositions(Some(s), Some(p), Some(o))?.first().map(|m| m.0))
+                })?;
+                found.map(ElementId::Proposition).ok_or_else(|| {
+                    KipError::new(ErrorCode::NotFound, "the proposition this link points to does not exist")
+                        .with_hint("A nested (subject, \"predicate\", object) target must already be stored; create it first with a PROPOSITION block and refer to its handle.")
+                        .at(self.source, *span)
+                })
+            }
+        }
+    }
+
+    fn upsert_concept(&mut self, c: &ConceptBlock, attrs: &Object, meta: &Object) -> Result<ConceptId> {
+        match &c.matcher {
+            ConceptMatcher::Id(arg) => {
+                let id = self.existing_concept(arg)?;
+                self.update_concept(id, attrs, meta, c.span)?;
+                Ok(id)
+            }
+            ConceptMatcher::TypeName { ty, name } => {
+                let (ty_s, name_s) = (self.text(ty)?.to_owned(), self.text(name)?.to_owned());
+                // The root defines itself (seed 001 §2.9.2): the one concept
+                // whose type need not exist beforehand.
+                let self_defining = ty_s == CONCEPT_TYPE && name_s == CONCEPT_TYPE;
+                if !self_defining && !self.graph(|g| g.is_type_defined(&ty_s))? {
+                    return Err(self.graph(|g| schema::unknown_type(g, &ty_s))?.at(self.source, ty.span()));
+                }
+                let type_id = self.store.intern(self.txn, Namespace::ConceptType, &ty_s).kip()?;
+                match self.graph(|g| g.find_concept(type_id, &name_s))? {
+                    Some(id) => {
+                        self.update_concept(id, attrs, meta, c.span)?;
+                        Ok(id)
+                    }
+                    None => self.create_concept(type_id, &ty_s, &name_s, attrs, meta),
+                }
+            }
+            ConceptMatcher::Type(_) | ConceptMatcher::Name(_) => Err(KipError::new(
+                ErrorCode::InvalidSyntax,
+                "a CONCEPT block needs {type, name} or {id}",
+            )
+            .at(self.source, c.span)),
+        }
+    }
+
+    fn create_concept(&mut self, type_id: u32, ty: &str, name: &str, attrs: &Object, meta: &Object) -> Result<ConceptId> {
+        let mut metadata = meta.clone();
+        metadata.insert("_created_at".into(), json!(self.now));
+        metadata.insert("_updated_at".into(), json!(self.now));
+        let record = ConceptRecord {
+            type_id,
+            name: name.to_owned(),
+            attributes: attrs.clone(),
+            metadata,
+        };
+        let id = self.store.create_concept(self.txn, &record).kip()?;
+        // Definitions make their name usable: intern it in its namespace.
+        if ty == CONCEPT_TYPE {
+            self.store.intern(self.txn, Namespace::ConceptType, name).kip()?;
+        } else if ty == crate::graph::PROPOSITION_TYPE {
+            self.store.intern(self.txn, Namespace::Predicate, name).kip()?;
+        }
+        search::index_concept(self.store, self.txn, id, &record)?;
+        self.stats.concepts_created += 1;
+        Ok(id)
+    }
+
+    fn update_concept(&mut self, id: ConceptId, attrs: &Object, meta: &Object, span: Span) -> Result<()> {
+        let Some(old) = self.graph(|g| Ok(g.concept(id)?.map(|r| (*r).clone())))? else {
+            return Err(KipError::new(ErrorCode::NotFound, format!("concept {} does not exist", ElementId::Concept(id))).at(self.source, span));
+        };
+        let ty = self.graph(|g| Ok(g.type_name(old.type_id)?.to_string()))?;
+        if schema::has_immutable_id(&ty, &old.name)
+            && let (Some(new_id), Some(old_id)) = (attrs.get("id"), old.attributes.get("id"))
+            && new_id != old_id
+        {
+            return Err(schema::protected_error(&ty, &old.name, "given a new `id`").at(self.source, span));
+        }
+        let attributes = merged(&old.attributes, attrs);
+        let mut metadata = merged(&old.metadata, meta);
+        if attributes == old.attributes && metadata == old.metadata {
+            return Ok(()); // a repeat: a true no-op, `_updated_at` included
+        }
+        metadata.insert("_updated_at".into(), json!(self.now));
+        let record = ConceptRecord {
+            attributes,
+            metadata,
+            ..old
+        };
+        self.store.update_concept(self.txn, id, &record).kip()?;
+        search::index_concept(self.store, self.txn, id, &record)?;
+        self.stats.concepts_updated += 1;
+        Ok(())
+    }
+
+    /// Creates or updates the link `(s, predicate, o)`; checks that the
+    /// predicate is defined and that `s` and `o` have allowed types.
+    #[allow(clippy::too_many_arguments)]
+    fn upsert_link(
+        &mut self,
+        s: ElementId,
+        predicate: &str,
+        predicate_span: Span,
+        o: ElementId,
+        attrs: &Object,
+        meta: &Object,
+        span: Span,
+    ) -> Result<PropositionId> {
+        if !self.graph(|g| g.is_predicate_defined(predicate))? {
+            return Err(self.graph(|g| schema::unknown_predicate(g, predicate))?.at(self.source, predicate_span));
+        }
+        let signature = self.graph(|g| schema::signature(g, predicate))?;
+        for (end, allowed, role) in [(s, &signature.subject_types, "subject"), (o, &signature.object_types, "object")] {
+            let Some(allowed) = allowed else { continue };
+            let actual = self.graph(|g| Ok(g.element_type(end)?.map(|t| t.to_string())))?;
+            let ok = actual.as_ref().is_some_and(|t| allowed.iter().any(|a| a == t));
+            if !ok {
+                let found = actual.map_or_else(|| "a proposition".to_owned(), |t| format!("a {t}"));
+                return Err(KipError::new(
+                    ErrorCode::TypeMismatch,
+                    format!("predicate '{predicate}' needs a {role} of type {}, found {found}", allowed.join(" or ")),
+                )
+                .with_hint(format!("Check the direction and the types: DESCRIBE PROPOSITION TYPE \"{predicate}\" shows its subject_types and object_types."))
+                .at(self.source, span));
+            }
+        }
+        let p = self.store.intern(self.txn, Namespace::Predicate, predicate).kip()?;
+        let existing = self.graph(|g| Ok(g.propositions(Some(s), Some(p), Some(o))?.first().map(|m| m.0)))?;
+        if let Some(id) = existing {
+            self.update_proposition(id, attrs, meta)?;
+            return Ok(id);
+        }
+        let mut metadata = meta.clone();
+        metadata.insert("_created_at".into(), json!(self.now));
+        metadata.insert("_updated_at".into(), json!(self.now));
+        let record = PropositionRecord {
+            subject: s,
+            predicate: p,
+            object: o,
+            attributes: attrs.clone(),
+            metadata,
+        };
+        let id = self.store.create_proposition(self.txn, &record).kip()?;
+        if predicate == BELONGS_TO_DOMAIN {
+            self.count_domain_member(&record, 1)?;
+        }
+        search::index_proposition(self.store, self.txn, id, &record)?;
+        self.stats.propositions_created += 1;
+        Ok(id)
+    }
+
+    fn count_domain_member(&mut self, link: &PropositionRecord, delta: i64) -> Result<()> {
+        if let (ElementId::Concept(member), ElementId::Concept(domain)) = (link.subject, link.object) {
+            let type_id = self.graph(|g| Ok(g.concept(member)?.map(|r| r.type_id)))?;
+            if let Some(t) = type_id {
+                self.store.add_counter(self.txn, &domain_counter(domain, t), delta).kip()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn update_proposition(&mut self, id: PropositionId, attrs: &Object, meta: &Object) -> Result<()> {
+        let Some(old) = self.graph(|g| Ok(g.proposition(id)?.map(|r| (*r).clone())))? else {
+            return Ok(());
+        };
+        let attributes = merged(&old.attributes, attrs);
+        let mut metadata = merged(&old.metadata, meta);
+        if attributes == old.attributes && metadata == old.metadata {
+            return Ok(());
+        }
+        metadata.insert("_updated_at".into(), json!(self.now));
+        let record = PropositionRecord {
+            attributes,
+            metadata,
+            ..old
+        };
+        self.store.update_proposition(self.txn, id, &record).kip()?;
+        search::index_proposition(self.store, self.txn, id, &record)?;
+        self.stats.propositions_updated += 1;
+        Ok(())
+    }
+
+    // ------------------------------------------------------------ DELETE
+
+    pub fn delete(&mut self, d: &Delete) -> Result<Json> {
+        let targets: Vec<Val> = {
+            let graph = Graph::new(self.store, self.txn);
+            let (exec, rows) = kql::solve(&graph, self.source, &d.where_)?;
+            let mut seen = HashSet::new();
+            rows.iter()
+                .map(|r| exec.val(r, &d.var.name))
+                .filter(|v| *v != Val::Null && seen.insert(*v))
+                .collect()
+        };
+        match &d.target {
+            DeleteTarget::Attributes(keys) | DeleteTarget::Metadata(keys) => {
+                let is_attributes = matches!(d.target, DeleteTarget::Attributes(_));
+                let mut names = Vec::new();
+                for k in keys {
+                    let name = self.text(k)?;
+                    if !is_attributes && name.starts_with('_') {
+                        return Err(reserved_key_error(name, self.source, k.span()));
+                    }
+                    names.push(name.to_owned());
+                }
+                let (mut concepts, mut propositions) = (0, 0);
+                for t in targets {
+                    match t {
+                        Val::Concept(c) => {
+                            if self.delete_concept_keys(c, &names, is_attributes, d.span)? {
+                                concepts += 1;
+                            }
+                        }
+                        Val::Prop(p) => {
+                            if self.delete_proposition_keys(p, &names, is_attributes)? {
+                                propositions += 1;
+                            }
+                        }
+                        Val::Null | Val::Pred(_) => {}
+                    }
+                }
+                Ok(json!({"updated_concepts": concepts, "updated_propositions": propositions}))
+            }
+            DeleteTarget::Propositions => {
+                let before = self.stats.propositions_deleted;
+                for t in targets {
+                    if let Val::Prop(p) = t {
+                        self.delete_element(ElementId::Proposition(p))?;
+                    }
+                }
+                Ok(json!({"deleted_propositions": self.stats.propositions_deleted - before}))
+            }
+            DeleteTarget::Concept => {
+                // Check every target before deleting any, so a protected
+                // one refuses the whole command.
+                let mut concepts = Vec::new();
+                for t in &targets {
+                    if let Val::Concept(c) = t {
+                        let (ty, name) = self.graph(|g| {
+                            let rec = g.concept(*c)?;
+                            Ok(match rec {
+                                Some(r) => (g.type_name(r.type_id)?.to_string(), r.name.clone()),
+                                None => (String::new(), String::new()),
+                            })
+                        })?;
+                        if schema::is_protected(&ty, &name) {
+                            return Err(schema::protected_error(&ty, &name, "deleted").at(self.source, d.var.span));
+                        }
+                        concepts.push(*c);
+                    }
+                }
+                let (c0, p0) = (self.stats.concepts_deleted, self.stats.propositions_deleted);
+                for c in concepts {
+                    self.delete_element(ElementId::Concept(c))?;
+                }
+                Ok(json!({
+                    "deleted_concepts": self.stats.concepts_deleted - c0,
+                    "deleted_propositions": self.stats.propositions_deleted - p0,
+                }))
+            }
+        }
+    }
+
+    fn delete_concept_keys(&mut self, id: ConceptId, keys: &[String], attributes: bool, span: Span) -> Result<bool> {
+        let Some(mut rec) = self.graph(|g| Ok(g.concept(id)?.map(|r| (*r).clone())))? else {
+            return Ok(false);
+        };
+        if attributes && keys.iter().any(|k| k == "id") {
+            let ty = self.graph(|g| Ok(g.type_name(rec.type_id)?.to_string()))?;
+            if schema::has_immutable_id(&ty, &rec.name) {
+                return Err(schema::protected_error(&ty, &rec.name, "stripped of its `id`").at(self.source, span));
+            }
+        }
+        let map = if attributes { &mut rec.attributes } else { &mut rec.metadata };
+        let before = map.len();
+        for k in keys {
+            map.shift_remove(k);
+        }
+        if map.len() == before {
+            return Ok(false);
+        }
+        rec.metadata.insert("_updated_at".into(), json!(self.now));
+        self.store.update_concept(self.txn, id, &rec).kip()?;
+        search::index_concept(self.store, self.txn, id, &rec)?;
+        self.stats.concepts_updated += 1;
+        Ok(true)
+    }
+
+    fn delete_proposition_keys(&mut self, id: PropositionId, keys: &[String], attributes: bool) -> Result<bool> {
+        let Some(mut rec) = self.graph(|g| Ok(g.proposition(id)?.map(|r| (*r).clone())))? else {
+            return Ok(false);
+        };
+        let map = if attributes { &mut rec.attributes } else { &mut rec.metadata };
+        let before = map.len();
+        for k in keys {
+            map.shift_remove(k);
+        }
+        if map.len() == before {
+            return Ok(false);
+        }
+        rec.metadata.insert("_updated_at".into(), json!(self.now));
+        self.store.update_proposition(self.txn, id, &rec).kip()?;
+        search::index_proposition(self.store, self.txn, id, &rec)?;
+        self.stats.propositions_updated += 1;
+        Ok(true)
+    }
+
+    /// Deletes an element and, transitively, every link that mentions it
+    /// (links about links included). Links go first, while the concepts
+    /// they join still exist (the domain counters need their types).
+    pub fn delete_element(&mut self, root: ElementId) -> Result<()> {
+        let mut work = vec![root];
+        let mut order = Vec::new();
+        let mut seen: HashSet<ElementId> = HashSet::new();
+        while let Some(e) = work.pop() {
+            if !seen.insert(e) {
+                continue;
+            }
+            order.push(e);
+            for link in self.store.propositions_mentioning(self.txn, e).kip()? {
+                work.push(ElementId::Proposition(link));
+            }
+        }
+        for &e in order.iter().rev() {
+            if let ElementId::Proposition(p) = e
+                && let Some(rec) = self.graph(|g| Ok(g.proposition(p)?.map(|r| (*r).clone())))?
+            {
+                let pred = self.graph(|g| Ok(g.predicate_name(rec.predicate)?.to_string()))?;
+                if pred == BELONGS_TO_DOMAIN {
+                    self.count_domain_member(&rec, -1)?;
+                }
+                search::unindex(self.store, self.txn, e)?;
+                self.store.delete_proposition(self.txn, p).kip()?;
+                self.stats.propositions_deleted += 1;
+            }
+        }
+        for &e in &order {
+            if let ElementId::Concept(c) = e
+                && self.graph(|g| Ok(g.concept(c)?.is_some()))?
+            {
+                search::unindex(self.store, self.txn, e)?;
+                self.store.delete_concept(self.txn, c).kip()?;
+                self.stats.concepts_deleted += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Names of concepts of type `ty` that look like `name` (case, spacing, typos).
+fn similar_names(graph: &Graph<'_>, ty: &str, name: &str) -> Result<Vec<String>> {
+    let Some(t) = graph.type_id(ty)? else {
+        return Ok(Vec::new());
+    };
+    let ids = graph.concepts_of_type(t)?;
+    if ids.len() > 5_000 {
+        return Ok(Vec::new()); // too many to compare cheaply; SEARCH will help
+    }
+    let mut names = Vec::with_capacity(ids.len());
+    for id in ids {
+        if let Some(c) = graph.concept(id)? {
+            names.push(c.name.clone());
+        }
+    }
+    Ok(kip_lang::suggest::similar(name, names.iter().map(String::as_str)))
+}

@@ -1,0 +1,1112 @@
+//! KQL: compiling a WHERE block, planning it by selectivity, and executing
+//! it into solution rows; then FIND's grouping, ordering, paging and the
+//! columnar result.
+//!
+//! A *row* holds one [`Val`] per variable slot (`Val::Null` = unbound).
+//! Inline `{…}` concepts and nested `(…)` propositions become hidden slots
+//! with their own atoms, so every proposition atom joins three slots.
+//!
+//! Evaluation of a group: the concept and proposition atoms are joined in
+//! the order the planner picks (cheapest estimate first, given which slots
+//! are already bound — written order never matters); each FILTER runs as
+//! soon as all its variables are bound; then NOT (anti-join, evaluated per
+//! row with its bindings), OPTIONAL (left join, per row), the FILTERs that
+//! read OPTIONAL variables, and finally each UNION branch, evaluated from an
+//! empty row in its own scope, adds its rows. Work is metered: a runaway
+//! query ends with `KIP_4001` (work budget) or `KIP_4002` (too many rows).
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use kip_lang::ast::*;
+use kip_lang::{ErrorCode, KipError};
+use kip_store::{ConceptId, ElementId, PropositionId};
+use serde_json::{Value as Json, json};
+
+use crate::filter::{self, RegexCache};
+use crate::graph::{Graph, Result};
+use crate::{cursor, value};
+
+/// Index entries or edges a single command may touch before `KIP_4001`.
+pub const WORK_BUDGET: u64 = 50_000_000;
+/// Intermediate rows a single command may hold before `KIP_4002`.
+pub const ROW_BUDGET: usize = 1_000_000;
+/// Rows a FIND returns without LIMIT.
+pub const DEFAULT_PAGE: u64 = 1_000;
+
+/// The value bound to a variable in a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Val {
+    Null,
+    Concept(ConceptId),
+    Prop(PropositionId),
+    /// A predicate, bound by a predicate variable `(?s, ?p, ?o)`.
+    Pred(u32),
+}
+
+impl Val {
+    fn element(self) -> Option<ElementId> {
+        match self {
+            Val::Concept(c) => Some(ElementId::Concept(c)),
+            Val::Prop(p) => Some(ElementId::Proposition(p)),
+            Val::Null | Val::Pred(_) => None,
+        }
+    }
+
+    fn of(e: ElementId) -> Val {
+        match e {
+            ElementId::Concept(c) => Val::Concept(c),
+            ElementId::Proposition(p) => Val::Prop(p),
+        }
+    }
+}
+
+pub type Row = Vec<Val>;
+pub type Slot = usize;
+
+/// Variable names and their slots; hidden slots have no name.
+#[derive(Debug, Default)]
+pub struct Vars {
+    names: Vec<Option<String>>,
+}
+
+impl Vars {
+    pub fn slot(&mut self, name: &str) -> Slot {
+        if let Some(i) = self.names.iter().position(|n| n.as_deref() == Some(name)) {
+            return i;
+        }
+        self.names.push(Some(name.to_owned()));
+        self.names.len() - 1
+    }
+
+    fn hidden(&mut self) -> Slot {
+        self.names.push(None);
+        self.names.len() - 1
+    }
+
+    pub fn get(&self, name: &str) -> Option<Slot> {
+        self.names.iter().position(|n| n.as_deref() == Some(name))
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    fn visible(&self) -> Vec<Slot> {
+        (0..self.names.len()).filter(|&i| self.names[i].is_some()).collect()
+    }
+}
+
+/// A concept test with names already resolved against the store.
+#[derive(Debug)]
+enum ConceptTest {
+    /// `{id}` or `{type, name}`: one concept, or none if it does not exist.
+    One(Option<ConceptId>),
+    Type(u32),
+    Name(String),
+}
+
+#[derive(Debug)]
+enum PredTest {
+    Var(Slot),
+    Names(Vec<u32>),
+    Path {
+        preds: Vec<u32>,
+        min: u32,
+        max: Option<u32>,
+    },
+}
+
+#[derive(Debug)]
+enum Atom {
+    Concept {
+        var: Slot,
+        test: ConceptTest,
+    },
+    PropId {
+        var: Slot,
+        id: Option<PropositionId>,
+    },
+    Prop {
+        var: Option<Slot>,
+        s: Slot,
+        pred: PredTest,
+        o: Slot,
+    },
+}
+
+impl Atom {
+    fn slots(&self) -> Vec<Slot> {
+        match self {
+            Atom::Concept { var, .. } | Atom::PropId { var, .. } => vec![*var],
+            Atom::Prop { var, s, pred, o } => {
+                let mut v = vec![*s, *o];
+                v.extend(var.iter().copied());
+                if let PredTest::Var(p) = pred {
+                    v.push(*p);
+                }
+                v
+            }
+        }
+    }
+}
+
+/// A compiled WHERE block.
+#[derive(Debug, Default)]
+pub struct CompiledGroup {
+    atoms: Vec<Atom>,
+    filters: Vec<(Expr, Vec<Slot>)>,
+    nots: Vec<CompiledGroup>,
+    optionals: Vec<CompiledGroup>,
+    unions: Vec<CompiledGroup>,
+}
+
+/// Compiles a group, resolving type and predicate names (`KIP_2001` for an
+/// undefined one, with suggestions).
+pub fn compile(graph: &Graph<'_>, source: &str, group: &Group, vars: &mut Vars) -> Result<CompiledGroup> {
+    let mut compiler = Compiler { graph, source, vars };
+    compiler.group(group)
+}
+
+struct Compiler<'g, 't, 'v> {
+    graph: &'g Graph<'t>,
+    source: &'g str,
+    vars: &'v mut Vars,
+}
+
+impl Compiler<'_, '_, '_> {
+    fn group(&mut self, group: &Group) -> Result<CompiledGroup> {
+        let mut out = CompiledGroup::default();
+        for item in &group.items {
+            match item {
+                Pattern::Concept(c) => {
+                    let var = match &c.var {
+                        Some(v) => self.vars.slot(&v.name),
+                        None => self.vars.hidden(),
+                    };
+                    let test = self.concept_test(&c.matcher)?;
+                    out.atoms.push(Atom::Concept { var, test });
+                }
+                Pattern::Proposition(p) => {
+                    let var = p.var.as_ref().map(|v| self.vars.slot(&v.name));
+                    self.proposition(&p.matcher, var, p.span, &mut out.atoms)?;
+                }
+                Pattern::Filter(f) => {
+                    let mut refs = Vec::new();
+                    kip_lang::expr_vars(&f.expr, &mut refs);
+                    let slots = refs.iter().map(|v| self.vars.slot(&v.name)).collect();
+                    out.filters.push((f.expr.clone(), slots));
+                }
+                Pattern::Not(g) => out.nots.push(self.group(g)?),
+                Pattern::Optional(g) => out.optionals.push(self.group(g)?),
+                Pattern::Union(g) => out.unions.push(self.group(g)?),
+            }
+        }
+        Ok(out)
+    }
+
+    fn text<'a>(&self, arg: &'a Arg<String>) -> Result<&'a str> {
+        arg.lit().map(String::as_str).ok_or_else(|| {
+            KipError::new(ErrorCode::ReferenceError, "a placeholder was not bound")
+                .at(self.source, arg.span())
+        })
+    }
+
+    fn type_id(&self, arg: &Arg<String>) -> Result<u32> {
+        let name = self.text(arg)?;
+        if self.graph.is_type_defined(name)?
+            && let Some(id) = self.graph.type_id(name)?
+        {
+            return Ok(id);
+        }
+        if self.graph.is_type_defined(name)? {
+            // Defined but with no instance ever created: nothing matches.
+            return Ok(u32::MAX);
+        }
+        Err(crate::schema::unknown_type(self.graph, name)?.at(self.source, arg.span()))
+    }
+
+    fn predicate_id(&self, arg: &Arg<String>) -> Result<u32> {
+        let name = self.text(arg)?;
+        if self.graph.is_predicate_defined(name)? {
+            return Ok(self.graph.predicate_id(name)?.unwrap_or(u32::MAX));
+        }
+        Err(crate::schema::unknown_predicate(self.graph, name)?.at(self.source, arg.span()))
+    }
+
+    fn concept_test(&mut self, m: &ConceptMatcher) -> Result<ConceptTest> {
+        Ok(match m {
+            ConceptMatcher::Id(id) => {
+                let text = self.text(id)?;
+                ConceptTest::One(match text.parse::<ElementId>() {
+                    Ok(ElementId::Concept(c)) => Some(c),
+                    _ => None,
+                })
+            }
+            ConceptMatcher::TypeName { ty, name } => {
+                let t = self.type_id(ty)?;
+                let name = self.text(name)?;
+                ConceptTest::One(self.graph.find_concept(t, name)?)
+            }
+            ConceptMatcher::Type(ty) => ConceptTest::Type(self.type_id(ty)?),
+            ConceptMatcher::Name(name) => ConceptTest::Name(self.text(name)?.to_owned()),
+        })
+    }
+
+    fn term(&mut self, term: &Term, atoms: &mut Vec<Atom>) -> Result<Slot> {
+        Ok(match term {
+            Term::Var(v) => self.vars.slot(&v.name),
+            Term::Concept(m, _) => {
+                let var = self.vars.hidden();
+                let test = self.concept_test(m)?;
+                atoms.push(Atom::Concept { var, test });
+                var
+            }
+            Term::Proposition(m, span) => {
+                let var = self.vars.hidden();
+                self.proposition(m, Some(var), *span, atoms)?;
+                var
+            }
+        })
+    }
+
+    fn proposition(
+        &mut self,
+        m: &PropositionMatcher,
+        var: Option<Slot>,
+        span: Span,
+        atoms: &mut Vec<Atom>,
+    ) -> Result<()> {
+        match m {
+            PropositionMatcher::Id(id) => {
+                let text = self.text(id)?;
+                let id = match text.parse::<ElementId>() {
+                    Ok(ElementId::Proposition(p)) => Some(p),
+                    _ => None,
+                };
+                let var = var.unwrap_or_else(|| self.vars.hidden());
+                atoms.push(Atom::PropId { var, id });
+            }
+            PropositionMatcher::Triple(t) => {
+                let s = self.term(&t.subject, atoms)?;
+                let o = self.term(&t.object, atoms)?;
+                let pred = match &t.predicate {
+                    PredicateExpr::Var(v) => PredTest::Var(self.vars.slot(&v.name)),
+                    PredicateExpr::Names { names, hops, .. } => {
+                        let mut preds = Vec::new();
+                        for n in names {
+                            preds.push(self.predicate_id(n)?);
+                        }
+                        match hops {
+                            Some(h) if !(h.min == 1 && h.max == Some(1)) => {
+                                if var.is_some() {
+                                    return Err(KipError::new(
+                                        ErrorCode::InvalidSyntax,
+                                        "a path pattern with a hop range cannot bind a proposition variable",
+                                    )
+                                    .with_hint("A path spans several links; remove the variable before the pattern, or use a single hop.")
+                                    .at(self.source, span));
+                                }
+                                PredTest::Path {
+                                    preds,
+                                    min: h.min,
+                                    max: h.max,
+                                }
+                            }
+                            _ => PredTest::Names(preds),
+                        }
+                    }
+                };
+                atoms.push(Atom::Prop { var, s, pred, o });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Executes compiled groups over a graph with a work meter.
+pub struct Executor<'g, 't> {
+    pub graph: &'g Graph<'t>,
+    pub width: usize,
+    slots: HashMap<String, Slot>,
+    work: u64,
+    regexes: RegexCache,
+}
+
+fn budget_exceeded() -> KipError {
+    KipError::new(
+        ErrorCode::ExecutionTimeout,
+        format!("the query exceeded its work budget of {WORK_BUDGET} index steps"),
+    )
+}
+
+fn rows_exceeded() -> KipError {
+    KipError::new(
+        ErrorCode::ResourceExhausted,
+        format!("the query produced more than {ROW_BUDGET} intermediate rows"),
+    )
+}
+
+fn set(row: &mut Row, slot: Slot, val: Val) -> bool {
+    match row[slot] {
+        Val::Null => {
+            row[slot] = val;
+            true
+        }
+        existing => existing == val,
+    }
+}
+
+impl<'g, 't> Executor<'g, 't> {
+    pub fn new(graph: &'g Graph<'t>, vars: &Vars) -> Executor<'g, 't> {
+        let slots = vars
+            .names
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| Some((n.clone()?, i)))
+            .collect();
+        Executor {
+            graph,
+            width: vars.len(),
+            slots,
+            work: 0,
+            regexes: RegexCache::default(),
+        }
+    }
+
+    fn charge(&mut self, n: u64) -> Result<()> {
+        self.work += n;
+        if self.work > WORK_BUDGET {
+            return Err(budget_exceeded());
+        }
+        Ok(())
+    }
+
+    pub fn empty_row(&self) -> Row {
+        vec![Val::Null; self.width]
+    }
+
+    /// Evaluates a group on each input row (its outer bindings).
+    pub fn eval(&mut self, group: &CompiledGroup, input: Vec<Row>) -> Result<Vec<Row>> {
+        let mut rows = input;
+        let has_main = !group.atoms.is_empty() || !group.optionals.is_empty();
+        if !has_main && !group.unions.is_empty() && rows.iter().all(|r| r.iter().all(|v| *v == Val::Null)) {
+            // A block holding only UNION branches has no rows of its own.
+            rows.clear();
+        }
+        let mut bound: BTreeSet<Slot> = (0..self.width)
+            .filter(|&s| !rows.is_empty() && rows.iter().all(|r| r[s] != Val::Null))
+            .collect();
+        let mut pending: Vec<usize> = (0..group.filters.len()).collect();
+        let mut remaining: Vec<usize> = (0..group.atoms.len()).collect();
+        self.apply_ready_filters(group, &mut pending, &bound, &mut rows)?;
+        while !remaining.is_empty() {
+            let (pick, _) = self.cheapest(group, &remaining, &bound, rows.len())?;
+            let atom_index = remaining.remove(pick);
+            let atom = &group.atoms[atom_index];
+            rows = self.apply(atom, rows)?;
+            if rows.len() > ROW_BUDGET {
+                return Err(rows_exceeded());
+            }
+            bound.extend(atom.slots());
+            self.apply_ready_filters(group, &mut pending, &bound, &mut rows)?;
+        }
+        for not in &group.nots {
+            let mut kept = Vec::with_capacity(rows.len());
+            for row in rows {
+                if self.eval(not, vec![row.clone()])?.is_empty() {
+                    kept.push(row);
+                }
+            }
+            rows = kept;
+        }
+        for optional in &group.optionals {
+            let mut out = Vec::with_capacity(rows.len());
+            for row in rows {
+                let extended = self.eval(optional, vec![row.clone()])?;
+                if extended.is_empty() {
+                    out.push(row);
+                } else {
+                    out.extend(extended);
+                }
+                if out.len() > ROW_BUDGET {
+                    return Err(rows_exceeded());
+                }
+            }
+            rows = out;
+        }
+        // FILTERs over variables that only OPTIONAL (or nothing) binds run last.
+        let all: BTreeSet<Slot> = (0..self.width).collect();
+        self.apply_ready_filters(group, &mut pending, &all, &mut rows)?;
+        for union in &group.unions {
+            let branch = self.eval(union, vec![self.empty_row()])?;
+            rows.extend(branch);
+            if rows.len() > ROW_BUDGET {
+                return Err(rows_exceeded());
+            }
+        }
+        Ok(rows)
+    }
+
+    fn apply_ready_filters(
+        &mut self,
+        group: &CompiledGroup,
+        pending: &mut Vec<usize>,
+        bound: &BTreeSet<Slot>,
+        rows: &mut Vec<Row>,
+    ) -> Result<()> {
+        let mut i = 0;
+        while i < pending.len() {
+            let (expr, slots) = &group.filters[pending[i]];
+            if slots.iter().all(|s| bound.contains(s)) {
+                let mut kept = Vec::with_capacity(rows.len());
+                for row in rows.drain(..) {
+                    self.charge(1)?;
+                    if self.holds(expr, &row)? {
+                        kept.push(row);
+                    }
+                }
+                *rows = kept;
+                pending.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// The value bound to a path's variable in `row`.
+    pub fn val(&self, row: &Row, var: &str) -> Val {
+        self.slots.get(var).map_or(Val::Null, |&s| row[s])
+    }
+
+    fn holds(&mut self, expr: &Expr, row: &Row) -> Result<bool> {
+        let graph = self.graph;
+        let slots = &self.slots;
+        let mut regexes = std::mem::take(&mut self.regexes);
+        let mut resolve = |path: &DotPath| {
+            let val = slots.get(&path.var.name).map_or(Val::Null, |&s| row[s]);
+            path_value(graph, path, val)
+        };
+        let result = filter::holds(expr, &mut resolve, &mut regexes);
+        self.regexes = regexes;
+        result
+    }
+
+    /// Picks the remaining atom with the smallest estimated output.
+    fn cheapest(
+        &mut self,
+        group: &CompiledGroup,
+        remaining: &[usize],
+        bound: &BTreeSet<Slot>,
+        rows: usize,
+    ) -> Result<(usize, f64)> {
+        let mut best = (0, f64::INFINITY);
+        for (i, &a) in remaining.iter().enumerate() {
+            let cost = self.estimate(&group.atoms[a], bound)? * rows.max(1) as f64;
+            if cost < best.1 {
+                best = (i, cost);
+            }
+        }
+        Ok(best)
+    }
+
+    /// Estimated rows one input row becomes after `atom`.
+    fn estimate(&self, atom: &Atom, bound: &BTreeSet<Slot>) -> Result<f64> {
+        let g = self.graph;
+        Ok(match atom {
+            Atom::Concept { var, test } => {
+                if bound.contains(var) {
+                    0.5
+                } else {
+                    match test {
+                        ConceptTest::One(_) => 1.0,
+                        ConceptTest::Name(_) => 2.0,
+                        ConceptTest::Type(t) => g.count_type(*t)? as f64,
+                    }
+                }
+            }
+            Atom::PropId { .. } => 1.0,
+            Atom::Prop { var, s, pred, o } => {
+                if var.is_some_and(|v| bound.contains(&v)) {
+                    return Ok(0.5);
+                }
+                let base = match pred {
+                    PredTest::Names(ps) => {
+                        let mut n = 0;
+                        for p in ps {
+                            n += g.count_predicate(*p)?;
+                        }
+                        n as f64
+                    }
+                    PredTest::Var(p) if bound.contains(p) => {
+                        (g.total_propositions()? as f64 / 16.0).max(1.0)
+                    }
+                    PredTest::Var(_) => g.total_propositions()? as f64,
+                    PredTest::Path { preds, max, .. } => {
+                        let mut n = 0;
+                        for p in preds {
+                            n += g.count_predicate(*p)?;
+                        }
+                        // A path explores more than one hop.
+                        n as f64 * f64::from(max.unwrap_or(8).clamp(1, 8))
+                    }
+                };
+                let concepts = g.total_concepts()?.max(1) as f64;
+                match (bound.contains(s), bound.contains(o)) {
+                    (true, true) => 0.5,
+                    (true, false) | (false, true) => (base / concepts * 4.0).clamp(1.0, base.max(1.0)),
+                    (false, false) => base.max(1.0) * 2.0,
+                }
+            }
+        })
+    }
+
+    fn apply(&mut self, atom: &Atom, rows: Vec<Row>) -> Result<Vec<Row>> {
+        match atom {
+            Atom::Concept { var, test } => self.apply_concept(*var, test, rows),
+            Atom::PropId { var, id } => {
+                let mut out = Vec::new();
+                for mut row in rows {
+                    self.charge(1)?;
+                    let Some(id) = id else { continue };
+                    if self.graph.proposition(*id)?.is_some() && set(&mut row, *var, Val::Prop(*id)) {
+                        out.push(row);
+                    }
+                }
+                Ok(out)
+            }
+            Atom::Prop { var, s, pred, o } => self.apply_prop(*var, *s, pred, *o, rows),
+        }
+    }
+
+    fn concept_matches(&self, test: &ConceptTest, c: ConceptId) -> Result<bool> {
+        Ok(match test {
+            ConceptTest::One(id) => *id == Some(c),
+            ConceptTest::Type(t) => self.graph.concept(c)?.is_some_and(|r| r.type_id == *t),
+            ConceptTest::Name(n) => self.graph.concept(c)?.is_some_and(|r| r.name == *n),
+        })
+    }
+
+    fn apply_concept(&mut self, var: Slot, test: &ConceptTest, rows: Vec<Row>) -> Result<Vec<Row>> {
+        let mut candidates: Option<Vec<ConceptId>> = None;
+        let mut out = Vec::new();
+        for row in rows {
+            match row[var] {
+                Val::Null => {
+                    if candidates.is_none() {
+                        let list = match test {
+                            ConceptTest::One(id) => match id {
+                                Some(c) if self.graph.concept(*c)?.is_some() => vec![*c],
+                                _ => Vec::new(),
+                            },
+                            ConceptTest::Type(t) => self.graph.concepts_of_type(*t)?,
+                            ConceptTest::Name(n) => self.graph.concepts_named(n)?,
+                        };
+                        self.charge(list.len() as u64 + 1)?;
+                        candidates = Some(list);
+                    }
+                    for &c in candidates.iter().flatten() {
+                        self.charge(1)?;
+                        let mut r = row.clone();
+                        r[var] = Val::Concept(c);
+                        out.push(r);
+                        if out.len() > ROW_BUDGET {
+                            return Err(rows_exceeded());
+                        }
+                    }
+                }
+                Val::Concept(c) => {
+                    self.charge(1)?;
+                    if self.concept_matches(test, c)? {
+                        out.push(row);
+                    }
+                }
+                Val::Prop(_) | Val::Pred(_) => {}
+            }
+        }
+        Ok(out)
+    }
+
+    fn apply_prop(
+        &mut self,
+        var: Option<Slot>,
+        s: Slot,
+        pred: &PredTest,
+        o: Slot,
+        rows: Vec<Row>,
+    ) -> Result<Vec<Row>> {
+        let mut out = Vec::new();
+        for row in rows {
+            if let PredTest::Path { preds, min, max } = pred {
+                self.apply_path(&row, s, preds, *min, *max, o, &mut out)?;
+                continue;
+            }
+            // A bound link variable: check the one link.
+            if let Some(v) = var
+                && let Val::Prop(pid) = row[v]
+            {
+                self.charge(1)?;
+                if let Some(rec) = self.graph.proposition(pid)? {
+                    let mut r = row.clone();
+                    let pred_ok = match pred {
+                        PredTest::Names(ps) => ps.contains(&rec.predicate),
+                        PredTest::Var(p) => set(&mut r, *p, Val::Pred(rec.predicate)),
+                        PredTest::Path { .. } => false,
+                    };
+                    if pred_ok && set(&mut r, s, Val::of(rec.subject)) && set(&mut r, o, Val::of(rec.object)) {
+                        out.push(r);
+                    }
+                }
+                continue;
+            }
+            if var.is_some_and(|v| row[v] != Val::Null) {
+                continue; // bound to something that is not a proposition
+            }
+            let subject = match row[s] {
+                Val::Null => None,
+                v => match v.element() {
+                    Some(e) => Some(e),
+                    None => continue,
+                },
+            };
+            let object = match row[o] {
+                Val::Null => None,
+                v => match v.element() {
+                    Some(e) => Some(e),
+                    None => continue,
+                },
+            };
+            let preds: Vec<Option<u32>> = match pred {
+                PredTest::Names(ps) => ps.iter().map(|p| Some(*p)).collect(),
+                PredTest::Var(p) => match row[*p] {
+                    Val::Null => vec![None],
+                    Val::Pred(id) => vec![Some(id)],
+                    _ => continue,
+                },
+                PredTest::Path { .. } => continue,
+            };
+            for p in preds {
+                let matches = self.graph.propositions(subject, p, object)?;
+                self.charge(matches.len() as u64 + 1)?;
+                for (pid, ms, mp, mo) in matches {
+                    let mut r = row.clone();
+                    let ok = set(&mut r, s, Val::of(ms))
+                        && set(&mut r, o, Val::of(mo))
+                        && var.is_none_or(|v| set(&mut r, v, Val::Prop(pid)))
+                        && match pred {
+                            PredTest::Var(pv) => set(&mut r, *pv, Val::Pred(mp)),
+                            _ => true,
+                        };
+                    if ok {
+                        out.push(r);
+                    }
+                    if out.len() > ROW_BUDGET {
+                        return Err(rows_exceeded());
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The elements one hop from `from` along `preds` (forward or backward).
+    fn neighbours(&mut self, from: ElementId, preds: &[u32], forward: bool) -> Result<Vec<ElementId>> {
+        let mut out = Vec::new();
+        for &p in preds {
+            let links = if forward {
+                self.graph.propositions(Some(from), Some(p), None)?
+            } else {
+                self.graph.propositions(None, Some(p), Some(from))?
+            };
+            self.charge(links.len() as u64 + 1)?;
+            out.extend(links.into_iter().map(|(_, s, _, o)| if forward { o } else { s }));
+        }
+        Ok(out)
+    }
+
+    /// Every element reachable from `start` by a walk of `min..=max` hops.
+    /// Exact level sets up to `min` (a node seen early may be reached again
+    /// at the right length), then breadth-first with a visited set, which
+    /// ends on cycles when `max` is unbounded.
+    fn reach(&mut self, start: ElementId, preds: &[u32], min: u32, max: Option<u32>, forward: bool) -> Result<Vec<ElementId>> {
+        let mut result: Vec<ElementId> = Vec::new();
+        let mut seen_result: HashSet<ElementId> = HashSet::new();
+        let mut level: Vec<ElementId> = vec![start];
+        let mut depth = 0u32;
+        if min == 0 {
+            seen_result.insert(start);
+            result.push(start);
+        }
+        // Exact levels until the minimum length.
+        while depth < min && !level.is_empty() {
+            let mut next: Vec<ElementId> = Vec::new();
+            let mut seen_level: HashSet<ElementId> = HashSet::new();
+            for &n in &level {
+                for m in self.neighbours(n, preds, forward)? {
+                    if seen_level.insert(m) {
+                        next.push(m);
+                    }
+                }
+            }
+            level = next;
+            depth += 1;
+        }
+        if depth < min {
+            return Ok(result);
+        }
+        for &n in &level {
+            if seen_result.insert(n) && depth >= min {
+                result.push(n);
+            }
+        }
+        let mut visited: HashSet<ElementId> = level.iter().copied().collect();
+        while max.is_none_or(|m| depth < m) && !level.is_empty() {
+            let mut next = Vec::new();
+            for &n in &level {
+                for m in self.neighbours(n, preds, forward)? {
+                    if visited.insert(m) {
+                        next.push(m);
+                        if seen_result.insert(m) {
+                            result.push(m);
+                        }
+                    }
+                }
+            }
+            level = next;
+            depth += 1;
+        }
+        Ok(result)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn apply_path(
+        &mut self,
+        row: &Row,
+        s: Slot,
+        preds: &[u32],
+        min: u32,
+        max: Option<u32>,
+        o: Slot,
+        out: &mut Vec<Row>,
+    ) -> Result<()> {
+        let (subject, object) = (row[s].element(), row[o].element());
+        if row[s] != Val::Null && subject.is_none() || row[o] != Val::Null && object.is_none() {
+            return Ok(());
+        }
+        let mut emit = |start: ElementId, end: ElementId, out: &mut Vec<Row>| {
+            let mut r = row.clone();
+            if set(&mut r, s, Val::of(start)) && set(&mut r, o, Val::of(end)) {
+                out.push(r);
+            }
+        };
+        match (subject, object) {
+            (Some(a), _) => {
+                for end in self.reach(a, preds, min, max, true)? {
+                    emit(a, end, out);
+                }
+            }
+            (None, Some(b)) => {
+                for start in self.reach(b, preds, min, max, false)? {
+                    emit(start, b, out);
+                }
+            }
+            (None, None) => {
+                // Every element that can start a walk: the subjects of the
+                // predicates (and, for zero hops, their objects too).
+                let mut starts: Vec<ElementId> = Vec::new();
+                let mut seen = HashSet::new();
+                for &p in preds {
+                    let links = self.graph.propositions(None, Some(p), None)?;
+                    self.charge(links.len() as u64 + 1)?;
+                    for (_, a, _, b) in links {
+                        if seen.insert(a) {
+                            starts.push(a);
+                        }
+                        if min == 0 && seen.insert(b) {
+                            starts.push(b);
+                        }
+                    }
+                }
+                for a in starts {
+                    for end in self.reach(a, preds, min, max, true)? {
+                        emit(a, end, out);
+                    }
+                    if out.len() > ROW_BUDGET {
+                        return Err(rows_exceeded());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The JSON value of a dot path for the value bound to its variable.
+pub fn path_value(graph: &Graph<'_>, path: &DotPath, val: Val) -> Result<Json> {
+    let lookup = |map: &serde_json::Map<String, Json>, keys: &[String]| -> Json {
+        if keys.is_empty() {
+            return Json::Object(map.clone());
+        }
+        let mut cur = map.get(&keys[0]);
+        for k in &keys[1..] {
+            cur = cur.and_then(|v| v.get(k));
+        }
+        cur.cloned().unwrap_or(Json::Null)
+    };
+    Ok(match val {
+        Val::Null => Json::Null,
+        Val::Pred(p) => match path.field {
+            Field::Whole | Field::Name => Json::String(graph.predicate_name(p)?.to_string()),
+            _ => Json::Null,
+        },
+        Val::Concept(c) => {
+            let Some(rec) = graph.concept(c)? else {
+                return Ok(Json::Null);
+            };
+            match &path.field {
+                Field::Whole => graph.element_json(ElementId::Concept(c))?,
+                Field::Id => Json::String(ElementId::Concept(c).to_string()),
+                Field::Type => Json::String(graph.type_name(rec.type_id)?.to_string()),
+                Field::Name => Json::String(rec.name.clone()),
+                Field::Attributes(keys) => lookup(&rec.attributes, keys),
+                Field::Metadata(keys) => lookup(&rec.metadata, keys),
+                Field::Subject | Field::Predicate | Field::Object => Json::Null,
+            }
+        }
+        Val::Prop(p) => {
+            let Some(rec) = graph.proposition(p)? else {
+                return Ok(Json::Null);
+            };
+            match &path.field {
+                Field::Whole => graph.element_json(ElementId::Proposition(p))?,
+                Field::Id => Json::String(ElementId::Proposition(p).to_string()),
+                Field::Subject => Json::String(rec.subject.to_string()),
+                Field::Predicate => Json::String(graph.predicate_name(rec.predicate)?.to_string()),
+                Field::Object => Json::String(rec.object.to_string()),
+                Field::Attributes(keys) => lookup(&rec.attributes, keys),
+                Field::Metadata(keys) => lookup(&rec.metadata, keys),
+                Field::Type | Field::Name => Json::Null,
+            }
+        }
+    })
+}
+
+/// Evaluates a WHERE block from scratch: the executor (for reading the rows)
+/// and the solution rows, de-duplicated on the visible variables.
+pub fn solve<'g, 't>(
+    graph: &'g Graph<'t>,
+    source: &str,
+    where_: &Group,
+) -> Result<(Executor<'g, 't>, Vec<Row>)> {
+    let mut vars = Vars::default();
+    let compiled = compile(graph, source, where_, &mut vars)?;
+    let mut exec = Executor::new(graph, &vars);
+    let start = exec.empty_row();
+    let rows = exec.eval(&compiled, vec![start])?;
+    // Rows that differ only in hidden slots (inline patterns) are the same
+    // solution: collapse them, keeping first-seen order.
+    let visible = vars.visible();
+    let mut seen = HashSet::with_capacity(rows.len());
+    let rows = rows
+        .into_iter()
+        .filter(|r| seen.insert(visible.iter().map(|&s| r[s]).collect::<Vec<_>>()))
+        .collect();
+    Ok((exec, rows))
+}
+
+/// The result of a FIND: the `result` value and the `next_cursor`, if any.
+pub struct FindOutput {
+    pub result: Json,
+    pub next_cursor: Option<String>,
+}
+
+/// Runs a bound FIND query.
+pub fn find(graph: &Graph<'_>, source: &str, query: &FindQuery, secret: u64) -> Result<FindOutput> {
+    let (exec, rows) = solve(graph, source, &query.where_)?;
+    let has_aggregate = query
+        .find
+        .iter()
+        .chain(query.order_by.iter().map(|k| &k.expr))
+        .any(|p| matches!(p, Projection::Aggregate(_)));
+
+    // Each output row: the FIND values and the ORDER BY keys.
+    let mut out: Vec<(Vec<Json>, Vec<Json>)> = Vec::new();
+    let lazy = !has_aggregate && query.order_by.is_empty();
+    if has_aggregate {
+        let plain: Vec<&DotPath> = query
+            .find
+            .iter()
+            .filter_map(|p| match p {
+                Projection::Path(path) => Some(path),
+                Projection::Aggregate(_) => None,
+            })
+            .collect();
+        // Implicit GROUP BY on the plain expressions, groups in first-seen order.
+        let mut groups: Vec<(Vec<Json>, Vec<usize>)> = Vec::new();
+        let mut index: HashMap<String, usize> = HashMap::new();
+        for (i, row) in rows.iter().enumerate() {
+            let mut key = Vec::with_capacity(plain.len());
+            for path in &plain {
+                key.push(path_value(graph, path, exec.val(row, &path.var.name))?);
+            }
+            let k = Json::Array(key.clone()).to_string();
+            match index.get(&k) {
+                Some(&g) => groups[g].1.push(i),
+                None => {
+                    index.insert(k, groups.len());
+                    groups.push((key, vec![i]));
+                }
+            }
+        }
+        if groups.is_empty() && plain.is_empty() {
+            groups.push((Vec::new(), Vec::new()));
+        }
+        for (key, members) in groups {
+            let mut plain_values = key.into_iter();
+            let mut values = Vec::with_capacity(query.find.len());
+            for p in &query.find {
+                values.push(match p {
+                    Projection::Path(_) => plain_values.next().unwrap_or(Json::Null),
+                    Projection::Aggregate(a) => aggregate(graph, &exec, a, &rows, &members)?,
+                });
+            }
+            let mut keys = Vec::with_capacity(query.order_by.len());
+            for k in &query.order_by {
+                keys.push(match &k.expr {
+                    Projection::Aggregate(a) => aggregate(graph, &exec, a, &rows, &members)?,
+                    Projection::Path(path) => match members.first() {
+                        Some(&m) => path_value(graph, path, exec.val(&rows[m], &path.var.name))?,
+                        None => Json::Null,
+                    },
+                });
+            }
+            out.push((values, keys));
+        }
+    } else if !lazy {
+        for row in &rows {
+            let mut values = Vec::with_capacity(query.find.len());
+            for p in &query.find {
+                if let Projection::Path(path) = p {
+                    values.push(path_value(graph, path, exec.val(row, &path.var.name))?);
+                }
+            }
+            let mut keys = Vec::with_capacity(query.order_by.len());
+            for k in &query.order_by {
+                if let Projection::Path(path) = &k.expr {
+                    keys.push(path_value(graph, path, exec.val(row, &path.var.name))?);
+                }
+            }
+            out.push((values, keys));
+        }
+    }
+    if !query.order_by.is_empty() {
+        out.sort_by(|a, b| {
+            for (i, k) in query.order_by.iter().enumerate() {
+                let o = value::total_cmp(&a.1[i], &b.1[i]);
+                let o = if k.descending { o.reverse() } else { o };
+                if o != std::cmp::Ordering::Equal {
+                    return o;
+                }
+            }
+            std::cmp::Ordering::Equal
+        });
+    }
+
+    // Paging.
+    let total = if lazy { rows.len() } else { out.len() } as u64;
+    let mut fingerprint_query = query.clone();
+    fingerprint_query.limit = None;
+    fingerprint_query.cursor = None;
+    let fingerprint = Command::Find(fingerprint_query).to_string();
+    let offset = match &query.cursor {
+        Some(arg) => {
+            let token = arg.lit().map(String::as_str).unwrap_or_default();
+            cursor::decode(secret, &fingerprint, token)
+                .map_err(|e| e.at(source, arg.span()))?
+                .offset
+        }
+        None => 0,
+    };
+    let limit = query.limit.as_ref().and_then(|l| l.lit().copied()).unwrap_or(DEFAULT_PAGE);
+    let start = offset.min(total);
+    let end = start.saturating_add(limit).min(total);
+    let next_cursor = (end < total).then(|| cursor::encode(secret, &fingerprint, end));
+    let (start, end) = (start as usize, end as usize);
+
+    let page: Vec<Vec<Json>> = if lazy {
+        let mut page = Vec::with_capacity(end - start);
+        for row in &rows[start..end] {
+            let mut values = Vec::with_capacity(query.find.len());
+            for p in &query.find {
+                if let Projection::Path(path) = p {
+                    values.push(path_value(graph, path, exec.val(row, &path.var.name))?);
+                }
+            }
+            page.push(values);
+        }
+        page
+    } else {
+        out.drain(start..end).map(|(v, _)| v).collect()
+    };
+
+    let aggregate_only = query.find.iter().all(|p| matches!(p, Projection::Aggregate(_)));
+    let columns: Vec<Json> = (0..query.find.len())
+        .map(|c| {
+            if aggregate_only {
+                page.first().map_or(Json::Null, |r| r[c].clone())
+            } else {
+                Json::Array(page.iter().map(|r| r[c].clone()).collect())
+            }
+        })
+        .collect();
+    let result = if columns.len() == 1 {
+        columns.into_iter().next().unwrap_or(Json::Null)
+    } else {
+        Json::Array(columns)
+    };
+    Ok(FindOutput { result, next_cursor })
+}
+
+fn aggregate(
+    graph: &Graph<'_>,
+    exec: &Executor<'_, '_>,
+    agg: &Aggregate,
+    rows: &[Row],
+    members: &[usize],
+) -> Result<Json> {
+    let mut values = Vec::with_capacity(members.len());
+    for &m in members {
+        let v = path_value(graph, &agg.arg, exec.val(&rows[m], &agg.arg.var.name))?;
+        if !v.is_null() {
+            values.push(v);
+        }
+    }
+    if agg.distinct {
+        let mut seen = HashSet::new();
+        values.retain(|v| seen.insert(v.to_string()));
+    }
+    Ok(match agg.func {
+        AggregateFunc::Count => json!(values.len()),
+        AggregateFunc::Sum => {
+            let mut sum = json!(0);
+            for v in values.iter().filter(|v| v.is_number()) {
+                sum = value::add(&sum, v).unwrap_or(sum);
+            }
+            sum
+        }
+        AggregateFunc::Avg => {
+            let nums: Vec<f64> = values.iter().filter_map(Json::as_f64).collect();
+            if nums.is_empty() {
+                Json::Null
+            } else {
+                json!(nums.iter().sum::<f64>() / nums.len() as f64)
+            }
+        }
+        AggregateFunc::Min => values.into_iter().min_by(value::total_cmp).unwrap_or(Json::Null),
+        AggregateFunc::Max => values.into_iter().max_by(value::total_cmp).unwrap_or(Json::Null),
+    })
+}

@@ -1,0 +1,301 @@
+//! `kip-nexus`: the Cognitive Nexus — the KIP engine behind `execute_kip`.
+//!
+//! [`Nexus::open`] opens (or creates and bootstraps with the Genesis
+//! capsules) a nexus folder; [`Nexus::execute`] takes the arguments of the
+//! spec's `execute_kip` function (one command or a batch, parameters,
+//! dry run) and returns the KIP response object. Every command runs in one
+//! LMDB transaction: readers see a consistent snapshot, a KML command is
+//! atomic (any error aborts everything it did), and a dry run executes
+//! exactly and then aborts.
+//!
+//! Modules: [`kql`] plans and runs queries, [`kml`] writes, [`meta`]
+//! answers DESCRIBE and SEARCH, [`search`] keeps the text index, [`schema`]
+//! knows the in-graph schema and the protected elements, [`graph`] is the
+//! read view of the store. This crate knows nothing of files, windows or
+//! sockets.
+
+pub mod cursor;
+pub mod filter;
+pub mod genesis;
+pub mod graph;
+pub mod kml;
+pub mod kql;
+pub mod meta;
+pub mod request;
+pub mod schema;
+pub mod search;
+pub mod tokenize;
+pub mod value;
+
+use std::path::Path;
+
+use kip_lang::ast::{Command, CommandKind};
+use kip_lang::{ErrorCode, Errors, KipError};
+use kip_store::Store;
+use serde_json::{Map, Value as Json, json};
+
+pub use graph::Result;
+pub use kml::Stats;
+pub use request::{BatchItem, ExecuteKip};
+
+/// Who sent a command: recorded in the change log so that other processes
+/// can tell their own writes from others'.
+#[derive(Clone, Debug)]
+pub struct Origin {
+    pub name: String,
+}
+
+impl Default for Origin {
+    fn default() -> Origin {
+        Origin { name: "library".into() }
+    }
+}
+
+/// A Cognitive Nexus on disk.
+pub struct Nexus {
+    store: Store,
+    /// Keys the cursors this nexus issues (see [`cursor`]).
+    secret: u64,
+}
+
+impl std::fmt::Debug for Nexus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Nexus").finish_non_exhaustive()
+    }
+}
+
+/// What one executed command produced.
+#[derive(Debug)]
+pub struct Outcome {
+    pub result: Json,
+    pub next_cursor: Option<String>,
+    pub stats: Stats,
+}
+
+/// The timestamp of a command: ISO 8601, UTC, whole seconds.
+pub(crate) fn now() -> String {
+    let format = time::format_description::well_known::Rfc3339;
+    time::OffsetDateTime::now_utc()
+        .replace_nanosecond(0)
+        .ok()
+        .and_then(|t| t.format(&format).ok())
+        .unwrap_or_default()
+}
+
+impl Nexus {
+    /// Opens the nexus in `dir`, creating and bootstrapping it if needed.
+    pub fn open(dir: &Path) -> Result<Nexus> {
+        let store = Store::open(dir).map_err(graph::internal)?;
+        let secret = genesis::ensure(&store)?;
+        Ok(Nexus { store, secret })
+    }
+
+    /// The underlying store (for the capsule pipeline and change polling).
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Executes an `execute_kip` request and returns the KIP response.
+    pub fn execute(&self, request: &ExecuteKip) -> Json {
+        self.execute_as(request, &Origin::default())
+    }
+
+    /// [`Nexus::execute`] on behalf of `origin`.
+    pub fn execute_as(&self, request: &ExecuteKip, origin: &Origin) -> Json {
+        let dry_run = request.dry_run.unwrap_or(false);
+        let shared = request.parameters.clone().unwrap_or_default();
+        match (&request.command, &request.commands) {
+            (Some(command), None) => response(self.run_text(command, &shared, dry_run, origin)),
+            (None, Some(batch)) => {
+                let mut results = Vec::new();
+                for item in batch {
+                    let (text, params) = match item {
+                        BatchItem::Text(t) => (t.as_str(), shared.clone()),
+                        BatchItem::WithParameters { command, parameters } => {
+                            let mut p = shared.clone();
+                            p.extend(parameters.clone().unwrap_or_default());
+                            (command.as_str(), p)
+                        }
+                    };
+                    let r = response(self.run_text(text, &params, dry_run, origin));
+                    let failed = r.get("error").is_some();
+                    results.push(r);
+                    if failed {
+                        break; // a batch stops at its first error
+                    }
+                }
+                json!({"result": results})
+            }
+            _ => json!({"error": KipError::new(
+                ErrorCode::InvalidSyntax,
+                "execute_kip needs exactly one of `command` or `commands`",
+            ).with_hint("Send {\"command\": \"FIND(…) WHERE {…}\"} for one command, or {\"commands\": [\"…\", \"…\"]} for a batch.")}),
+        }
+    }
+
+    /// Parses, binds and runs one command text (a capsule may hold several
+    /// commands: they then run in one transaction and the result lists each).
+    pub fn run_text(&self, text: &str, params: &Map<String, Json>, dry_run: bool, origin: &Origin) -> Result<Outcome> {
+        let commands = kip_lang::parse(text).map_err(Errors::into_response_error)?;
+        let commands = kip_lang::bind(text, commands, params).map_err(Errors::into_response_error)?;
+        self.run_commands(text, &commands, dry_run, origin)
+    }
+
+    /// Runs parsed, bound commands: reads in a read transaction, writes in
+    /// one write transaction for all of them.
+    pub fn run_commands(&self, source: &str, commands: &[Command], dry_run: bool, origin: &Origin) -> Result<Outcome> {
+        let writes = commands.iter().any(|c| c.kind() == CommandKind::Kml);
+        let single = commands.len() == 1;
+        if dry_run && !writes {
+            self.store
+                .read(|txn| {
+                    let g = graph::Graph::new(&self.store, txn);
+                    for c in commands {
+                        validate_read(&g, source, c)?;
+                    }
+                    Ok::<_, KipError>(())
+                })?;
+            return Ok(Outcome {
+                result: json!({"valid": true}),
+                next_cursor: None,
+                stats: Stats::default(),
+            });
+        }
+        if !writes {
+            return self.store.read(|txn| {
+                let g = graph::Graph::new(&self.store, txn);
+                let mut outcomes = Vec::new();
+                for c in commands {
+                    outcomes.push(self.read_command(&g, source, c)?);
+                }
+                Ok::<_, KipError>(combine(outcomes, single))
+            });
+        }
+        let secret = self.secret;
+        let run = |txn: &mut kip_store::RwTxn<'_>| -> Result<Outcome> {
+            let mut outcomes = Vec::new();
+            let mut total = Stats::default();
+            for c in commands {
+                let outcome = match c {
+                    Command::Upsert(u) => {
+                        let mut w = kml::Writer { store: &self.store, txn, source, now: now(), stats: Stats::default() };
+                        let result = w.upsert(u)?;
+                        Outcome { result, next_cursor: None, stats: w.stats }
+                    }
+                    Command::Delete(d) => {
+                        let mut w = kml::Writer { store: &self.store, txn, source, now: now(), stats: Stats::default() };
+                        let result = w.delete(d)?;
+                        Outcome { result, next_cursor: None, stats: w.stats }
+                    }
+                    other => {
+                        let g = graph::Graph::new(&self.store, txn);
+                        read_command_with(&g, source, other, secret)?
+                    }
+                };
+                total = add_stats(total, outcome.stats);
+                outcomes.push(outcome);
+            }
+            if total.changed() && !dry_run {
+                let entry = json!({
+                    "origin": origin.name,
+                    "pid": std::process::id(),
+                    "at": now(),
+                    "stats": total,
+                });
+                self.store.append_change(txn, &entry).map_err(graph::internal)?;
+            }
+            let mut out = combine(outcomes, single);
+            out.stats = total;
+            if dry_run && let Some(obj) = out.result.as_object_mut() {
+                obj.insert("dry_run".into(), json!(true));
+            }
+            Ok(out)
+        };
+        if dry_run {
+            self.store.write_uncommitted(run)
+        } else {
+            self.store.write(run)
+        }
+    }
+
+    fn read_command(&self, g: &graph::Graph<'_>, source: &str, c: &Command) -> Result<Outcome> {
+        read_command_with(g, source, c, self.secret)
+    }
+}
+
+fn add_stats(a: Stats, b: Stats) -> Stats {
+    Stats {
+        concepts_created: a.concepts_created + b.concepts_created,
+        concepts_updated: a.concepts_updated + b.concepts_updated,
+        concepts_deleted: a.concepts_deleted + b.concepts_deleted,
+        propositions_created: a.propositions_created + b.propositions_created,
+        propositions_updated: a.propositions_updated + b.propositions_updated,
+        propositions_deleted: a.propositions_deleted + b.propositions_deleted,
+    }
+}
+
+fn read_command_with(g: &graph::Graph<'_>, source: &str, c: &Command, secret: u64) -> Result<Outcome> {
+    let (result, next_cursor) = match c {
+        Command::Find(q) => {
+            let out = kql::find(g, source, q, secret)?;
+            (out.result, out.next_cursor)
+        }
+        Command::Describe(d) => {
+            let out = meta::describe(g, source, d, secret)?;
+            (out.result, out.next_cursor)
+        }
+        Command::Search(s) => (meta::search_command(g, source, s)?, None),
+        Command::Upsert(_) | Command::Delete(_) => {
+            return Err(KipError::new(ErrorCode::InternalError, "a write reached the read path"));
+        }
+    };
+    Ok(Outcome { result, next_cursor, stats: Stats::default() })
+}
+
+/// Checks a read command against the schema without running it (dry run).
+fn validate_read(g: &graph::Graph<'_>, source: &str, c: &Command) -> Result<()> {
+    match c {
+        Command::Find(q) => {
+            let mut vars = kql::Vars::default();
+            kql::compile(g, source, &q.where_, &mut vars)?;
+        }
+        Command::Search(s) => {
+            let mut probe = s.clone();
+            probe.limit = Some(kip_lang::ast::Arg::Lit(0, s.span));
+            meta::search_command(g, source, &probe)?;
+        }
+        Command::Describe(_) | Command::Upsert(_) | Command::Delete(_) => {}
+    }
+    Ok(())
+}
+
+fn combine(mut outcomes: Vec<Outcome>, single: bool) -> Outcome {
+    if single && let Some(o) = outcomes.pop() {
+        return o;
+    }
+    let result = outcomes
+        .into_iter()
+        .map(|o| {
+            let mut r = json!({"result": o.result});
+            if let Some(c) = o.next_cursor {
+                r["next_cursor"] = json!(c);
+            }
+            r
+        })
+        .collect();
+    Outcome { result: Json::Array(result), next_cursor: None, stats: Stats::default() }
+}
+
+/// The KIP response object of an outcome.
+pub fn response(outcome: Result<Outcome>) -> Json {
+    match outcome {
+        Ok(o) => {
+            let mut r = json!({"result": o.result});
+            if let Some(c) = o.next_cursor {
+                r["next_cursor"] = json!(c);
+            }
+            r
+        }
+        Err(e) => json!({"error": e}),
+    }
+}

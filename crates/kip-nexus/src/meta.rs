@@ -1,0 +1,199 @@
+//! META: DESCRIBE and SEARCH (seed 001 §5) with the result shapes of BRIEF §3.
+//!
+//! The Primer is assembled from `$self`, the Domain concepts, the
+//! definitions linked to each domain by `belongs_to_domain`, and the
+//! per-domain counters the KML writer keeps — never by scanning instances.
+
+use kip_lang::ast::{Arg, Describe, DescribeTarget, Search, SearchTarget};
+use kip_lang::{ErrorCode, KipError, suggest};
+use kip_store::ElementId;
+use serde_json::{Map, Value as Json, json};
+
+use crate::graph::{BELONGS_TO_DOMAIN, CONCEPT_TYPE, DOMAIN, Graph, OrInternal as _, PROPOSITION_TYPE, Result};
+use crate::kml::domain_counter;
+use crate::{cursor, search};
+
+/// A META result and its `next_cursor`.
+pub struct MetaOutput {
+    pub result: Json,
+    pub next_cursor: Option<String>,
+}
+
+fn lit<'a>(source: &str, arg: &'a Arg<String>) -> Result<&'a str> {
+    arg.lit().map(String::as_str).ok_or_else(|| {
+        KipError::new(ErrorCode::ReferenceError, "a placeholder was not bound").at(source, arg.span())
+    })
+}
+
+pub fn describe(g: &Graph<'_>, source: &str, d: &Describe, secret: u64) -> Result<MetaOutput> {
+    let result = match &d.target {
+        DescribeTarget::Primer => primer(g)?,
+        DescribeTarget::Domains => {
+            let mut domains = Vec::new();
+            if let Some(t) = g.type_id(DOMAIN)? {
+                for c in g.concepts_of_type(t)? {
+                    domains.push(g.element_json(ElementId::Concept(c))?);
+                }
+            }
+            Json::Array(domains)
+        }
+        DescribeTarget::ConceptTypes | DescribeTarget::PropositionTypes => {
+            let names = if matches!(d.target, DescribeTarget::ConceptTypes) {
+                g.defined_types()?
+            } else {
+                g.defined_predicates()?
+            };
+            let fingerprint = {
+                let mut q = d.clone();
+                q.limit = None;
+                q.cursor = None;
+                kip_lang::ast::Command::Describe(q).to_string()
+            };
+            let offset = match &d.cursor {
+                Some(arg) => cursor::decode(secret, &fingerprint, lit(source, arg)?)
+                    .map_err(|e| e.at(source, arg.span()))?
+                    .offset,
+                None => 0,
+            };
+            let limit = d.limit.as_ref().and_then(|l| l.lit().copied()).unwrap_or(crate::kql::DEFAULT_PAGE);
+            let total = names.len() as u64;
+            let start = offset.min(total);
+            let end = start.saturating_add(limit).min(total);
+            let next_cursor = (end < total).then(|| cursor::encode(secret, &fingerprint, end));
+            let page: Vec<Json> = names[start as usize..end as usize].iter().map(|n| json!(n)).collect();
+            return Ok(MetaOutput {
+                result: Json::Array(page),
+                next_cursor,
+            });
+        }
+        DescribeTarget::ConceptType(name) | DescribeTarget::PropositionType(name) => {
+            let is_concept = matches!(d.target, DescribeTarget::ConceptType(_));
+            let meta = if is_concept { CONCEPT_TYPE } else { PROPOSITION_TYPE };
+            let name_s = lit(source, name)?;
+            match g.find_concept_by_names(meta, name_s)? {
+                Some(id) => g.element_json(ElementId::Concept(id))?,
+                None => {
+                    let defined = if is_concept { g.defined_types()? } else { g.defined_predicates()? };
+                    let suggestions = suggest::similar(name_s, defined.iter().map(String::as_str));
+                    let what = if is_concept { "concept type" } else { "proposition type" };
+                    let list = if is_concept { "DESCRIBE CONCEPT TYPES" } else { "DESCRIBE PROPOSITION TYPES" };
+                    let hint = match suggestions.first() {
+                        Some(s) => format!("Did you mean '{s}'? Names are case-sensitive; {list} lists them all."),
+                        None => format!("{list} lists the defined names."),
+                    };
+                    return Err(KipError::new(ErrorCode::NotFound, format!("{what} '{name_s}' is not defined"))
+                        .with_hint(hint)
+                        .at(source, name.span())
+                        .with_suggestions(&suggestions));
+                }
+            }
+        }
+    };
+    Ok(MetaOutput {
+        result,
+        next_cursor: None,
+    })
+}
+
+fn primer(g: &Graph<'_>) -> Result<Json> {
+    let identity = match g.find_concept_by_names("Person", "$self")? {
+        Some(id) => g.element_json(ElementId::Concept(id))?,
+        None => Json::Null,
+    };
+    let btd = g.predicate_id(BELONGS_TO_DOMAIN)?;
+    let definitions = |meta: &str| -> Result<Vec<(String, ElementId)>> {
+        let mut out = Vec::new();
+        if let Some(t) = g.type_id(meta)? {
+            for c in g.concepts_of_type(t)? {
+                if let Some(r) = g.concept(c)? {
+                    out.push((r.name.clone(), ElementId::Concept(c)));
+                }
+            }
+        }
+        Ok(out)
+    };
+    let concept_types = definitions(CONCEPT_TYPE)?;
+    let predicates = definitions(PROPOSITION_TYPE)?;
+    let mut domain_map = Vec::new();
+    if let Some(domain_type) = g.type_id(DOMAIN)? {
+        for d in g.concepts_of_type(domain_type)? {
+            let Some(rec) = g.concept(d)? else { continue };
+            let domain = ElementId::Concept(d);
+            let member = |e: ElementId| -> Result<bool> {
+                Ok(match btd {
+                    Some(p) => !g.propositions(Some(e), Some(p), Some(domain))?.is_empty(),
+                    None => false,
+                })
+            };
+            let mut key_concept_types = Vec::new();
+            for (name, e) in &concept_types {
+                if member(*e)? {
+                    key_concept_types.push(json!(name));
+                }
+            }
+            let mut key_proposition_types = Vec::new();
+            for (name, e) in &predicates {
+                if member(*e)? {
+                    key_proposition_types.push(json!(name));
+                }
+            }
+            let mut by_type = Map::new();
+            let mut total = 0i64;
+            for (name, _) in &concept_types {
+                if let Some(t) = g.type_id(name)? {
+                    let n = g.store.counter(g.txn, &domain_counter(d, t)).kip()?;
+                    if n > 0 {
+                        by_type.insert(name.clone(), json!(n));
+                        total += n;
+                    }
+                }
+            }
+            domain_map.push(json!({
+                "domain": rec.name,
+                "description": rec.attributes.get("description").cloned().unwrap_or(Json::Null),
+                "key_concept_types": key_concept_types,
+                "key_proposition_types": key_proposition_types,
+                "counts": {"concepts": total, "by_type": by_type},
+            }));
+        }
+    }
+    let total_domains = domain_map.len();
+    Ok(json!({
+        "identity": identity,
+        "domain_map": domain_map,
+        "total_domains": total_domains,
+    }))
+}
+
+pub fn search_command(g: &Graph<'_>, source: &str, s: &Search) -> Result<Json> {
+    let term = lit(source, &s.term)?;
+    let with_type = s.with_type.as_ref().map(|t| lit(source, t)).transpose()?;
+    let propositions = s.target == SearchTarget::Proposition;
+    if let (Some(t), Some(arg)) = (with_type, &s.with_type) {
+        let known = if propositions { g.is_predicate_defined(t)? } else { g.is_type_defined(t)? };
+        if !known {
+            let e = if propositions {
+                crate::schema::unknown_predicate(g, t)?
+            } else {
+                crate::schema::unknown_type(g, t)?
+            };
+            return Err(e.at(source, arg.span()));
+        }
+    }
+    let limit = s.limit.as_ref().and_then(|l| l.lit().copied()).unwrap_or(10);
+    let query = search::Query {
+        propositions,
+        term,
+        with_type,
+        limit: usize::try_from(limit).unwrap_or(usize::MAX),
+    };
+    let mut out = Vec::new();
+    for (e, score) in search::search(g, &query)? {
+        let mut obj = g.element_json(e)?;
+        if let Some(meta) = obj.get_mut("metadata").and_then(Json::as_object_mut) {
+            meta.insert("_score".into(), json!((score * 1000.0).round() / 1000.0));
+        }
+        out.push(obj);
+    }
+    Ok(Json::Array(out))
+}

@@ -1,0 +1,55 @@
+//! The arguments of `execute_kip` (seed 001 §6.1), as every face receives them.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value as Json};
+
+/// `{command | commands, parameters?, dry_run?}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecuteKip {
+    /// One KIP command. Mutually exclusive with `commands`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// A batch, run in order, stopping at the first error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commands: Option<Vec<BatchItem>>,
+    /// Values for `:name` placeholders (shared by a batch's commands).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<Map<String, Json>>,
+    /// Validate (KQL, META) or preview in an aborted transaction (KML).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dry_run: Option<bool>,
+}
+
+/// One command of a batch: text using the shared parameters, or an object
+/// whose own parameters override the shared ones.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum BatchItem {
+    Text(String),
+    WithParameters {
+        command: String,
+        #[serde(default)]
+        parameters: Option<Map<String, Json>>,
+    },
+}
+
+impl ExecuteKip {
+    /// A request for one command.
+    pub fn command(text: impl Into<String>) -> ExecuteKip {
+        ExecuteKip {
+            command: Some(text.into()),
+            ..ExecuteKip::default()
+        }
+    }
+
+    pub fn with_parameters(mut self, parameters: Map<String, Json>) -> ExecuteKip {
+        self.parameters = Some(parameters);
+        self
+    }
+
+    pub fn dry_run(mut self) -> ExecuteKip {
+        self.dry_run = Some(true);
+        self
+    }
+}

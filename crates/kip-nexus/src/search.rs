@@ -1,0 +1,200 @@
+//! SEARCH: keeping the inverted index in step with writes, and ranking.
+//!
+//! A concept is indexed by its name (counted three times, so a name match
+//! outranks a mention) and the string values of its attributes (nested
+//! ones too); a proposition by its predicate, the names of its subject and
+//! object and its string attributes. Ranking is BM25 (k1 = 1.2, b = 0.75)
+//! over the query's terms, plus a bonus when the whole query equals the
+//! name. When nothing matches, a typo-tolerant pass retries each query term
+//! with the indexed terms that start with it or are within a small edit
+//! distance. `WITH TYPE` filters candidates *before* ranking and the limit
+//! is applied last, so `LIMIT N` returns N hits whenever N exist.
+
+use std::collections::HashMap;
+
+use kip_store::{ConceptId, ConceptRecord, ElementId, PropositionId, PropositionRecord, RwTxn, Store};
+use serde_json::Value as Json;
+
+use crate::graph::{Graph, OrInternal as _, Result};
+use crate::tokenize::{is_cjk, tokenize};
+
+const NAME_WEIGHT: u32 = 3;
+
+fn collect_strings(v: &Json, out: &mut Vec<String>) {
+    match v {
+        Json::String(s) => out.push(s.clone()),
+        Json::Array(items) => items.iter().for_each(|i| collect_strings(i, out)),
+        Json::Object(map) => map.values().for_each(|i| collect_strings(i, out)),
+        _ => {}
+    }
+}
+
+fn document(name_like: &[&str], attributes: &serde_json::Map<String, Json>) -> (Vec<(String, u32)>, u32) {
+    let mut tf: HashMap<String, u32> = HashMap::new();
+    let mut len = 0;
+    for text in name_like {
+        for t in tokenize(text) {
+            *tf.entry(t).or_default() += NAME_WEIGHT;
+            len += NAME_WEIGHT;
+        }
+    }
+    let mut strings = Vec::new();
+    for v in attributes.values() {
+        collect_strings(v, &mut strings);
+    }
+    for s in &strings {
+        for t in tokenize(s) {
+            *tf.entry(t).or_default() += 1;
+            len += 1;
+        }
+    }
+    let mut terms: Vec<(String, u32)> = tf.into_iter().collect();
+    terms.sort();
+    (terms, len)
+}
+
+pub fn index_concept(store: &Store, txn: &mut RwTxn<'_>, id: ConceptId, rec: &ConceptRecord) -> Result<()> {
+    let (terms, len) = document(&[rec.name.as_str()], &rec.attributes);
+    store.index_document(txn, ElementId::Concept(id), &terms, len).kip()
+}
+
+pub fn index_proposition(store: &Store, txn: &mut RwTxn<'_>, id: PropositionId, rec: &PropositionRecord) -> Result<()> {
+    let (predicate, subject, object) = {
+        let g = Graph::new(store, txn);
+        let name_of = |e: ElementId| -> Result<String> {
+            Ok(match e {
+                ElementId::Concept(c) => g.concept(c)?.map(|r| r.name.clone()).unwrap_or_default(),
+                ElementId::Proposition(_) => String::new(),
+            })
+        };
+        (g.predicate_name(rec.predicate)?.replace('_', " "), name_of(rec.subject)?, name_of(rec.object)?)
+    };
+    let (terms, len) = document(&[predicate.as_str(), subject.as_str(), object.as_str()], &rec.attributes);
+    store.index_document(txn, ElementId::Proposition(id), &terms, len).kip()
+}
+
+pub fn unindex(store: &Store, txn: &mut RwTxn<'_>, e: ElementId) -> Result<()> {
+    store.remove_document(txn, e).kip()
+}
+
+/// What SEARCH looks for.
+pub struct Query<'q> {
+    pub propositions: bool,
+    pub term: &'q str,
+    /// `WITH TYPE`: a concept type, or for propositions a predicate.
+    pub with_type: Option<&'q str>,
+    pub limit: usize,
+}
+
+/// The hits of a query, best first, with their scores.
+pub fn search(g: &Graph<'_>, q: &Query<'_>) -> Result<Vec<(ElementId, f64)>> {
+    let terms = {
+        let mut t = tokenize(q.term);
+        t.sort();
+        t.dedup();
+        t
+    };
+    if terms.is_empty() {
+        return Ok(Vec::new());
+    }
+    let type_filter: Option<u32> = match q.with_type {
+        None => None,
+        Some(t) if q.propositions => Some(g.predicate_id(t)?.unwrap_or(u32::MAX)),
+        Some(t) => Some(g.type_id(t)?.unwrap_or(u32::MAX)),
+    };
+    let mut hits = rank(g, q, &terms, type_filter)?;
+    if hits.is_empty() {
+        // Typo-tolerant pass: each term widened to the indexed terms that
+        // extend it or are one or two edits away.
+        let mut widened = Vec::new();
+        for t in &terms {
+            widened.extend(similar_terms(g, t)?);
+        }
+        widened.sort();
+        widened.dedup();
+        if !widened.is_empty() {
+            hits = rank(g, q, &widened, type_filter)?;
+            for h in &mut hits {
+                h.1 *= 0.5; // a fuzzy hit ranks below what an exact one would
+            }
+        }
+    }
+    hits.truncate(q.limit);
+    Ok(hits)
+}
+
+fn similar_terms(g: &Graph<'_>, term: &str) -> Result<Vec<String>> {
+    let chars: Vec<char> = term.chars().collect();
+    if chars.iter().any(|&c| is_cjk(c)) || chars.len() < 3 {
+        return Ok(Vec::new());
+    }
+    let prefix: String = chars[..1].iter().collect();
+    let budget = if chars.len() <= 5 { 1 } else { 2 };
+    let mut out = Vec::new();
+    for candidate in g.store.terms_with_prefix(g.txn, &prefix).kip()? {
+        if candidate.starts_with(term) || strsim::damerau_levenshtein(term, &candidate) <= budget {
+            out.push(candidate);
+        }
+        if out.len() >= 64 {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+fn rank(g: &Graph<'_>, q: &Query<'_>, terms: &[String], type_filter: Option<u32>) -> Result<Vec<(ElementId, f64)>> {
+    const K1: f64 = 1.2;
+    const B: f64 = 0.75;
+    let (docs, total_len) = g.store.search_stats(g.txn).kip()?;
+    let n = docs.max(1) as f64;
+    let avg = (total_len as f64 / n).max(1.0);
+    let mut scores: HashMap<ElementId, f64> = HashMap::new();
+    let mut admitted: HashMap<ElementId, bool> = HashMap::new();
+    for term in terms {
+        let postings = g.store.postings(g.txn, term).kip()?;
+        let df = postings.len() as f64;
+        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+        for (e, tf) in postings {
+            let ok = match admitted.get(&e) {
+                Some(&ok) => ok,
+                None => {
+                    let ok = admits(g, q.propositions, type_filter, e)?;
+                    admitted.insert(e, ok);
+                    ok
+                }
+            };
+            if !ok {
+                continue;
+            }
+            let len = f64::from(g.store.doc_len(g.txn, e).kip()?.unwrap_or(1));
+            let tf = f64::from(tf);
+            *scores.entry(e).or_default() += idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg));
+        }
+    }
+    // The whole query equal to a concept's name is the best possible hit.
+    let wanted = q.term.trim().to_lowercase();
+    for (e, score) in &mut scores {
+        if let ElementId::Concept(c) = e
+            && g.concept(*c)?.is_some_and(|r| r.name.to_lowercase() == wanted)
+        {
+            *score += 10.0;
+        }
+    }
+    let mut hits: Vec<(ElementId, f64)> = scores.into_iter().collect();
+    hits.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    Ok(hits)
+}
+
+fn admits(g: &Graph<'_>, propositions: bool, type_filter: Option<u32>, e: ElementId) -> Result<bool> {
+    Ok(match (e, propositions) {
+        (ElementId::Concept(c), false) => match type_filter {
+            None => true,
+            Some(t) => g.concept(c)?.is_some_and(|r| r.type_id == t),
+        },
+        (ElementId::Proposition(p), true) => match type_filter {
+            None => true,
+            Some(t) => g.proposition(p)?.is_some_and(|r| r.predicate == t),
+        },
+        _ => false,
+    })
+}
