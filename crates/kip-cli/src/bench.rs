@@ -45,7 +45,7 @@ const PREDICATES: [(&str, usize, usize); 6] = [
 ];
 
 fn name(type_index: usize, i: u64) -> String {
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         format!("{} {i}", TYPES[type_index])
     } else {
         format!("{}{i}号", CJK[type_index])
@@ -53,7 +53,9 @@ fn name(type_index: usize, i: u64) -> String {
 }
 
 fn schema_capsule() -> String {
-    let mut s = String::from("UPSERT {\n  CONCEPT ?bench { {type: \"Domain\", name: \"Bench\"} SET ATTRIBUTES { description: \"Generated benchmark graph\" } }\n");
+    let mut s = String::from(
+        "UPSERT {\n  CONCEPT ?bench { {type: \"Domain\", name: \"Bench\"} SET ATTRIBUTES { description: \"Generated benchmark graph\" } }\n",
+    );
     for t in TYPES {
         let _ = writeln!(
             s,
@@ -136,8 +138,16 @@ fn link_capsules(per_type: u64, count: u64, chunk: u64, rng: &mut Rng) -> Vec<St
     out
 }
 
+/// Makes the next query text of a workload.
+type MakeQuery = Box<dyn FnMut(&mut Rng) -> String>;
+
 fn run(nexus: &Nexus, text: &str) -> anyhow::Result<Json> {
-    let r = nexus.execute_as(&ExecuteKip::command(text), &Origin { name: "bench".into() });
+    let r = nexus.execute_as(
+        &ExecuteKip::command(text),
+        &Origin {
+            name: "bench".into(),
+        },
+    );
     if let Some(e) = r.get("error") {
         anyhow::bail!("{text:.200}: {e}");
     }
@@ -153,7 +163,12 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// Builds (or reuses) the generated graph in `dir` and measures the workloads.
-pub fn bench(dir: &Path, concepts: u64, propositions: u64, iterations: usize) -> anyhow::Result<Json> {
+pub fn bench(
+    dir: &Path,
+    concepts: u64,
+    propositions: u64,
+    iterations: usize,
+) -> anyhow::Result<Json> {
     let per_type = (concepts / TYPES.len() as u64).max(1);
     let fresh = !dir.join("data.mdb").exists();
     let nexus = Nexus::open(dir).map_err(|e| anyhow::anyhow!("{}", e.message))?;
@@ -171,7 +186,11 @@ pub fn bench(dir: &Path, concepts: u64, propositions: u64, iterations: usize) ->
         for (i, capsule) in capsules.iter().enumerate() {
             run(&nexus, capsule)?;
             if (i + 1) % 5 == 0 {
-                eprintln!("bench: imported {} of {} link capsules", i + 1, capsules.len());
+                eprintln!(
+                    "bench: imported {} of {} link capsules",
+                    i + 1,
+                    capsules.len()
+                );
             }
         }
         let secs = started.elapsed().as_secs_f64();
@@ -187,33 +206,62 @@ pub fn bench(dir: &Path, concepts: u64, propositions: u64, iterations: usize) ->
         );
     }
     let mut rng = Rng(42);
-    let mut workloads: Vec<(&str, Box<dyn FnMut(&mut Rng) -> String>, f64)> = vec![
+    let mut workloads: Vec<(&str, MakeQuery, f64)> = vec![
         (
             "one-hop FIND from a named concept",
-            Box::new(move |r: &mut Rng| format!("FIND(?s.name) WHERE {{ ({{type: \"Drug\", name: \"{}\"}}, \"has_side_effect\", ?s) }}", name(0, r.below(per_type)))),
+            Box::new(move |r: &mut Rng| {
+                format!(
+                    "FIND(?s.name) WHERE {{ ({{type: \"Drug\", name: \"{}\"}}, \"has_side_effect\", ?s) }}",
+                    name(0, r.below(per_type))
+                )
+            }),
             0.2,
         ),
         (
             "two-hop FIND",
-            Box::new(move |r: &mut Rng| format!("FIND(?s.name) WHERE {{ ({{type: \"Drug\", name: \"{}\"}}, \"treats\", ?d) (?d, \"presents_with\", ?s) }}", name(0, r.below(per_type)))),
+            Box::new(move |r: &mut Rng| {
+                format!(
+                    "FIND(?s.name) WHERE {{ ({{type: \"Drug\", name: \"{}\"}}, \"treats\", ?d) (?d, \"presents_with\", ?s) }}",
+                    name(0, r.below(per_type))
+                )
+            }),
             2.0,
         ),
         (
             "{1,3} path",
-            Box::new(move |r: &mut Rng| format!("FIND(?x.name) WHERE {{ ({{type: \"Disease\", name: \"{}\"}}, \"related_to\"{{1,3}}, ?x) }}", name(3, r.below(per_type)))),
+            Box::new(move |r: &mut Rng| {
+                format!(
+                    "FIND(?x.name) WHERE {{ ({{type: \"Disease\", name: \"{}\"}}, \"related_to\"{{1,3}}, ?x) }}",
+                    name(3, r.below(per_type))
+                )
+            }),
             10.0,
         ),
         (
             "SEARCH CONCEPT top-10 (English)",
-            Box::new(move |r: &mut Rng| format!("SEARCH CONCEPT \"Gene {}\" LIMIT 10", 2 * r.below(per_type / 2))),
+            Box::new(move |r: &mut Rng| {
+                format!(
+                    "SEARCH CONCEPT \"Gene {}\" LIMIT 10",
+                    2 * r.below(per_type / 2)
+                )
+            }),
             5.0,
         ),
         (
             "SEARCH CONCEPT top-10 (Chinese)",
-            Box::new(move |r: &mut Rng| format!("SEARCH CONCEPT \"基因{}号\" LIMIT 10", 2 * r.below(per_type / 2) + 1)),
+            Box::new(move |r: &mut Rng| {
+                format!(
+                    "SEARCH CONCEPT \"基因{}号\" LIMIT 10",
+                    2 * r.below(per_type / 2) + 1
+                )
+            }),
             5.0,
         ),
-        ("DESCRIBE PRIMER", Box::new(|_: &mut Rng| "DESCRIBE PRIMER".to_owned()), 20.0),
+        (
+            "DESCRIBE PRIMER",
+            Box::new(|_: &mut Rng| "DESCRIBE PRIMER".to_owned()),
+            20.0,
+        ),
         (
             "COUNT over a type",
             Box::new(|_: &mut Rng| "FIND(COUNT(?d)) WHERE { ?d {type: \"Drug\"} }".to_owned()),
@@ -221,7 +269,12 @@ pub fn bench(dir: &Path, concepts: u64, propositions: u64, iterations: usize) ->
         ),
         (
             "FILTER scan over a type (LIMIT 10)",
-            Box::new(|r: &mut Rng| format!("FIND(?d.name) WHERE {{ ?d {{type: \"Symptom\"}} FILTER(?d.attributes.score == {}) }} LIMIT 10", r.below(100))),
+            Box::new(|r: &mut Rng| {
+                format!(
+                    "FIND(?d.name) WHERE {{ ?d {{type: \"Symptom\"}} FILTER(?d.attributes.score == {}) }} LIMIT 10",
+                    r.below(100)
+                )
+            }),
             f64::NAN,
         ),
     ];
@@ -246,7 +299,10 @@ pub fn bench(dir: &Path, concepts: u64, propositions: u64, iterations: usize) ->
         }));
     }
     report.insert("workloads".into(), Json::Array(table));
-    report.insert("graph".into(), json!({"concepts": per_type * TYPES.len() as u64, "propositions_requested": propositions}));
+    report.insert(
+        "graph".into(),
+        json!({"concepts": per_type * TYPES.len() as u64, "propositions_requested": propositions}),
+    );
     Ok(Json::Object(report))
 }
 
@@ -257,12 +313,18 @@ pub fn table(report: &Json) -> String {
         let _ = writeln!(
             s,
             "import: {} concepts in {:.1} s; {} propositions in {:.1} s = {:.0} propositions/s (budget 200000)",
-            import["concepts"], import["concept_seconds"].as_f64().unwrap_or(0.0),
-            import["propositions"], import["proposition_seconds"].as_f64().unwrap_or(0.0),
+            import["concepts"],
+            import["concept_seconds"].as_f64().unwrap_or(0.0),
+            import["propositions"],
+            import["proposition_seconds"].as_f64().unwrap_or(0.0),
             import["propositions_per_second"].as_f64().unwrap_or(0.0)
         );
     }
-    let _ = writeln!(s, "{:<40} {:>10} {:>10} {:>10}", "workload", "p50 ms", "p95 ms", "budget");
+    let _ = writeln!(
+        s,
+        "{:<40} {:>10} {:>10} {:>10}",
+        "workload", "p50 ms", "p95 ms", "budget"
+    );
     for w in report["workloads"].as_array().into_iter().flatten() {
         let _ = writeln!(
             s,
@@ -270,7 +332,9 @@ pub fn table(report: &Json) -> String {
             w["workload"].as_str().unwrap_or(""),
             w["p50_ms"].as_f64().unwrap_or(0.0),
             w["p95_ms"].as_f64().unwrap_or(0.0),
-            w["budget_p50_ms"].as_f64().map_or("-".to_owned(), |b| format!("{b}"))
+            w["budget_p50_ms"]
+                .as_f64()
+                .map_or("-".to_owned(), |b| format!("{b}"))
         );
     }
     s

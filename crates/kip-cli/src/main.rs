@@ -9,6 +9,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+mod bench;
 use serde_json::json;
 
 #[derive(Debug, Parser)]
@@ -18,12 +20,50 @@ use serde_json::json;
     about = "KIP Explorer: the Cognitive Nexus on the command line"
 )]
 struct Cli {
+    /// The nexus folder (default: $KIP_DB, else the platform data directory's kip-explorer/nexus).
+    #[arg(long, global = true, value_name = "DIR")]
+    db: Option<PathBuf>,
     #[command(subcommand)]
     command: Cmd,
 }
 
 #[derive(Debug, Subcommand)]
 enum Cmd {
+    /// Execute KIP against the nexus and print the KIP response.
+    Exec {
+        /// The command text, or `-` for standard input.
+        command: Option<String>,
+        /// Parameters for `:name` placeholders, as a JSON object.
+        #[arg(long, value_name = "JSON")]
+        params: Option<String>,
+        /// Validate (KQL/META) or preview in an aborted transaction (KML).
+        #[arg(long)]
+        dry_run: bool,
+        /// A full execute_kip arguments object from FILE, or `-` for standard input.
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["command", "params", "dry_run"])]
+        request: Option<PathBuf>,
+    },
+    /// Build the generated benchmark graph (once per --db) and measure the BRIEF §6 workloads.
+    Bench {
+        /// Concepts in the generated graph.
+        #[arg(long, default_value_t = 200_000)]
+        concepts: u64,
+        /// Propositions in the generated graph.
+        #[arg(long, default_value_t = 1_000_000)]
+        propositions: u64,
+        /// Runs of each workload.
+        #[arg(long, default_value_t = 200)]
+        iterations: usize,
+        /// Also write the JSON report to FILE.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
+    /// Import `.kip` capsules (files or folders); one transaction per file.
+    Import {
+        /// Files or folders.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
     /// Parse and validate KIP text; print {"ok": true, "commands": N} or the KIP error.
     Check {
         /// A file of KIP commands, or `-` (the default) for standard input.
@@ -53,6 +93,23 @@ fn main() -> ExitCode {
     }
 }
 
+/// Writes to stdout; a closed pipe (`kip exec … | head`) ends the program
+/// quietly instead of panicking.
+fn out(text: &str) {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("kip: cannot write to standard output: {e}");
+        std::process::exit(2);
+    }
+}
+
 fn read_input(file: Option<&PathBuf>) -> anyhow::Result<String> {
     match file {
         Some(path) if path.as_os_str() != "-" => std::fs::read_to_string(path)
@@ -65,21 +122,131 @@ fn read_input(file: Option<&PathBuf>) -> anyhow::Result<String> {
     }
 }
 
+/// The nexus folder: `--db`, else `$KIP_DB`, else the platform data directory.
+fn db_dir(cli_db: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    if let Some(dir) = cli_db {
+        return Ok(dir);
+    }
+    if let Some(dir) = std::env::var_os("KIP_DB").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    let base = dirs::data_dir()
+        .ok_or_else(|| anyhow::anyhow!("no data directory on this platform; pass --db DIR"))?;
+    Ok(base.join("kip-explorer").join("nexus"))
+}
+
+fn open_nexus(db: Option<PathBuf>) -> anyhow::Result<kip_nexus::Nexus> {
+    let dir = db_dir(db)?;
+    kip_nexus::Nexus::open(&dir)
+        .map_err(|e| anyhow::anyhow!("cannot open the nexus at {}: {}", dir.display(), e.message))
+}
+
+fn origin() -> kip_nexus::Origin {
+    kip_nexus::Origin {
+        name: "kip-cli".into(),
+    }
+}
+
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Cmd::Exec {
+            command,
+            params,
+            dry_run,
+            request,
+        } => {
+            let request: kip_nexus::ExecuteKip = match request {
+                Some(file) => {
+                    let text = read_input(Some(&file))?;
+                    serde_json::from_str(&text)
+                        .map_err(|e| anyhow::anyhow!("invalid execute_kip request: {e}"))?
+                }
+                None => {
+                    let text = match command.as_deref() {
+                        None | Some("-") => read_input(None)?,
+                        Some(t) => t.to_owned(),
+                    };
+                    let parameters = match params {
+                        Some(p) => match serde_json::from_str::<serde_json::Value>(&p) {
+                            Ok(serde_json::Value::Object(map)) => Some(map),
+                            Ok(_) => anyhow::bail!("--params must be a JSON object"),
+                            Err(e) => anyhow::bail!("--params is not valid JSON: {e}"),
+                        },
+                        None => None,
+                    };
+                    kip_nexus::ExecuteKip {
+                        command: Some(text),
+                        commands: None,
+                        parameters,
+                        dry_run: dry_run.then_some(true),
+                    }
+                }
+            };
+            let nexus = open_nexus(cli.db)?;
+            let response = nexus.execute_as(&request, &origin());
+            out(&format!("{}\n", serde_json::to_string_pretty(&response)?));
+            let failed = response.get("error").is_some()
+                || response["result"].as_array().is_some_and(|items| {
+                    request.commands.is_some() && items.iter().any(|r| r.get("error").is_some())
+                });
+            Ok(if failed {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        Cmd::Bench {
+            concepts,
+            propositions,
+            iterations,
+            json,
+        } => {
+            let dir = match cli.db {
+                Some(d) => d,
+                None => std::env::temp_dir().join(format!("kip-bench-{concepts}-{propositions}")),
+            };
+            eprintln!("bench: nexus at {}", dir.display());
+            let report = bench::bench(&dir, concepts, propositions, iterations)?;
+            out(&bench::table(&report));
+            if let Some(file) = json {
+                std::fs::write(&file, serde_json::to_string_pretty(&report)?)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Import { paths } => {
+            let mut files = Vec::new();
+            for path in &paths {
+                collect_capsules(path, &mut files)?;
+            }
+            let nexus = open_nexus(cli.db)?;
+            let mut any_failed = false;
+            for file in files {
+                let report = import_file(&nexus, &file);
+                any_failed |= report["status"] != "imported";
+                out(&format!("{}\n", serde_json::to_string(&report)?));
+            }
+            Ok(if any_failed {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
         Cmd::Check { file } => {
             let source = read_input(file.as_ref())?;
             match kip_lang::parse(&source) {
                 Ok(commands) => {
-                    println!("{}", json!({"ok": true, "commands": commands.len()}));
+                    out(&format!(
+                        "{}\n",
+                        json!({"ok": true, "commands": commands.len()})
+                    ));
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(errors) => {
                     let error = errors.into_response_error();
-                    println!(
-                        "{}",
+                    out(&format!(
+                        "{}\n",
                         serde_json::to_string_pretty(&json!({"error": error}))?
-                    );
+                    ));
                     Ok(ExitCode::from(1))
                 }
             }
@@ -90,10 +257,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 Ok(f) => f,
                 Err(errors) => {
                     let error = errors.into_response_error();
-                    println!(
-                        "{}",
+                    out(&format!(
+                        "{}\n",
                         serde_json::to_string_pretty(&json!({"error": error}))?
-                    );
+                    ));
                     return Ok(ExitCode::from(1));
                 }
             };
@@ -109,9 +276,74 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     std::fs::write(&path, formatted)
                         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
                 }
-                _ => print!("{formatted}"),
+                _ => out(&formatted),
             }
             Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// The `.kip` files under `path` (a file, or a folder walked in name order).
+fn collect_capsules(path: &std::path::Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    if meta.is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        for entry in entries {
+            let hidden = entry
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with('.'));
+            if !hidden && (entry.is_dir() || entry.extension().is_some_and(|x| x == "kip")) {
+                collect_capsules(&entry, out)?;
+            }
+        }
+    } else {
+        out.push(path.to_path_buf());
+    }
+    Ok(())
+}
+
+/// Imports one capsule file in one transaction and describes the outcome.
+fn import_file(nexus: &kip_nexus::Nexus, file: &std::path::Path) -> serde_json::Value {
+    let started = std::time::Instant::now();
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) => {
+            return json!({"file": file.display().to_string(), "status": "failed", "errors": [{"code": "KIP_4003", "message": format!("cannot read the file: {e}")}]});
+        }
+    };
+    let outcome = nexus.run_text(&text, &serde_json::Map::new(), false, &origin());
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    match outcome {
+        Ok(o) => json!({
+            "file": file.display().to_string(),
+            "status": "imported",
+            "stats": o.stats,
+            "duration_ms": (ms * 10.0).round() / 10.0,
+            "errors": [],
+        }),
+        Err(e) => {
+            let mut errors: Vec<serde_json::Value> = match e.data.get("errors") {
+                Some(serde_json::Value::Array(all)) => all.clone(),
+                _ => vec![serde_json::to_value(&e).unwrap_or_default()],
+            };
+            for err in &mut errors {
+                if let (Some(line), Some(col)) =
+                    (err["data"]["line"].as_u64(), err["data"]["column"].as_u64())
+                {
+                    err["location"] = json!(format!("{}:{line}:{col}", file.display()));
+                }
+            }
+            json!({
+                "file": file.display().to_string(),
+                "status": "failed",
+                "duration_ms": (ms * 10.0).round() / 10.0,
+                "errors": errors,
+            })
         }
     }
 }

@@ -76,7 +76,10 @@ mod tests {
     #[test]
     fn round_trips_and_refuses_foreign_cursors() {
         let token = encode(7, "FIND(?x) WHERE { ?x {type: \"Drug\"} }", 40);
-        assert_eq!(decode(7, "FIND(?x) WHERE { ?x {type: \"Drug\"} }", &token), Ok(Cursor { offset: 40 }));
+        assert_eq!(
+            decode(7, "FIND(?x) WHERE { ?x {type: \"Drug\"} }", &token),
+            Ok(Cursor { offset: 40 })
+        );
         assert!(decode(7, "FIND(?y) WHERE { ?y {type: \"Drug\"} }", &token).is_err());
         assert!(decode(8, "FIND(?x) WHERE { ?x {type: \"Drug\"} }", &token).is_err());
         assert!(decode(7, "FIND(?x) WHERE { ?x {type: \"Drug\"} }", "garbage").is_err());

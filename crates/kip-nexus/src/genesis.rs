@@ -5,17 +5,32 @@ use kip_lang::Errors;
 use kip_store::Store;
 use rand::Rng as _;
 
-use crate::graph::{OrInternal as _, Result};
-use crate::kml::Writer;
+use crate::graph::{OrInternal as _, Result, TxnError};
 use crate::kml::Stats;
+use crate::kml::Writer;
 
 /// The bootstrap capsules, in the order they must run.
 pub const CAPSULES: [(&str, &str); 5] = [
-    ("01_genesis.kip", include_str!("../../../capsules/genesis/01_genesis.kip")),
-    ("02_person.kip", include_str!("../../../capsules/genesis/02_person.kip")),
-    ("03_event.kip", include_str!("../../../capsules/genesis/03_event.kip")),
-    ("04_self.kip", include_str!("../../../capsules/genesis/04_self.kip")),
-    ("05_system.kip", include_str!("../../../capsules/genesis/05_system.kip")),
+    (
+        "01_genesis.kip",
+        include_str!("../../../capsules/genesis/01_genesis.kip"),
+    ),
+    (
+        "02_person.kip",
+        include_str!("../../../capsules/genesis/02_person.kip"),
+    ),
+    (
+        "03_event.kip",
+        include_str!("../../../capsules/genesis/03_event.kip"),
+    ),
+    (
+        "04_self.kip",
+        include_str!("../../../capsules/genesis/04_self.kip"),
+    ),
+    (
+        "05_system.kip",
+        include_str!("../../../capsules/genesis/05_system.kip"),
+    ),
 ];
 
 const SECRET_KEY: &str = "nexus/cursor_secret";
@@ -28,27 +43,40 @@ pub fn ensure(store: &Store) -> Result<u64> {
         return Ok(secret);
     }
     let secret: u64 = rand::rng().random();
-    store.write(|txn| {
-        // Another process may have bootstrapped meanwhile: check again inside
-        // the write transaction, which excludes other writers.
-        if let Some(s) = store.get_state(txn, SECRET_KEY).kip()?.as_ref().and_then(serde_json::Value::as_u64) {
-            return Ok(s);
-        }
-        let now = crate::now();
-        for (name, text) in CAPSULES {
-            let commands = kip_lang::parse(text).map_err(|e: Errors| {
-                let mut e = e.into_response_error();
-                e.message = format!("genesis capsule {name}: {}", e.message);
-                e
-            })?;
-            for command in &commands {
-                if let kip_lang::ast::Command::Upsert(u) = command {
-                    let mut w = Writer { store, txn, source: text, now: now.clone(), stats: Stats::default() };
-                    w.upsert(u)?;
+    store
+        .write(|txn| -> std::result::Result<u64, TxnError> {
+            // Another process may have bootstrapped meanwhile: check again inside
+            // the write transaction, which excludes other writers.
+            if let Some(s) = store
+                .get_state(txn, SECRET_KEY)
+                .kip()?
+                .as_ref()
+                .and_then(serde_json::Value::as_u64)
+            {
+                return Ok(s);
+            }
+            let now = crate::now();
+            for (name, text) in CAPSULES {
+                let commands = kip_lang::parse(text).map_err(|e: Errors| {
+                    let mut e = e.into_response_error();
+                    e.message = format!("genesis capsule {name}: {}", e.message);
+                    e
+                })?;
+                for command in &commands {
+                    if let kip_lang::ast::Command::Upsert(u) = command {
+                        let mut w = Writer {
+                            store,
+                            txn,
+                            source: text,
+                            now: now.clone(),
+                            stats: Stats::default(),
+                        };
+                        w.upsert(u)?;
+                    }
                 }
             }
-        }
-        store.put_state(txn, SECRET_KEY, &serde_json::json!(secret)).kip()?;
-        Ok(secret)
-    })
+            store.put_state(txn, SECRET_KEY, &serde_json::json!(secret))?;
+            Ok(secret)
+        })
+        .map_err(|e| e.0)
 }

@@ -11,8 +11,8 @@ use std::rc::Rc;
 
 use kip_lang::{ErrorCode, KipError};
 use kip_store::{
-    ConceptId, ConceptRecord, ElementId, Namespace, PropositionId, PropositionRecord, RoTxn,
-    Store, StoreError,
+    ConceptId, ConceptRecord, ElementId, Namespace, PropositionId, PropositionRecord, RoTxn, Store,
+    StoreError,
 };
 use serde_json::{Map, Value as Json, json};
 
@@ -26,6 +26,23 @@ pub fn internal(e: StoreError) -> KipError {
             format!("the nexus is out of space: {e}"),
         ),
         other => KipError::new(ErrorCode::InternalError, format!("storage error: {other}")),
+    }
+}
+
+/// A KIP error crossing a store transaction: the store's closures need an
+/// error type its own errors convert into, and KIP errors must pass too.
+#[derive(Debug)]
+pub struct TxnError(pub KipError);
+
+impl From<StoreError> for TxnError {
+    fn from(e: StoreError) -> TxnError {
+        TxnError(internal(e))
+    }
+}
+
+impl From<KipError> for TxnError {
+    fn from(e: KipError) -> TxnError {
+        TxnError(e)
     }
 }
 
@@ -46,6 +63,7 @@ pub const DOMAIN: &str = "Domain";
 pub const BELONGS_TO_DOMAIN: &str = "belongs_to_domain";
 
 /// A read view over one transaction with caches for decoded records.
+#[allow(missing_debug_implementations)] // holds a transaction
 pub struct Graph<'t> {
     pub store: &'t Store,
     pub txn: &'t RoTxn<'t>,
@@ -68,11 +86,15 @@ impl<'t> Graph<'t> {
     }
 
     pub fn type_id(&self, name: &str) -> Result<Option<u32>> {
-        self.store.lookup(self.txn, Namespace::ConceptType, name).kip()
+        self.store
+            .lookup(self.txn, Namespace::ConceptType, name)
+            .kip()
     }
 
     pub fn predicate_id(&self, name: &str) -> Result<Option<u32>> {
-        self.store.lookup(self.txn, Namespace::Predicate, name).kip()
+        self.store
+            .lookup(self.txn, Namespace::Predicate, name)
+            .kip()
     }
 
     pub fn type_name(&self, id: u32) -> Result<Rc<str>> {
@@ -162,7 +184,9 @@ impl<'t> Graph<'t> {
     }
 
     pub fn count_predicate(&self, predicate: u32) -> Result<u64> {
-        self.store.proposition_count_by_predicate(self.txn, predicate).kip()
+        self.store
+            .proposition_count_by_predicate(self.txn, predicate)
+            .kip()
     }
 
     pub fn total_concepts(&self) -> Result<u64> {
@@ -180,7 +204,9 @@ impl<'t> Graph<'t> {
 
     /// Whether `name` is a defined predicate (a `$PropositionType` node exists).
     pub fn is_predicate_defined(&self, name: &str) -> Result<bool> {
-        Ok(self.find_concept_by_names(PROPOSITION_TYPE, name)?.is_some())
+        Ok(self
+            .find_concept_by_names(PROPOSITION_TYPE, name)?
+            .is_some())
     }
 
     /// The names of all defined concept types, sorted.
@@ -261,6 +287,9 @@ impl<'t> Graph<'t> {
 
     /// The attributes of a concept (empty if it does not exist).
     pub fn concept_attributes(&self, c: ConceptId) -> Result<Map<String, Json>> {
-        Ok(self.concept(c)?.map(|r| r.attributes.clone()).unwrap_or_default())
+        Ok(self
+            .concept(c)?
+            .map(|r| r.attributes.clone())
+            .unwrap_or_default())
     }
 }

@@ -11,8 +11,7 @@ use std::collections::{HashMap, HashSet};
 use kip_lang::ast::*;
 use kip_lang::{ErrorCode, KipError};
 use kip_store::{
-    ConceptId, ConceptRecord, ElementId, Namespace, PropositionId, PropositionRecord, RwTxn,
-    Store,
+    ConceptId, ConceptRecord, ElementId, Namespace, PropositionId, PropositionRecord, RwTxn, Store,
 };
 use serde_json::{Map, Value as Json, json};
 
@@ -28,6 +27,7 @@ pub fn domain_counter(domain: ConceptId, type_id: u32) -> Vec<u8> {
 }
 
 /// Writes of one command.
+#[allow(missing_debug_implementations)] // holds a transaction
 pub struct Writer<'a, 't> {
     pub store: &'a Store,
     pub txn: &'a mut RwTxn<'t>,
@@ -50,7 +50,9 @@ pub struct Stats {
 
 impl Stats {
     pub fn changed(&self) -> bool {
-        self.concepts_created + self.concepts_updated + self.concepts_deleted
+        self.concepts_created
+            + self.concepts_updated
+            + self.concepts_deleted
             + self.propositions_created
             + self.propositions_updated
             + self.propositions_deleted
@@ -68,7 +70,8 @@ fn reserved_key_error(key: &str, source: &str, span: Span) -> KipError {
 }
 
 fn json_object(obj: Option<&kip_lang::ast::Object>) -> Object {
-    obj.and_then(kip_lang::ast::Object::to_json).unwrap_or_default()
+    obj.and_then(kip_lang::ast::Object::to_json)
+        .unwrap_or_default()
 }
 
 /// `base` with `over`'s keys laid over it (a shallow merge).
@@ -97,7 +100,8 @@ impl<'a, 't> Writer<'a, 't> {
 
     fn text<'b>(&self, arg: &'b Arg<String>) -> Result<&'b str> {
         arg.lit().map(String::as_str).ok_or_else(|| {
-            KipError::new(ErrorCode::ReferenceError, "a placeholder was not bound").at(self.source, arg.span())
+            KipError::new(ErrorCode::ReferenceError, "a placeholder was not bound")
+                .at(self.source, arg.span())
         })
     }
 
@@ -154,10 +158,20 @@ impl<'a, 't> Writer<'a, 't> {
                             let (name, span) = match &t.predicate {
                                 PredicateExpr::Names { names, .. } => match names.first() {
                                     Some(n) => (self.text(n)?.to_owned(), n.span()),
-                                    None => return Err(KipError::new(ErrorCode::InvalidSyntax, "missing predicate").at(self.source, p.span)),
+                                    None => {
+                                        return Err(KipError::new(
+                                            ErrorCode::InvalidSyntax,
+                                            "missing predicate",
+                                        )
+                                        .at(self.source, p.span));
+                                    }
                                 },
                                 PredicateExpr::Var(v) => {
-                                    return Err(KipError::new(ErrorCode::InvalidSyntax, "a predicate variable cannot be written").at(self.source, v.span));
+                                    return Err(KipError::new(
+                                        ErrorCode::InvalidSyntax,
+                                        "a predicate variable cannot be written",
+                                    )
+                                    .at(self.source, v.span));
                                 }
                             };
                             self.upsert_link(s, &name, span, o, &attrs, &meta, p.span)?
@@ -218,28 +232,42 @@ impl<'a, 't> Writer<'a, 't> {
     fn resolve_term(&self, term: &Term, handles: &HashMap<String, ElementId>) -> Result<ElementId> {
         match term {
             Term::Var(v) => handles.get(&v.name).copied().ok_or_else(|| {
-                KipError::new(ErrorCode::ReferenceError, format!("handle ?{} is not defined", v.name))
-                    .at(self.source, v.span)
+                KipError::new(
+                    ErrorCode::ReferenceError,
+                    format!("handle ?{} is not defined", v.name),
+                )
+                .at(self.source, v.span)
             }),
-            Term::Concept(ConceptMatcher::Id(id), _) => Ok(ElementId::Concept(self.existing_concept(id)?)),
+            Term::Concept(ConceptMatcher::Id(id), _) => {
+                Ok(ElementId::Concept(self.existing_concept(id)?))
+            }
             Term::Concept(ConceptMatcher::TypeName { ty, name }, span) => {
                 let (ty_s, name_s) = (self.text(ty)?, self.text(name)?);
                 let defined = self.graph(|g| g.is_type_defined(ty_s))?;
                 if !defined {
-                    return Err(self.graph(|g| schema::unknown_type(g, ty_s))?.at(self.source, ty.span()));
+                    return Err(self
+                        .graph(|g| schema::unknown_type(g, ty_s))?
+                        .at(self.source, ty.span()));
                 }
                 match self.graph(|g| g.find_concept_by_names(ty_s, name_s))? {
                     Some(c) => Ok(ElementId::Concept(c)),
                     None => {
                         let similar = self.graph(|g| similar_names(g, ty_s, name_s))?;
                         let hint = match similar.first() {
-                            Some(s) => format!("Did you mean {ty_s} '{s}'? Otherwise create {ty_s} '{name_s}' with a CONCEPT block earlier in this UPSERT and refer to it by its handle."),
-                            None => format!("Create {ty_s} '{name_s}' with a CONCEPT block earlier in this UPSERT and refer to it by its handle, or check the name with SEARCH CONCEPT \"{name_s}\"."),
+                            Some(s) => format!(
+                                "Did you mean {ty_s} '{s}'? Otherwise create {ty_s} '{name_s}' with a CONCEPT block earlier in this UPSERT and refer to it by its handle."
+                            ),
+                            None => format!(
+                                "Create {ty_s} '{name_s}' with a CONCEPT block earlier in this UPSERT and refer to it by its handle, or check the name with SEARCH CONCEPT \"{name_s}\"."
+                            ),
                         };
-                        Err(KipError::new(ErrorCode::NotFound, format!("{ty_s} '{name_s}' does not exist"))
-                            .with_hint(hint)
-                            .at(self.source, *span)
-                            .with_suggestions(&similar))
+                        Err(KipError::new(
+                            ErrorCode::NotFound,
+                            format!("{ty_s} '{name_s}' does not exist"),
+                        )
+                        .with_hint(hint)
+                        .at(self.source, *span)
+                        .with_suggestions(&similar))
                     }
                 }
             }
@@ -255,12 +283,20 @@ impl<'a, 't> Writer<'a, 't> {
                 let s = self.resolve_term(&t.subject, handles)?;
                 let o = self.resolve_term(&t.object, handles)?;
                 let name = match &t.predicate {
-                    PredicateExpr::Names { names, .. } => names.first().map(|n| self.text(n)).transpose()?.unwrap_or_default(),
+                    PredicateExpr::Names { names, .. } => names
+                        .first()
+                        .map(|n| self.text(n))
+                        .transpose()?
+                        .unwrap_or_default(),
                     PredicateExpr::Var(_) => "",
                 };
                 let found = self.graph(|g| {
-                    let Some(p) = g.predicate_id(name)? else { return Ok(None) };
-                    Ok(g.propositions(Some(s), Some(p), Some(o))?.first().map(|m| m.0))
+                    let Some(p) = g.predicate_id(name)? else {
+                        return Ok(None);
+                    };
+                    Ok(g.propositions(Some(s), Some(p), Some(o))?
+                        .first()
+                        .map(|m| m.0))
                 })?;
                 found.map(ElementId::Proposition).ok_or_else(|| {
                     KipError::new(ErrorCode::NotFound, "the proposition this link points to does not exist")
@@ -271,7 +307,12 @@ impl<'a, 't> Writer<'a, 't> {
         }
     }
 
-    fn upsert_concept(&mut self, c: &ConceptBlock, attrs: &Object, meta: &Object) -> Result<ConceptId> {
+    fn upsert_concept(
+        &mut self,
+        c: &ConceptBlock,
+        attrs: &Object,
+        meta: &Object,
+    ) -> Result<ConceptId> {
         match &c.matcher {
             ConceptMatcher::Id(arg) => {
                 let id = self.existing_concept(arg)?;
@@ -284,9 +325,14 @@ impl<'a, 't> Writer<'a, 't> {
                 // whose type need not exist beforehand.
                 let self_defining = ty_s == CONCEPT_TYPE && name_s == CONCEPT_TYPE;
                 if !self_defining && !self.graph(|g| g.is_type_defined(&ty_s))? {
-                    return Err(self.graph(|g| schema::unknown_type(g, &ty_s))?.at(self.source, ty.span()));
+                    return Err(self
+                        .graph(|g| schema::unknown_type(g, &ty_s))?
+                        .at(self.source, ty.span()));
                 }
-                let type_id = self.store.intern(self.txn, Namespace::ConceptType, &ty_s).kip()?;
+                let type_id = self
+                    .store
+                    .intern(self.txn, Namespace::ConceptType, &ty_s)
+                    .kip()?;
                 match self.graph(|g| g.find_concept(type_id, &name_s))? {
                     Some(id) => {
                         self.update_concept(id, attrs, meta, c.span)?;
@@ -303,7 +349,14 @@ impl<'a, 't> Writer<'a, 't> {
         }
     }
 
-    fn create_concept(&mut self, type_id: u32, ty: &str, name: &str, attrs: &Object, meta: &Object) -> Result<ConceptId> {
+    fn create_concept(
+        &mut self,
+        type_id: u32,
+        ty: &str,
+        name: &str,
+        attrs: &Object,
+        meta: &Object,
+    ) -> Result<ConceptId> {
         let mut metadata = meta.clone();
         metadata.insert("_created_at".into(), json!(self.now));
         metadata.insert("_updated_at".into(), json!(self.now));
@@ -316,25 +369,41 @@ impl<'a, 't> Writer<'a, 't> {
         let id = self.store.create_concept(self.txn, &record).kip()?;
         // Definitions make their name usable: intern it in its namespace.
         if ty == CONCEPT_TYPE {
-            self.store.intern(self.txn, Namespace::ConceptType, name).kip()?;
+            self.store
+                .intern(self.txn, Namespace::ConceptType, name)
+                .kip()?;
         } else if ty == crate::graph::PROPOSITION_TYPE {
-            self.store.intern(self.txn, Namespace::Predicate, name).kip()?;
+            self.store
+                .intern(self.txn, Namespace::Predicate, name)
+                .kip()?;
         }
         search::index_concept(self.store, self.txn, id, &record)?;
         self.stats.concepts_created += 1;
         Ok(id)
     }
 
-    fn update_concept(&mut self, id: ConceptId, attrs: &Object, meta: &Object, span: Span) -> Result<()> {
+    fn update_concept(
+        &mut self,
+        id: ConceptId,
+        attrs: &Object,
+        meta: &Object,
+        span: Span,
+    ) -> Result<()> {
         let Some(old) = self.graph(|g| Ok(g.concept(id)?.map(|r| (*r).clone())))? else {
-            return Err(KipError::new(ErrorCode::NotFound, format!("concept {} does not exist", ElementId::Concept(id))).at(self.source, span));
+            return Err(KipError::new(
+                ErrorCode::NotFound,
+                format!("concept {} does not exist", ElementId::Concept(id)),
+            )
+            .at(self.source, span));
         };
         let ty = self.graph(|g| Ok(g.type_name(old.type_id)?.to_string()))?;
         if schema::has_immutable_id(&ty, &old.name)
             && let (Some(new_id), Some(old_id)) = (attrs.get("id"), old.attributes.get("id"))
             && new_id != old_id
         {
-            return Err(schema::protected_error(&ty, &old.name, "given a new `id`").at(self.source, span));
+            return Err(
+                schema::protected_error(&ty, &old.name, "given a new `id`").at(self.source, span)
+            );
         }
         let attributes = merged(&old.attributes, attrs);
         let mut metadata = merged(&old.metadata, meta);
@@ -367,13 +436,20 @@ impl<'a, 't> Writer<'a, 't> {
         span: Span,
     ) -> Result<PropositionId> {
         if !self.graph(|g| g.is_predicate_defined(predicate))? {
-            return Err(self.graph(|g| schema::unknown_predicate(g, predicate))?.at(self.source, predicate_span));
+            return Err(self
+                .graph(|g| schema::unknown_predicate(g, predicate))?
+                .at(self.source, predicate_span));
         }
         let signature = self.graph(|g| schema::signature(g, predicate))?;
-        for (end, allowed, role) in [(s, &signature.subject_types, "subject"), (o, &signature.object_types, "object")] {
+        for (end, allowed, role) in [
+            (s, &signature.subject_types, "subject"),
+            (o, &signature.object_types, "object"),
+        ] {
             let Some(allowed) = allowed else { continue };
             let actual = self.graph(|g| Ok(g.element_type(end)?.map(|t| t.to_string())))?;
-            let ok = actual.as_ref().is_some_and(|t| allowed.iter().any(|a| a == t));
+            let ok = actual
+                .as_ref()
+                .is_some_and(|t| allowed.iter().any(|a| a == t));
             if !ok {
                 let found = actual.map_or_else(|| "a proposition".to_owned(), |t| format!("a {t}"));
                 return Err(KipError::new(
@@ -384,8 +460,15 @@ impl<'a, 't> Writer<'a, 't> {
                 .at(self.source, span));
             }
         }
-        let p = self.store.intern(self.txn, Namespace::Predicate, predicate).kip()?;
-        let existing = self.graph(|g| Ok(g.propositions(Some(s), Some(p), Some(o))?.first().map(|m| m.0)))?;
+        let p = self
+            .store
+            .intern(self.txn, Namespace::Predicate, predicate)
+            .kip()?;
+        let existing = self.graph(|g| {
+            Ok(g.propositions(Some(s), Some(p), Some(o))?
+                .first()
+                .map(|m| m.0))
+        })?;
         if let Some(id) = existing {
             self.update_proposition(id, attrs, meta)?;
             return Ok(id);
@@ -410,16 +493,25 @@ impl<'a, 't> Writer<'a, 't> {
     }
 
     fn count_domain_member(&mut self, link: &PropositionRecord, delta: i64) -> Result<()> {
-        if let (ElementId::Concept(member), ElementId::Concept(domain)) = (link.subject, link.object) {
+        if let (ElementId::Concept(member), ElementId::Concept(domain)) =
+            (link.subject, link.object)
+        {
             let type_id = self.graph(|g| Ok(g.concept(member)?.map(|r| r.type_id)))?;
             if let Some(t) = type_id {
-                self.store.add_counter(self.txn, &domain_counter(domain, t), delta).kip()?;
+                self.store
+                    .add_counter(self.txn, &domain_counter(domain, t), delta)
+                    .kip()?;
             }
         }
         Ok(())
     }
 
-    fn update_proposition(&mut self, id: PropositionId, attrs: &Object, meta: &Object) -> Result<()> {
+    fn update_proposition(
+        &mut self,
+        id: PropositionId,
+        attrs: &Object,
+        meta: &Object,
+    ) -> Result<()> {
         let Some(old) = self.graph(|g| Ok(g.proposition(id)?.map(|r| (*r).clone())))? else {
             return Ok(());
         };
@@ -504,7 +596,8 @@ impl<'a, 't> Writer<'a, 't> {
                             })
                         })?;
                         if schema::is_protected(&ty, &name) {
-                            return Err(schema::protected_error(&ty, &name, "deleted").at(self.source, d.var.span));
+                            return Err(schema::protected_error(&ty, &name, "deleted")
+                                .at(self.source, d.var.span));
                         }
                         concepts.push(*c);
                     }
@@ -521,17 +614,30 @@ impl<'a, 't> Writer<'a, 't> {
         }
     }
 
-    fn delete_concept_keys(&mut self, id: ConceptId, keys: &[String], attributes: bool, span: Span) -> Result<bool> {
+    fn delete_concept_keys(
+        &mut self,
+        id: ConceptId,
+        keys: &[String],
+        attributes: bool,
+        span: Span,
+    ) -> Result<bool> {
         let Some(mut rec) = self.graph(|g| Ok(g.concept(id)?.map(|r| (*r).clone())))? else {
             return Ok(false);
         };
         if attributes && keys.iter().any(|k| k == "id") {
             let ty = self.graph(|g| Ok(g.type_name(rec.type_id)?.to_string()))?;
             if schema::has_immutable_id(&ty, &rec.name) {
-                return Err(schema::protected_error(&ty, &rec.name, "stripped of its `id`").at(self.source, span));
+                return Err(
+                    schema::protected_error(&ty, &rec.name, "stripped of its `id`")
+                        .at(self.source, span),
+                );
             }
         }
-        let map = if attributes { &mut rec.attributes } else { &mut rec.metadata };
+        let map = if attributes {
+            &mut rec.attributes
+        } else {
+            &mut rec.metadata
+        };
         let before = map.len();
         for k in keys {
             map.shift_remove(k);
@@ -546,11 +652,20 @@ impl<'a, 't> Writer<'a, 't> {
         Ok(true)
     }
 
-    fn delete_proposition_keys(&mut self, id: PropositionId, keys: &[String], attributes: bool) -> Result<bool> {
+    fn delete_proposition_keys(
+        &mut self,
+        id: PropositionId,
+        keys: &[String],
+        attributes: bool,
+    ) -> Result<bool> {
         let Some(mut rec) = self.graph(|g| Ok(g.proposition(id)?.map(|r| (*r).clone())))? else {
             return Ok(false);
         };
-        let map = if attributes { &mut rec.attributes } else { &mut rec.metadata };
+        let map = if attributes {
+            &mut rec.attributes
+        } else {
+            &mut rec.metadata
+        };
         let before = map.len();
         for k in keys {
             map.shift_remove(k);
@@ -622,5 +737,8 @@ fn similar_names(graph: &Graph<'_>, ty: &str, name: &str) -> Result<Vec<String>>
             names.push(c.name.clone());
         }
     }
-    Ok(kip_lang::suggest::similar(name, names.iter().map(String::as_str)))
+    Ok(kip_lang::suggest::similar(
+        name,
+        names.iter().map(String::as_str),
+    ))
 }

@@ -96,7 +96,9 @@ impl Vars {
     }
 
     fn visible(&self) -> Vec<Slot> {
-        (0..self.names.len()).filter(|&i| self.names[i].is_some()).collect()
+        (0..self.names.len())
+            .filter(|&i| self.names[i].is_some())
+            .collect()
     }
 }
 
@@ -166,8 +168,17 @@ pub struct CompiledGroup {
 
 /// Compiles a group, resolving type and predicate names (`KIP_2001` for an
 /// undefined one, with suggestions).
-pub fn compile(graph: &Graph<'_>, source: &str, group: &Group, vars: &mut Vars) -> Result<CompiledGroup> {
-    let mut compiler = Compiler { graph, source, vars };
+pub fn compile(
+    graph: &Graph<'_>,
+    source: &str,
+    group: &Group,
+    vars: &mut Vars,
+) -> Result<CompiledGroup> {
+    let mut compiler = Compiler {
+        graph,
+        source,
+        vars,
+    };
     compiler.group(group)
 }
 
@@ -328,6 +339,7 @@ impl Compiler<'_, '_, '_> {
 }
 
 /// Executes compiled groups over a graph with a work meter.
+#[allow(missing_debug_implementations)] // holds a transaction
 pub struct Executor<'g, 't> {
     pub graph: &'g Graph<'t>,
     pub width: usize,
@@ -393,7 +405,10 @@ impl<'g, 't> Executor<'g, 't> {
     pub fn eval(&mut self, group: &CompiledGroup, input: Vec<Row>) -> Result<Vec<Row>> {
         let mut rows = input;
         let has_main = !group.atoms.is_empty() || !group.optionals.is_empty();
-        if !has_main && !group.unions.is_empty() && rows.iter().all(|r| r.iter().all(|v| *v == Val::Null)) {
+        if !has_main
+            && !group.unions.is_empty()
+            && rows.iter().all(|r| r.iter().all(|v| *v == Val::Null))
+        {
             // A block holding only UNION branches has no rows of its own.
             rows.clear();
         }
@@ -558,7 +573,9 @@ impl<'g, 't> Executor<'g, 't> {
                 let concepts = g.total_concepts()?.max(1) as f64;
                 match (bound.contains(s), bound.contains(o)) {
                     (true, true) => 0.5,
-                    (true, false) | (false, true) => (base / concepts * 4.0).clamp(1.0, base.max(1.0)),
+                    (true, false) | (false, true) => {
+                        (base / concepts * 4.0).clamp(1.0, base.max(1.0))
+                    }
                     (false, false) => base.max(1.0) * 2.0,
                 }
             }
@@ -573,7 +590,8 @@ impl<'g, 't> Executor<'g, 't> {
                 for mut row in rows {
                     self.charge(1)?;
                     let Some(id) = id else { continue };
-                    if self.graph.proposition(*id)?.is_some() && set(&mut row, *var, Val::Prop(*id)) {
+                    if self.graph.proposition(*id)?.is_some() && set(&mut row, *var, Val::Prop(*id))
+                    {
                         out.push(row);
                     }
                 }
@@ -657,7 +675,10 @@ impl<'g, 't> Executor<'g, 't> {
                         PredTest::Var(p) => set(&mut r, *p, Val::Pred(rec.predicate)),
                         PredTest::Path { .. } => false,
                     };
-                    if pred_ok && set(&mut r, s, Val::of(rec.subject)) && set(&mut r, o, Val::of(rec.object)) {
+                    if pred_ok
+                        && set(&mut r, s, Val::of(rec.subject))
+                        && set(&mut r, o, Val::of(rec.object))
+                    {
                         out.push(r);
                     }
                 }
@@ -714,7 +735,12 @@ impl<'g, 't> Executor<'g, 't> {
     }
 
     /// The elements one hop from `from` along `preds` (forward or backward).
-    fn neighbours(&mut self, from: ElementId, preds: &[u32], forward: bool) -> Result<Vec<ElementId>> {
+    fn neighbours(
+        &mut self,
+        from: ElementId,
+        preds: &[u32],
+        forward: bool,
+    ) -> Result<Vec<ElementId>> {
         let mut out = Vec::new();
         for &p in preds {
             let links = if forward {
@@ -723,7 +749,11 @@ impl<'g, 't> Executor<'g, 't> {
                 self.graph.propositions(None, Some(p), Some(from))?
             };
             self.charge(links.len() as u64 + 1)?;
-            out.extend(links.into_iter().map(|(_, s, _, o)| if forward { o } else { s }));
+            out.extend(
+                links
+                    .into_iter()
+                    .map(|(_, s, _, o)| if forward { o } else { s }),
+            );
         }
         Ok(out)
     }
@@ -732,7 +762,14 @@ impl<'g, 't> Executor<'g, 't> {
     /// Exact level sets up to `min` (a node seen early may be reached again
     /// at the right length), then breadth-first with a visited set, which
     /// ends on cycles when `max` is unbounded.
-    fn reach(&mut self, start: ElementId, preds: &[u32], min: u32, max: Option<u32>, forward: bool) -> Result<Vec<ElementId>> {
+    fn reach(
+        &mut self,
+        start: ElementId,
+        preds: &[u32],
+        min: u32,
+        max: Option<u32>,
+        forward: bool,
+    ) -> Result<Vec<ElementId>> {
         let mut result: Vec<ElementId> = Vec::new();
         let mut seen_result: HashSet<ElementId> = HashSet::new();
         let mut level: Vec<ElementId> = vec![start];
@@ -797,7 +834,7 @@ impl<'g, 't> Executor<'g, 't> {
         if row[s] != Val::Null && subject.is_none() || row[o] != Val::Null && object.is_none() {
             return Ok(());
         }
-        let mut emit = |start: ElementId, end: ElementId, out: &mut Vec<Row>| {
+        let emit = |start: ElementId, end: ElementId, out: &mut Vec<Row>| {
             let mut r = row.clone();
             if set(&mut r, s, Val::of(start)) && set(&mut r, o, Val::of(end)) {
                 out.push(r);
@@ -919,6 +956,7 @@ pub fn solve<'g, 't>(
 }
 
 /// The result of a FIND: the `result` value and the `next_cursor`, if any.
+#[derive(Debug)]
 pub struct FindOutput {
     pub result: Json,
     pub next_cursor: Option<String>,
@@ -1031,7 +1069,11 @@ pub fn find(graph: &Graph<'_>, source: &str, query: &FindQuery, secret: u64) -> 
         }
         None => 0,
     };
-    let limit = query.limit.as_ref().and_then(|l| l.lit().copied()).unwrap_or(DEFAULT_PAGE);
+    let limit = query
+        .limit
+        .as_ref()
+        .and_then(|l| l.lit().copied())
+        .unwrap_or(DEFAULT_PAGE);
     let start = offset.min(total);
     let end = start.saturating_add(limit).min(total);
     let next_cursor = (end < total).then(|| cursor::encode(secret, &fingerprint, end));
@@ -1053,7 +1095,10 @@ pub fn find(graph: &Graph<'_>, source: &str, query: &FindQuery, secret: u64) -> 
         out.drain(start..end).map(|(v, _)| v).collect()
     };
 
-    let aggregate_only = query.find.iter().all(|p| matches!(p, Projection::Aggregate(_)));
+    let aggregate_only = query
+        .find
+        .iter()
+        .all(|p| matches!(p, Projection::Aggregate(_)));
     let columns: Vec<Json> = (0..query.find.len())
         .map(|c| {
             if aggregate_only {
@@ -1068,7 +1113,10 @@ pub fn find(graph: &Graph<'_>, source: &str, query: &FindQuery, secret: u64) -> 
     } else {
         Json::Array(columns)
     };
-    Ok(FindOutput { result, next_cursor })
+    Ok(FindOutput {
+        result,
+        next_cursor,
+    })
 }
 
 fn aggregate(
@@ -1106,7 +1154,13 @@ fn aggregate(
                 json!(nums.iter().sum::<f64>() / nums.len() as f64)
             }
         }
-        AggregateFunc::Min => values.into_iter().min_by(value::total_cmp).unwrap_or(Json::Null),
-        AggregateFunc::Max => values.into_iter().max_by(value::total_cmp).unwrap_or(Json::Null),
+        AggregateFunc::Min => values
+            .into_iter()
+            .min_by(value::total_cmp)
+            .unwrap_or(Json::Null),
+        AggregateFunc::Max => values
+            .into_iter()
+            .max_by(value::total_cmp)
+            .unwrap_or(Json::Null),
     })
 }

@@ -29,6 +29,7 @@ pub mod value;
 
 use std::path::Path;
 
+use graph::TxnError;
 use kip_lang::ast::{Command, CommandKind};
 use kip_lang::{ErrorCode, Errors, KipError};
 use kip_store::Store;
@@ -47,7 +48,9 @@ pub struct Origin {
 
 impl Default for Origin {
     fn default() -> Origin {
-        Origin { name: "library".into() }
+        Origin {
+            name: "library".into(),
+        }
     }
 }
 
@@ -111,7 +114,10 @@ impl Nexus {
                 for item in batch {
                     let (text, params) = match item {
                         BatchItem::Text(t) => (t.as_str(), shared.clone()),
-                        BatchItem::WithParameters { command, parameters } => {
+                        BatchItem::WithParameters {
+                            command,
+                            parameters,
+                        } => {
                             let mut p = shared.clone();
                             p.extend(parameters.clone().unwrap_or_default());
                             (command.as_str(), p)
@@ -135,15 +141,28 @@ impl Nexus {
 
     /// Parses, binds and runs one command text (a capsule may hold several
     /// commands: they then run in one transaction and the result lists each).
-    pub fn run_text(&self, text: &str, params: &Map<String, Json>, dry_run: bool, origin: &Origin) -> Result<Outcome> {
+    pub fn run_text(
+        &self,
+        text: &str,
+        params: &Map<String, Json>,
+        dry_run: bool,
+        origin: &Origin,
+    ) -> Result<Outcome> {
         let commands = kip_lang::parse(text).map_err(Errors::into_response_error)?;
-        let commands = kip_lang::bind(text, commands, params).map_err(Errors::into_response_error)?;
+        let commands =
+            kip_lang::bind(text, commands, params).map_err(Errors::into_response_error)?;
         self.run_commands(text, &commands, dry_run, origin)
     }
 
     /// Runs parsed, bound commands: reads in a read transaction, writes in
     /// one write transaction for all of them.
-    pub fn run_commands(&self, source: &str, commands: &[Command], dry_run: bool, origin: &Origin) -> Result<Outcome> {
+    pub fn run_commands(
+        &self,
+        source: &str,
+        commands: &[Command],
+        dry_run: bool,
+        origin: &Origin,
+    ) -> Result<Outcome> {
         let writes = commands.iter().any(|c| c.kind() == CommandKind::Kml);
         let single = commands.len() == 1;
         if dry_run && !writes {
@@ -153,8 +172,9 @@ impl Nexus {
                     for c in commands {
                         validate_read(&g, source, c)?;
                     }
-                    Ok::<_, KipError>(())
-                })?;
+                    Ok::<_, TxnError>(())
+                })
+                .map_err(|e| e.0)?;
             return Ok(Outcome {
                 result: json!({"valid": true}),
                 next_cursor: None,
@@ -162,30 +182,53 @@ impl Nexus {
             });
         }
         if !writes {
-            return self.store.read(|txn| {
-                let g = graph::Graph::new(&self.store, txn);
-                let mut outcomes = Vec::new();
-                for c in commands {
-                    outcomes.push(self.read_command(&g, source, c)?);
-                }
-                Ok::<_, KipError>(combine(outcomes, single))
-            });
+            return self
+                .store
+                .read(|txn| {
+                    let g = graph::Graph::new(&self.store, txn);
+                    let mut outcomes = Vec::new();
+                    for c in commands {
+                        outcomes.push(self.read_command(&g, source, c)?);
+                    }
+                    Ok::<_, TxnError>(combine(outcomes, single))
+                })
+                .map_err(|e| e.0);
         }
         let secret = self.secret;
-        let run = |txn: &mut kip_store::RwTxn<'_>| -> Result<Outcome> {
+        let run = |txn: &mut kip_store::RwTxn<'_>| -> std::result::Result<Outcome, TxnError> {
             let mut outcomes = Vec::new();
             let mut total = Stats::default();
             for c in commands {
                 let outcome = match c {
                     Command::Upsert(u) => {
-                        let mut w = kml::Writer { store: &self.store, txn, source, now: now(), stats: Stats::default() };
+                        let mut w = kml::Writer {
+                            store: &self.store,
+                            txn,
+                            source,
+                            now: now(),
+                            stats: Stats::default(),
+                        };
                         let result = w.upsert(u)?;
-                        Outcome { result, next_cursor: None, stats: w.stats }
+                        Outcome {
+                            result,
+                            next_cursor: None,
+                            stats: w.stats,
+                        }
                     }
                     Command::Delete(d) => {
-                        let mut w = kml::Writer { store: &self.store, txn, source, now: now(), stats: Stats::default() };
+                        let mut w = kml::Writer {
+                            store: &self.store,
+                            txn,
+                            source,
+                            now: now(),
+                            stats: Stats::default(),
+                        };
                         let result = w.delete(d)?;
-                        Outcome { result, next_cursor: None, stats: w.stats }
+                        Outcome {
+                            result,
+                            next_cursor: None,
+                            stats: w.stats,
+                        }
                     }
                     other => {
                         let g = graph::Graph::new(&self.store, txn);
@@ -202,7 +245,7 @@ impl Nexus {
                     "at": now(),
                     "stats": total,
                 });
-                self.store.append_change(txn, &entry).map_err(graph::internal)?;
+                self.store.append_change(txn, &entry)?;
             }
             let mut out = combine(outcomes, single);
             out.stats = total;
@@ -211,11 +254,7 @@ impl Nexus {
             }
             Ok(out)
         };
-        if dry_run {
-            self.store.write_uncommitted(run)
-        } else {
-            self.store.write(run)
-        }
+        self.store.write_with(!dry_run, run).map_err(|e| e.0)
     }
 
     fn read_command(&self, g: &graph::Graph<'_>, source: &str, c: &Command) -> Result<Outcome> {
@@ -234,7 +273,12 @@ fn add_stats(a: Stats, b: Stats) -> Stats {
     }
 }
 
-fn read_command_with(g: &graph::Graph<'_>, source: &str, c: &Command, secret: u64) -> Result<Outcome> {
+fn read_command_with(
+    g: &graph::Graph<'_>,
+    source: &str,
+    c: &Command,
+    secret: u64,
+) -> Result<Outcome> {
     let (result, next_cursor) = match c {
         Command::Find(q) => {
             let out = kql::find(g, source, q, secret)?;
@@ -246,10 +290,17 @@ fn read_command_with(g: &graph::Graph<'_>, source: &str, c: &Command, secret: u6
         }
         Command::Search(s) => (meta::search_command(g, source, s)?, None),
         Command::Upsert(_) | Command::Delete(_) => {
-            return Err(KipError::new(ErrorCode::InternalError, "a write reached the read path"));
+            return Err(KipError::new(
+                ErrorCode::InternalError,
+                "a write reached the read path",
+            ));
         }
     };
-    Ok(Outcome { result, next_cursor, stats: Stats::default() })
+    Ok(Outcome {
+        result,
+        next_cursor,
+        stats: Stats::default(),
+    })
 }
 
 /// Checks a read command against the schema without running it (dry run).
@@ -283,7 +334,11 @@ fn combine(mut outcomes: Vec<Outcome>, single: bool) -> Outcome {
             r
         })
         .collect();
-    Outcome { result: Json::Array(result), next_cursor: None, stats: Stats::default() }
+    Outcome {
+        result: Json::Array(result),
+        next_cursor: None,
+        stats: Stats::default(),
+    }
 }
 
 /// The KIP response object of an outcome.

@@ -9,11 +9,14 @@ use kip_lang::{ErrorCode, KipError, suggest};
 use kip_store::ElementId;
 use serde_json::{Map, Value as Json, json};
 
-use crate::graph::{BELONGS_TO_DOMAIN, CONCEPT_TYPE, DOMAIN, Graph, OrInternal as _, PROPOSITION_TYPE, Result};
+use crate::graph::{
+    BELONGS_TO_DOMAIN, CONCEPT_TYPE, DOMAIN, Graph, OrInternal as _, PROPOSITION_TYPE, Result,
+};
 use crate::kml::domain_counter;
 use crate::{cursor, search};
 
 /// A META result and its `next_cursor`.
+#[derive(Debug)]
 pub struct MetaOutput {
     pub result: Json,
     pub next_cursor: Option<String>,
@@ -21,7 +24,8 @@ pub struct MetaOutput {
 
 fn lit<'a>(source: &str, arg: &'a Arg<String>) -> Result<&'a str> {
     arg.lit().map(String::as_str).ok_or_else(|| {
-        KipError::new(ErrorCode::ReferenceError, "a placeholder was not bound").at(source, arg.span())
+        KipError::new(ErrorCode::ReferenceError, "a placeholder was not bound")
+            .at(source, arg.span())
     })
 }
 
@@ -50,17 +54,26 @@ pub fn describe(g: &Graph<'_>, source: &str, d: &Describe, secret: u64) -> Resul
                 kip_lang::ast::Command::Describe(q).to_string()
             };
             let offset = match &d.cursor {
-                Some(arg) => cursor::decode(secret, &fingerprint, lit(source, arg)?)
-                    .map_err(|e| e.at(source, arg.span()))?
-                    .offset,
+                Some(arg) => {
+                    cursor::decode(secret, &fingerprint, lit(source, arg)?)
+                        .map_err(|e| e.at(source, arg.span()))?
+                        .offset
+                }
                 None => 0,
             };
-            let limit = d.limit.as_ref().and_then(|l| l.lit().copied()).unwrap_or(crate::kql::DEFAULT_PAGE);
+            let limit = d
+                .limit
+                .as_ref()
+                .and_then(|l| l.lit().copied())
+                .unwrap_or(crate::kql::DEFAULT_PAGE);
             let total = names.len() as u64;
             let start = offset.min(total);
             let end = start.saturating_add(limit).min(total);
             let next_cursor = (end < total).then(|| cursor::encode(secret, &fingerprint, end));
-            let page: Vec<Json> = names[start as usize..end as usize].iter().map(|n| json!(n)).collect();
+            let page: Vec<Json> = names[start as usize..end as usize]
+                .iter()
+                .map(|n| json!(n))
+                .collect();
             return Ok(MetaOutput {
                 result: Json::Array(page),
                 next_cursor,
@@ -68,23 +81,44 @@ pub fn describe(g: &Graph<'_>, source: &str, d: &Describe, secret: u64) -> Resul
         }
         DescribeTarget::ConceptType(name) | DescribeTarget::PropositionType(name) => {
             let is_concept = matches!(d.target, DescribeTarget::ConceptType(_));
-            let meta = if is_concept { CONCEPT_TYPE } else { PROPOSITION_TYPE };
+            let meta = if is_concept {
+                CONCEPT_TYPE
+            } else {
+                PROPOSITION_TYPE
+            };
             let name_s = lit(source, name)?;
             match g.find_concept_by_names(meta, name_s)? {
                 Some(id) => g.element_json(ElementId::Concept(id))?,
                 None => {
-                    let defined = if is_concept { g.defined_types()? } else { g.defined_predicates()? };
+                    let defined = if is_concept {
+                        g.defined_types()?
+                    } else {
+                        g.defined_predicates()?
+                    };
                     let suggestions = suggest::similar(name_s, defined.iter().map(String::as_str));
-                    let what = if is_concept { "concept type" } else { "proposition type" };
-                    let list = if is_concept { "DESCRIBE CONCEPT TYPES" } else { "DESCRIBE PROPOSITION TYPES" };
+                    let what = if is_concept {
+                        "concept type"
+                    } else {
+                        "proposition type"
+                    };
+                    let list = if is_concept {
+                        "DESCRIBE CONCEPT TYPES"
+                    } else {
+                        "DESCRIBE PROPOSITION TYPES"
+                    };
                     let hint = match suggestions.first() {
-                        Some(s) => format!("Did you mean '{s}'? Names are case-sensitive; {list} lists them all."),
+                        Some(s) => format!(
+                            "Did you mean '{s}'? Names are case-sensitive; {list} lists them all."
+                        ),
                         None => format!("{list} lists the defined names."),
                     };
-                    return Err(KipError::new(ErrorCode::NotFound, format!("{what} '{name_s}' is not defined"))
-                        .with_hint(hint)
-                        .at(source, name.span())
-                        .with_suggestions(&suggestions));
+                    return Err(KipError::new(
+                        ErrorCode::NotFound,
+                        format!("{what} '{name_s}' is not defined"),
+                    )
+                    .with_hint(hint)
+                    .at(source, name.span())
+                    .with_suggestions(&suggestions));
                 }
             }
         }
@@ -170,7 +204,11 @@ pub fn search_command(g: &Graph<'_>, source: &str, s: &Search) -> Result<Json> {
     let with_type = s.with_type.as_ref().map(|t| lit(source, t)).transpose()?;
     let propositions = s.target == SearchTarget::Proposition;
     if let (Some(t), Some(arg)) = (with_type, &s.with_type) {
-        let known = if propositions { g.is_predicate_defined(t)? } else { g.is_type_defined(t)? };
+        let known = if propositions {
+            g.is_predicate_defined(t)?
+        } else {
+            g.is_type_defined(t)?
+        };
         if !known {
             let e = if propositions {
                 crate::schema::unknown_predicate(g, t)?
@@ -180,7 +218,11 @@ pub fn search_command(g: &Graph<'_>, source: &str, s: &Search) -> Result<Json> {
             return Err(e.at(source, arg.span()));
         }
     }
-    let limit = s.limit.as_ref().and_then(|l| l.lit().copied()).unwrap_or(10);
+    let limit = s
+        .limit
+        .as_ref()
+        .and_then(|l| l.lit().copied())
+        .unwrap_or(10);
     let query = search::Query {
         propositions,
         term,

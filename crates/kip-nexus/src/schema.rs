@@ -56,7 +56,11 @@ pub struct Signature {
 }
 
 fn type_list(v: Option<&Json>) -> Option<Vec<String>> {
-    let list: Vec<String> = v?.as_array()?.iter().filter_map(|t| t.as_str().map(str::to_owned)).collect();
+    let list: Vec<String> = v?
+        .as_array()?
+        .iter()
+        .filter_map(|t| t.as_str().map(str::to_owned))
+        .collect();
     if list.is_empty() || list.iter().any(|t| t == "*") {
         None
     } else {

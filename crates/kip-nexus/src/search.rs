@@ -2,8 +2,8 @@
 //!
 //! A concept is indexed by its name (counted three times, so a name match
 //! outranks a mention) and the string values of its attributes (nested
-//! ones too); a proposition by its predicate, the names of its subject and
-//! object and its string attributes. Ranking is BM25 (k1 = 1.2, b = 0.75)
+//! ones too); a proposition by its predicate (counted three times), the
+//! names of its subject and object and its string attributes. Ranking is BM25 (k1 = 1.2, b = 0.75)
 //! over the query's terms, plus a bonus when the whole query equals the
 //! name. When nothing matches, a typo-tolerant pass retries each query term
 //! with the indexed terms that start with it or are within a small edit
@@ -12,7 +12,9 @@
 
 use std::collections::HashMap;
 
-use kip_store::{ConceptId, ConceptRecord, ElementId, PropositionId, PropositionRecord, RwTxn, Store};
+use kip_store::{
+    ConceptId, ConceptRecord, ElementId, PropositionId, PropositionRecord, RwTxn, Store,
+};
 use serde_json::Value as Json;
 
 use crate::graph::{Graph, OrInternal as _, Result};
@@ -29,13 +31,21 @@ fn collect_strings(v: &Json, out: &mut Vec<String>) {
     }
 }
 
-fn document(name_like: &[&str], attributes: &serde_json::Map<String, Json>) -> (Vec<(String, u32)>, u32) {
+/// Term frequencies and length of a document: `name_like` texts count
+/// [`NAME_WEIGHT`] times, `mentions` and string attributes once.
+fn document(
+    name_like: &[&str],
+    mentions: &[&str],
+    attributes: &serde_json::Map<String, Json>,
+) -> (Vec<(String, u32)>, u32) {
     let mut tf: HashMap<String, u32> = HashMap::new();
     let mut len = 0;
-    for text in name_like {
-        for t in tokenize(text) {
-            *tf.entry(t).or_default() += NAME_WEIGHT;
-            len += NAME_WEIGHT;
+    for (texts, weight) in [(name_like, NAME_WEIGHT), (mentions, 1)] {
+        for text in texts {
+            for t in tokenize(text) {
+                *tf.entry(t).or_default() += weight;
+                len += weight;
+            }
         }
     }
     let mut strings = Vec::new();
@@ -53,12 +63,24 @@ fn document(name_like: &[&str], attributes: &serde_json::Map<String, Json>) -> (
     (terms, len)
 }
 
-pub fn index_concept(store: &Store, txn: &mut RwTxn<'_>, id: ConceptId, rec: &ConceptRecord) -> Result<()> {
-    let (terms, len) = document(&[rec.name.as_str()], &rec.attributes);
-    store.index_document(txn, ElementId::Concept(id), &terms, len).kip()
+pub fn index_concept(
+    store: &Store,
+    txn: &mut RwTxn<'_>,
+    id: ConceptId,
+    rec: &ConceptRecord,
+) -> Result<()> {
+    let (terms, len) = document(&[rec.name.as_str()], &[], &rec.attributes);
+    store
+        .index_document(txn, ElementId::Concept(id), &terms, len)
+        .kip()
 }
 
-pub fn index_proposition(store: &Store, txn: &mut RwTxn<'_>, id: PropositionId, rec: &PropositionRecord) -> Result<()> {
+pub fn index_proposition(
+    store: &Store,
+    txn: &mut RwTxn<'_>,
+    id: PropositionId,
+    rec: &PropositionRecord,
+) -> Result<()> {
     let (predicate, subject, object) = {
         let g = Graph::new(store, txn);
         let name_of = |e: ElementId| -> Result<String> {
@@ -67,17 +89,28 @@ pub fn index_proposition(store: &Store, txn: &mut RwTxn<'_>, id: PropositionId, 
                 ElementId::Proposition(_) => String::new(),
             })
         };
-        (g.predicate_name(rec.predicate)?.replace('_', " "), name_of(rec.subject)?, name_of(rec.object)?)
+        (
+            g.predicate_name(rec.predicate)?.replace('_', " "),
+            name_of(rec.subject)?,
+            name_of(rec.object)?,
+        )
     };
-    let (terms, len) = document(&[predicate.as_str(), subject.as_str(), object.as_str()], &rec.attributes);
-    store.index_document(txn, ElementId::Proposition(id), &terms, len).kip()
+    let (terms, len) = document(
+        &[predicate.as_str()],
+        &[subject.as_str(), object.as_str()],
+        &rec.attributes,
+    );
+    store
+        .index_document(txn, ElementId::Proposition(id), &terms, len)
+        .kip()
 }
 
 pub fn unindex(store: &Store, txn: &mut RwTxn<'_>, e: ElementId) -> Result<()> {
-    store.remove_document(txn, e).kip()
+    store.remove_document(txn, e).kip().map(drop)
 }
 
 /// What SEARCH looks for.
+#[derive(Debug)]
 pub struct Query<'q> {
     pub propositions: bool,
     pub term: &'q str,
@@ -142,7 +175,12 @@ fn similar_terms(g: &Graph<'_>, term: &str) -> Result<Vec<String>> {
     Ok(out)
 }
 
-fn rank(g: &Graph<'_>, q: &Query<'_>, terms: &[String], type_filter: Option<u32>) -> Result<Vec<(ElementId, f64)>> {
+fn rank(
+    g: &Graph<'_>,
+    q: &Query<'_>,
+    terms: &[String],
+    type_filter: Option<u32>,
+) -> Result<Vec<(ElementId, f64)>> {
     const K1: f64 = 1.2;
     const B: f64 = 0.75;
     let (docs, total_len) = g.store.search_stats(g.txn).kip()?;
@@ -168,14 +206,16 @@ fn rank(g: &Graph<'_>, q: &Query<'_>, terms: &[String], type_filter: Option<u32>
             }
             let len = f64::from(g.store.doc_len(g.txn, e).kip()?.unwrap_or(1));
             let tf = f64::from(tf);
-            *scores.entry(e).or_default() += idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg));
+            *scores.entry(e).or_default() +=
+                idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg));
         }
     }
     // The whole query equal to a concept's name is the best possible hit.
     let wanted = q.term.trim().to_lowercase();
     for (e, score) in &mut scores {
         if let ElementId::Concept(c) = e
-            && g.concept(*c)?.is_some_and(|r| r.name.to_lowercase() == wanted)
+            && g.concept(*c)?
+                .is_some_and(|r| r.name.to_lowercase() == wanted)
         {
             *score += 10.0;
         }
@@ -185,7 +225,12 @@ fn rank(g: &Graph<'_>, q: &Query<'_>, terms: &[String], type_filter: Option<u32>
     Ok(hits)
 }
 
-fn admits(g: &Graph<'_>, propositions: bool, type_filter: Option<u32>, e: ElementId) -> Result<bool> {
+fn admits(
+    g: &Graph<'_>,
+    propositions: bool,
+    type_filter: Option<u32>,
+    e: ElementId,
+) -> Result<bool> {
     Ok(match (e, propositions) {
         (ElementId::Concept(c), false) => match type_filter {
             None => true,

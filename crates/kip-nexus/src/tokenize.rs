@@ -1,14 +1,12 @@
 //! Tokenization for SEARCH: one function used both to index text and to read
 //! queries, so that both sides always agree.
 //!
-//! Text is lower-cased and split into words on Unicode word boundaries
-//! (UAX #29). Words of scripts written without spaces — Han, Hiragana,
-//! Katakana, Hangul — are further cut into overlapping character bigrams (and
-//! a lone character stays a unigram), the usual way to make Chinese,
+//! Text is lower-cased and split into words at every character that is not
+//! a letter or digit (Unicode-aware). Runs of scripts written without
+//! spaces — Han, Hiragana, Katakana, Hangul — are cut into overlapping
+//! character bigrams instead (a lone character stays a unigram), the usual way to make Chinese,
 //! Japanese and Korean searchable without a dictionary: `阿司匹林` gives
 //! `阿司`, `司匹`, `匹林`, and a query for `阿司匹林` or `司匹` matches it.
-
-use unicode_segmentation::UnicodeSegmentation as _;
 
 /// Whether `c` belongs to a script written without spaces between words.
 pub fn is_cjk(c: char) -> bool {
@@ -26,25 +24,27 @@ pub fn is_cjk(c: char) -> bool {
 /// The search terms of `text`, in order, with repeats.
 pub fn tokenize(text: &str) -> Vec<String> {
     let mut terms = Vec::new();
-    for word in text.unicode_words() {
-        let lower = word.to_lowercase();
-        let mut run: Vec<char> = Vec::new();
-        let mut plain = String::new();
-        for c in lower.chars() {
-            if is_cjk(c) {
-                if !plain.is_empty() {
-                    terms.push(std::mem::take(&mut plain));
-                }
-                run.push(c);
-            } else {
-                flush_cjk(&mut run, &mut terms);
-                plain.push(c);
+    let mut run: Vec<char> = Vec::new();
+    let mut word = String::new();
+    for c in text.chars() {
+        if is_cjk(c) {
+            if !word.is_empty() {
+                terms.push(std::mem::take(&mut word));
+            }
+            run.push(c);
+        } else if c.is_alphanumeric() {
+            flush_cjk(&mut run, &mut terms);
+            word.extend(c.to_lowercase());
+        } else {
+            flush_cjk(&mut run, &mut terms);
+            if !word.is_empty() {
+                terms.push(std::mem::take(&mut word));
             }
         }
-        flush_cjk(&mut run, &mut terms);
-        if !plain.is_empty() {
-            terms.push(plain);
-        }
+    }
+    flush_cjk(&mut run, &mut terms);
+    if !word.is_empty() {
+        terms.push(word);
     }
     terms
 }
@@ -64,7 +64,10 @@ mod tests {
 
     #[test]
     fn english_words_are_lower_cased() {
-        assert_eq!(tokenize("Aspirin treats Headache."), ["aspirin", "treats", "headache"]);
+        assert_eq!(
+            tokenize("Aspirin treats Headache."),
+            ["aspirin", "treats", "headache"]
+        );
     }
 
     #[test]

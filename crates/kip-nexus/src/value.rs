@@ -110,9 +110,26 @@ mod tests {
 
     #[test]
     fn total_order_ranks_kinds_then_values() {
-        let mut values = vec![json!("b"), json!(2), json!(null), json!(true), json!(1.5), json!("a")];
+        let mut values = vec![
+            json!("b"),
+            json!(2),
+            json!(null),
+            json!(true),
+            json!(1.5),
+            json!("a"),
+        ];
         values.sort_by(total_cmp);
-        assert_eq!(values, vec![json!(null), json!(true), json!(1.5), json!(2), json!("a"), json!("b")]);
+        assert_eq!(
+            values,
+            vec![
+                json!(null),
+                json!(true),
+                json!(1.5),
+                json!(2),
+                json!("a"),
+                json!("b")
+            ]
+        );
     }
 
     #[test]

@@ -1,1 +1,151 @@
-//! placeholder
+//! `kip-store`: the Cognitive Nexus's storage, in LMDB through heed.
+//!
+//! One [`Store`] per folder: concept and proposition records, their indexes,
+//! interned names, counters, the text index's postings, application state,
+//! a change log and the format version, all in one LMDB environment
+//! (`data.mdb` + `lock.mdb`). Several processes may open the same folder at
+//! once. The crate knows nothing of KIP syntax or semantics: the engine
+//! (`kip-nexus`) decides what to store; this crate stores it atomically,
+//! indexes it and keeps its counts exact.
+//!
+//! # Transactions
+//!
+//! [`Store::read`] runs a closure on a snapshot; [`Store::write`] runs one
+//! on a write transaction that commits if the closure returns `Ok` and
+//! leaves nothing behind if it returns `Err` (and reruns the closure after
+//! growing the map if it ran out of room); [`Store::write_uncommitted`]
+//! always aborts, for dry runs. Every data method takes the transaction:
+//!
+//! ```
+//! use kip_store::{ConceptRecord, Namespace, Store, StoreError};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let store = Store::open(dir.path()).unwrap();
+//! let id = store
+//!     .write(|txn| {
+//!         let drug = store.intern(txn, Namespace::ConceptType, "Drug")?;
+//!         let record = ConceptRecord { type_id: drug, name: "Aspirin".into(), ..Default::default() };
+//!         store.create_concept(txn, &record)
+//!     })
+//!     .unwrap();
+//! let name = store
+//!     .read(|txn| Ok::<_, StoreError>(store.get_concept(txn, id)?.map(|c| c.name)))
+//!     .unwrap();
+//! assert_eq!(name.as_deref(), Some("Aspirin"));
+//! assert_eq!(id.to_string(), "C:1");
+//! ```
+//!
+//! # On-disk layout (format version 1)
+//!
+//! All integers in keys are big-endian and fixed-width, so keys sort as the
+//! numbers they encode. An element id is 9 bytes: a tag (`0x00` concept,
+//! `0x01` proposition) and the number. A "name key" is a text as UTF-8, or
+//! for texts of 448 bytes and more, their first 432 bytes and a 16-byte hash
+//! ([`codec::name_key`]). "Fields" is a map whose keys are interned
+//! attribute-key ids, with values in the compact value encoding
+//! ([`codec::value`]).
+//!
+//! | database (`db_name`) | key | value |
+//! |---|---|---|
+//! | `meta` | `format_version`, `next_concept_id`, `next_proposition_id`, `last_change_seq` | `u32` / `u64` BE |
+//! | `names` | namespace byte · name key | id `u32` |
+//! | `name_ids` | namespace byte · id `u32` | name (UTF-8) |
+//! | `concepts` | concept id `u64` | type `u32` · len-prefixed name · len-prefixed attribute fields · metadata fields ([`codec::concept`]) |
+//! | `concept_keys` | type `u32` · name key | concept id `u64` (unique `(type, name)`) |
+//! | `concepts_by_type` | type `u32` · concept id `u64` | empty |
+//! | `concepts_by_name` | name key · `0x00` · concept id `u64` | empty |
+//! | `propositions` | proposition id `u64` | subject (9) · predicate `u32` · object (9) · len-prefixed attribute fields · metadata fields ([`codec::proposition`]) |
+//! | `spo` / `pos` / `osp` | the triple in that order, 22 bytes ([`codec::triple`]) | proposition id `u64` |
+//! | `stats` | `'T'`·type, `'P'`·predicate, `'c'`, `'p'`, `'d'`, `'l'` ([`codec::stat_key`]) | `u64` |
+//! | `counters` | the engine's key bytes | `i64` BE |
+//! | `terms` | term (UTF-8) | document frequency `u32` |
+//! | `postings` | term · `0x00` · element (9) | term frequency `u32` |
+//! | `documents` | element (9) | length `u32` · the document's terms with frequencies ([`codec::document`]) |
+//! | `state` | name key of the state key | len-prefixed full key · value ([`codec::state`]) |
+//! | `changes` | sequence `u64` | value ([`codec::value`]) |
+//!
+//! Namespace bytes: 1 concept types, 2 predicates, 3 attribute and metadata
+//! keys. Ids of every kind start at 1 and are never reused.
+//!
+//! # Integrity the store keeps
+//!
+//! `(type, name)` and `(subject, predicate, object)` are unique; a
+//! proposition's ends exist when it is written; an element a proposition
+//! refers to cannot be deleted (delete the referring propositions first, as
+//! a DETACH does); deleting an element removes its text-index document; and
+//! every count changes in the transaction that changes what it counts.
+//!
+//! Errors are [`StoreError`]s; no heed or LMDB type other than the
+//! transaction types crosses this crate's boundary.
+
+mod changes;
+pub mod codec;
+mod concepts;
+mod counters;
+mod env;
+mod error;
+mod format;
+mod ids;
+mod names;
+mod propositions;
+mod state;
+mod store;
+mod text;
+
+pub use changes::MAX_CHANGES;
+pub use codec::triple::Triple;
+pub use concepts::ConceptRecord;
+pub use env::StoreOptions;
+pub use error::StoreError;
+pub use format::FORMAT_VERSION;
+pub use heed::{RoTxn, RwTxn};
+pub use ids::{ConceptId, ElementId, ParseIdError, PropositionId};
+pub use names::Namespace;
+pub use propositions::{PropositionMatch, PropositionMatches, PropositionRecord};
+pub use store::Store;
+pub use text::PrefixPosting;
+
+/// The names of the store's LMDB databases (see the table in the crate
+/// documentation for their keys and values).
+pub mod db_name {
+    pub const META: &str = "meta";
+    pub const NAMES: &str = "names";
+    pub const NAME_IDS: &str = "name_ids";
+    pub const CONCEPTS: &str = "concepts";
+    pub const CONCEPT_KEYS: &str = "concept_keys";
+    pub const CONCEPTS_BY_TYPE: &str = "concepts_by_type";
+    pub const CONCEPTS_BY_NAME: &str = "concepts_by_name";
+    pub const PROPOSITIONS: &str = "propositions";
+    pub const SPO: &str = "spo";
+    pub const POS: &str = "pos";
+    pub const OSP: &str = "osp";
+    pub const STATS: &str = "stats";
+    pub const COUNTERS: &str = "counters";
+    pub const TERMS: &str = "terms";
+    pub const POSTINGS: &str = "postings";
+    pub const DOCUMENTS: &str = "documents";
+    pub const STATE: &str = "state";
+    pub const CHANGES: &str = "changes";
+
+    /// Every database, in creation order.
+    pub const ALL: [&str; 18] = [
+        META,
+        NAMES,
+        NAME_IDS,
+        CONCEPTS,
+        CONCEPT_KEYS,
+        CONCEPTS_BY_TYPE,
+        CONCEPTS_BY_NAME,
+        PROPOSITIONS,
+        SPO,
+        POS,
+        OSP,
+        STATS,
+        COUNTERS,
+        TERMS,
+        POSTINGS,
+        DOCUMENTS,
+        STATE,
+        CHANGES,
+    ];
+}

@@ -1,0 +1,230 @@
+//! A compact binary encoding of `serde_json::Value` that round-trips
+//! exactly: integers stay integers (`u64` and negative `i64` keep their
+//! full range), floats keep every bit, and object keys keep their order.
+//!
+//! ```text
+//! value   := 0x00                          null
+//!          | 0x01 | 0x02                   false | true
+//!          | 0x03 varint                   integer >= 0 (u64)
+//!          | 0x04 varint                   integer < 0, stored as !n (i64)
+//!          | 0x05 f64-bits (8 bytes BE)    any other number
+//!          | 0x06 varint-len utf8          string
+//!          | 0x07 varint-count value*      array
+//!          | 0x08 varint-count (varint-len utf8 value)*   object
+//! fields  := varint-count (varint-key-id value)*
+//! ```
+//!
+//! `fields` is the form of a record's top-level `attributes` and `metadata`
+//! maps: each key is replaced by its id in the attribute-key namespace of the
+//! interned names, which the caller supplies through a closure (this module
+//! never touches a transaction). Nested objects keep their keys inline.
+//!
+//! Text JSON was the alternative; it was not chosen because without
+//! serde_json's `float_roundtrip` feature a parsed float can differ from the
+//! written one in the last bit, and because it is bigger and slower to read.
+
+use std::borrow::Cow;
+
+use heed::{BoxedError, BytesDecode, BytesEncode};
+use serde_json::{Map, Number, Value};
+
+use super::{DecodeError, Reader, boxed, varint, write_bytes};
+
+/// Values nested deeper than this are refused when written and reported as
+/// corrupt when read, so neither direction can overflow the stack. Values
+/// parsed from JSON text are limited to 128 levels by serde_json anyway.
+pub const MAX_DEPTH: usize = 256;
+
+const NULL: u8 = 0x00;
+const FALSE: u8 = 0x01;
+const TRUE: u8 = 0x02;
+const UINT: u8 = 0x03;
+const NEG_INT: u8 = 0x04;
+const FLOAT: u8 = 0x05;
+const STRING: u8 = 0x06;
+const ARRAY: u8 = 0x07;
+const OBJECT: u8 = 0x08;
+
+/// A value nested deeper than [`MAX_DEPTH`].
+#[derive(Debug, thiserror::Error)]
+#[error("a JSON value nested deeper than {MAX_DEPTH} levels cannot be stored")]
+pub struct TooDeep;
+
+impl From<TooDeep> for crate::StoreError {
+    fn from(e: TooDeep) -> Self {
+        crate::StoreError::invalid(e.to_string())
+    }
+}
+
+/// Appends the encoding of `value`.
+pub fn encode(out: &mut Vec<u8>, value: &Value) -> Result<(), TooDeep> {
+    encode_at(out, value, 0)
+}
+
+fn encode_at(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<(), TooDeep> {
+    match value {
+        Value::Null => out.push(NULL),
+        Value::Bool(false) => out.push(FALSE),
+        Value::Bool(true) => out.push(TRUE),
+        Value::Number(n) => encode_number(out, n),
+        Value::String(s) => {
+            out.push(STRING);
+            write_bytes(out, s.as_bytes());
+        }
+        Value::Array(items) => {
+            if depth >= MAX_DEPTH {
+                return Err(TooDeep);
+            }
+            out.push(ARRAY);
+            varint::write(out, items.len() as u64);
+            for item in items {
+                encode_at(out, item, depth + 1)?;
+            }
+        }
+        Value::Object(map) => {
+            if depth >= MAX_DEPTH {
+                return Err(TooDeep);
+            }
+            out.push(OBJECT);
+            varint::write(out, map.len() as u64);
+            for (k, v) in map {
+                write_bytes(out, k.as_bytes());
+                encode_at(out, v, depth + 1)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn encode_number(out: &mut Vec<u8>, n: &Number) {
+    // serde_json keeps every non-negative integer as u64, so asking for u64
+    // first and i64 second mirrors its own representation exactly.
+    if let Some(u) = n.as_u64() {
+        out.push(UINT);
+        varint::write(out, u);
+    } else if let Some(i) = n.as_i64() {
+        out.push(NEG_INT);
+        varint::write(out, !i as u64);
+    } else {
+        // Without `arbitrary_precision` every other number is an f64.
+        out.push(FLOAT);
+        out.extend_from_slice(&n.as_f64().unwrap_or(0.0).to_bits().to_be_bytes());
+    }
+}
+
+/// Reads one value.
+pub fn decode(r: &mut Reader<'_>) -> Result<Value, DecodeError> {
+    decode_at(r, 0)
+}
+
+fn decode_at(r: &mut Reader<'_>, depth: usize) -> Result<Value, DecodeError> {
+    let tag = r.u8()?;
+    Ok(match tag {
+        NULL => Value::Null,
+        FALSE => Value::Bool(false),
+        TRUE => Value::Bool(true),
+        UINT => Value::Number(r.varint()?.into()),
+        NEG_INT => {
+            let i = !(r.varint()? as i64);
+            if i >= 0 {
+                return Err(DecodeError::new("negative integer tag on a non-negative value"));
+            }
+            Value::Number(i.into())
+        }
+        FLOAT => {
+            let f = f64::from_bits(r.u64_be()?);
+            Value::Number(
+                Number::from_f64(f)
+                    .ok_or_else(|| DecodeError::new("non-finite float in a value"))?,
+            )
+        }
+        STRING => Value::String(r.str()?.to_owned()),
+        ARRAY => {
+            if depth >= MAX_DEPTH {
+                return Err(DecodeError::new("value nested too deeply"));
+            }
+            let n = r.length()?;
+            let mut items = Vec::with_capacity(n);
+            for _ in 0..n {
+                items.push(decode_at(r, depth + 1)?);
+            }
+            Value::Array(items)
+        }
+        OBJECT => {
+            if depth >= MAX_DEPTH {
+                return Err(DecodeError::new("value nested too deeply"));
+            }
+            let n = r.length()?;
+            let mut map = Map::with_capacity(n);
+            for _ in 0..n {
+                let k = r.str()?.to_owned();
+                let v = decode_at(r, depth + 1)?;
+                map.insert(k, v);
+            }
+            Value::Object(map)
+        }
+        other => return Err(DecodeError::new(format!("unknown value tag {other:#04x}"))),
+    })
+}
+
+/// Decodes bytes holding exactly one value.
+pub fn decode_all(bytes: &[u8]) -> Result<Value, DecodeError> {
+    let mut r = Reader::new(bytes);
+    let v = decode(&mut r)?;
+    r.finish()?;
+    Ok(v)
+}
+
+/// Appends a map in `fields` form, turning each key into an id with `intern`.
+pub fn encode_fields<E: From<TooDeep>>(
+    out: &mut Vec<u8>,
+    map: &Map<String, Value>,
+    mut intern: impl FnMut(&str) -> Result<u32, E>,
+) -> Result<(), E> {
+    varint::write(out, map.len() as u64);
+    for (k, v) in map {
+        varint::write(out, u64::from(intern(k)?));
+        encode_at(out, v, 1)?;
+    }
+    Ok(())
+}
+
+/// Reads a map in `fields` form, turning each id back into its key with
+/// `resolve`. All of `bytes` must be consumed.
+pub fn decode_fields<E: From<DecodeError>>(
+    bytes: &[u8],
+    mut resolve: impl FnMut(u32) -> Result<String, E>,
+) -> Result<Map<String, Value>, E> {
+    let mut r = Reader::new(bytes);
+    let n = r.length()?;
+    let mut map = Map::with_capacity(n);
+    for _ in 0..n {
+        let id = u32::try_from(r.varint()?)
+            .map_err(|_| DecodeError::new("attribute key id exceeds 32 bits"))?;
+        let key = resolve(id)?;
+        let value = decode_at(&mut r, 1)?;
+        map.insert(key, value);
+    }
+    r.finish()?;
+    Ok(map)
+}
+
+/// A whole `Value` as a database value (the change log).
+#[derive(Debug)]
+pub enum ValueCodec {}
+
+impl BytesEncode<'_> for ValueCodec {
+    type EItem = Value;
+    fn bytes_encode(item: &Value) -> Result<Cow<'_, [u8]>, BoxedError> {
+        let mut out = Vec::new();
+        encode(&mut out, item).map_err(|e| Box::new(e) as BoxedError)?;
+        Ok(Cow::Owned(out))
+    }
+}
+
+impl BytesDecode<'_> for ValueCodec {
+    type DItem = Value;
+    fn bytes_decode(bytes: &[u8]) -> Result<Value, BoxedError> {
+        decode_all(bytes).map_err(boxed)
+    }
+}

@@ -1,0 +1,341 @@
+//! Concept records and their three indexes (unique `(type, name)`, by type,
+//! by name), kept in step with the per-type and total counts.
+//!
+//! The store enforces what the graph's integrity needs and nothing about
+//! KIP: `(type, name)` is unique, and a concept that a proposition still
+//! refers to cannot be deleted. Which types exist, what attributes mean and
+//! which metadata keys are reserved is the engine's business.
+
+use heed::{RoTxn, RwTxn};
+use serde_json::{Map, Value};
+
+use crate::Store;
+use crate::codec::concept::ConceptBytes;
+use crate::codec::concept_keys::{
+    name_member_key, name_member_prefix, type_member_key, type_name_key,
+};
+use crate::codec::name_key::is_hashed;
+use crate::codec::stat_key::StatKey;
+use crate::codec::value;
+use crate::error::{Lmdb as _, StoreError};
+use crate::format::meta_key;
+use crate::ids::{ConceptId, ElementId};
+use crate::names::Namespace;
+
+/// A concept node as stored.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ConceptRecord {
+    /// The interned concept type ([`Namespace::ConceptType`]).
+    pub type_id: u32,
+    pub name: String,
+    pub attributes: Map<String, Value>,
+    pub metadata: Map<String, Value>,
+}
+
+impl Store {
+    /// Creates a concept and returns its new id. Fails with
+    /// [`StoreError::DuplicateConcept`] if `(type_id, name)` exists.
+    pub fn create_concept(
+        &self,
+        txn: &mut RwTxn<'_>,
+        record: &ConceptRecord,
+    ) -> Result<ConceptId, StoreError> {
+        self.ensure_key_free(txn, record.type_id, &record.name, None)?;
+        let id = ConceptId(self.next_id(txn, meta_key::NEXT_CONCEPT_ID)?);
+        self.put_concept(txn, id, record)?;
+        self.index_concept(txn, id, record.type_id, &record.name)?;
+        Ok(id)
+    }
+
+    /// The concept `id`, decoded.
+    pub fn get_concept(
+        &self,
+        txn: &RoTxn<'_>,
+        id: ConceptId,
+    ) -> Result<Option<ConceptRecord>, StoreError> {
+        match self.db.concepts.get(txn, &id).lmdb()? {
+            Some(raw) => self.decode_concept(txn, raw).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The type and name of concept `id`, without decoding its maps.
+    pub fn concept_head(
+        &self,
+        txn: &RoTxn<'_>,
+        id: ConceptId,
+    ) -> Result<Option<(u32, String)>, StoreError> {
+        Ok(self.db.concepts.get(txn, &id).lmdb()?.map(|raw| (raw.type_id, raw.name.to_owned())))
+    }
+
+    /// The concept `(type_id, name)`.
+    pub fn find_concept(
+        &self,
+        txn: &RoTxn<'_>,
+        type_id: u32,
+        name: &str,
+    ) -> Result<Option<ConceptId>, StoreError> {
+        let Some(id) = self.db.concept_keys.get(txn, &type_name_key(type_id, name)).lmdb()? else {
+            return Ok(None);
+        };
+        // A hashed key may (in theory) belong to another long name.
+        if is_hashed(name.as_bytes()) && !self.has_name(txn, id, name)? {
+            return Ok(None);
+        }
+        Ok(Some(id))
+    }
+
+    /// The concepts of type `type_id` in id order, starting after `after`
+    /// (for paging) or from the first.
+    pub fn concepts_by_type(
+        &self,
+        txn: &RoTxn<'_>,
+        type_id: u32,
+        after: Option<ConceptId>,
+    ) -> Result<Vec<ConceptId>, StoreError> {
+        self.iter_concepts_by_type(txn, type_id, after)?.collect()
+    }
+
+    /// [`Store::concepts_by_type`] as a lazy iterator, for callers that stop
+    /// early.
+    pub fn iter_concepts_by_type<'t>(
+        &self,
+        txn: &'t RoTxn<'_>,
+        type_id: u32,
+        after: Option<ConceptId>,
+    ) -> Result<impl Iterator<Item = Result<ConceptId, StoreError>> + 't, StoreError> {
+        let first = match after {
+            None => Some(0),
+            Some(ConceptId(n)) => n.checked_add(1),
+        };
+        // Past the last possible id the range is empty: start beyond the end.
+        let start = match first {
+            Some(n) => type_member_key(type_id, ConceptId(n)),
+            None => type_member_key(type_id, ConceptId(u64::MAX)),
+        };
+        let end = type_member_key(type_id, ConceptId(u64::MAX));
+        let lower = if first.is_some() {
+            std::ops::Bound::Included(&start[..])
+        } else {
+            std::ops::Bound::Excluded(&start[..])
+        };
+        let range = (lower, std::ops::Bound::Included(&end[..]));
+        let iter = self.db.concepts_by_type.range(txn, &range).lmdb()?;
+        Ok(iter.map(|entry| entry.lmdb().map(|((_, id), ())| id)))
+    }
+
+    /// Every concept named `name`, whatever its type, in id order.
+    pub fn concepts_by_name(
+        &self,
+        txn: &RoTxn<'_>,
+        name: &str,
+    ) -> Result<Vec<ConceptId>, StoreError> {
+        let prefix = name_member_prefix(name);
+        let name_key_len = prefix.len() - 1;
+        let hashed = is_hashed(name.as_bytes());
+        let mut out = Vec::new();
+        for entry in self.db.concepts_by_name.prefix_iter(txn, &prefix).lmdb()? {
+            let ((key_name, id), ()) = entry.lmdb()?;
+            // Longer names that merely start with `name` and a 0x00 byte
+            // share the prefix; only an exact-length key is this name's.
+            if key_name.len() != name_key_len {
+                continue;
+            }
+            if hashed && !self.has_name(txn, id, name)? {
+                continue;
+            }
+            out.push(id);
+        }
+        Ok(out)
+    }
+
+    /// Replaces concept `id`'s record. A changed type or name moves the
+    /// concept in the indexes (and fails with
+    /// [`StoreError::DuplicateConcept`] if the new `(type, name)` is taken).
+    pub fn update_concept(
+        &self,
+        txn: &mut RwTxn<'_>,
+        id: ConceptId,
+        record: &ConceptRecord,
+    ) -> Result<(), StoreError> {
+        let Some((old_type, old_name)) = self.concept_head(txn, id)? else {
+            return Err(StoreError::NotFound { element: ElementId::Concept(id) });
+        };
+        if old_type != record.type_id || old_name != record.name {
+            self.ensure_key_free(txn, record.type_id, &record.name, Some(id))?;
+            self.unindex_concept(txn, id, old_type, &old_name)?;
+            self.index_concept(txn, id, record.type_id, &record.name)?;
+        }
+        self.put_concept(txn, id, record)
+    }
+
+    /// Deletes concept `id` and its text-index document; returns the record
+    /// it had, or `None` if it did not exist. Fails with
+    /// [`StoreError::StillReferenced`] while a proposition refers to it.
+    pub fn delete_concept(
+        &self,
+        txn: &mut RwTxn<'_>,
+        id: ConceptId,
+    ) -> Result<Option<ConceptRecord>, StoreError> {
+        let Some(record) = self.get_concept(txn, id)? else {
+            return Ok(None);
+        };
+        let element = ElementId::Concept(id);
+        if let Some(by) = self.first_mention(txn, element)? {
+            return Err(StoreError::StillReferenced { element, by });
+        }
+        self.remove_document(txn, element)?;
+        self.unindex_concept(txn, id, record.type_id, &record.name)?;
+        self.db.concepts.delete(txn, &id).lmdb()?;
+        Ok(Some(record))
+    }
+
+    /// Every concept in id order.
+    pub fn all_concepts<'t>(
+        &'t self,
+        txn: &'t RoTxn<'_>,
+    ) -> Result<impl Iterator<Item = Result<(ConceptId, ConceptRecord), StoreError>> + 't, StoreError>
+    {
+        let iter = self.db.concepts.iter(txn).lmdb()?;
+        Ok(iter.map(move |entry| {
+            let (id, raw) = entry.lmdb()?;
+            Ok((id, self.decode_concept(txn, raw)?))
+        }))
+    }
+
+    /// Whether the element exists (without decoding it).
+    pub fn contains(&self, txn: &RoTxn<'_>, element: ElementId) -> Result<bool, StoreError> {
+        match element {
+            ElementId::Concept(c) => {
+                Ok(self.db.concepts.lazily_decode_data().get(txn, &c).lmdb()?.is_some())
+            }
+            ElementId::Proposition(p) => {
+                Ok(self.db.propositions.lazily_decode_data().get(txn, &p).lmdb()?.is_some())
+            }
+        }
+    }
+
+    fn decode_concept(
+        &self,
+        txn: &RoTxn<'_>,
+        raw: ConceptBytes<'_>,
+    ) -> Result<ConceptRecord, StoreError> {
+        Ok(ConceptRecord {
+            type_id: raw.type_id,
+            name: raw.name.to_owned(),
+            attributes: self.decode_fields(txn, raw.attributes)?,
+            metadata: self.decode_fields(txn, raw.metadata)?,
+        })
+    }
+
+    fn put_concept(
+        &self,
+        txn: &mut RwTxn<'_>,
+        id: ConceptId,
+        record: &ConceptRecord,
+    ) -> Result<(), StoreError> {
+        let attributes = self.encode_fields(txn, &record.attributes)?;
+        let metadata = self.encode_fields(txn, &record.metadata)?;
+        let raw = ConceptBytes {
+            type_id: record.type_id,
+            name: &record.name,
+            attributes: &attributes,
+            metadata: &metadata,
+        };
+        self.db.concepts.put(txn, &id, &raw).lmdb()
+    }
+
+    fn has_name(&self, txn: &RoTxn<'_>, id: ConceptId, name: &str) -> Result<bool, StoreError> {
+        Ok(self.db.concepts.get(txn, &id).lmdb()?.is_some_and(|raw| raw.name == name))
+    }
+
+    /// Fails if `(type_id, name)` belongs to a concept other than `me`.
+    fn ensure_key_free(
+        &self,
+        txn: &RoTxn<'_>,
+        type_id: u32,
+        name: &str,
+        me: Option<ConceptId>,
+    ) -> Result<(), StoreError> {
+        let Some(holder) = self.db.concept_keys.get(txn, &type_name_key(type_id, name)).lmdb()?
+        else {
+            return Ok(());
+        };
+        if Some(holder) == me {
+            return Ok(());
+        }
+        if is_hashed(name.as_bytes()) && !self.has_name(txn, holder, name)? {
+            return Err(StoreError::Conflict {
+                detail: format!(
+                    "two long concept names of type #{type_id} share a hash; shorten the name ({} bytes)",
+                    name.len()
+                ),
+            });
+        }
+        Err(StoreError::DuplicateConcept { type_id, name: name.to_owned(), existing: holder })
+    }
+
+    fn index_concept(
+        &self,
+        txn: &mut RwTxn<'_>,
+        id: ConceptId,
+        type_id: u32,
+        name: &str,
+    ) -> Result<(), StoreError> {
+        self.db.concept_keys.put(txn, &type_name_key(type_id, name), &id).lmdb()?;
+        self.db.concepts_by_type.put(txn, &type_member_key(type_id, id), &()).lmdb()?;
+        self.db.concepts_by_name.put(txn, &name_member_key(name, id), &()).lmdb()?;
+        self.add_stat(txn, StatKey::ConceptsOfType(type_id), 1)?;
+        self.add_stat(txn, StatKey::Concepts, 1)
+    }
+
+    fn unindex_concept(
+        &self,
+        txn: &mut RwTxn<'_>,
+        id: ConceptId,
+        type_id: u32,
+        name: &str,
+    ) -> Result<(), StoreError> {
+        self.db.concept_keys.delete(txn, &type_name_key(type_id, name)).lmdb()?;
+        self.db.concepts_by_type.delete(txn, &type_member_key(type_id, id)).lmdb()?;
+        self.db.concepts_by_name.delete(txn, &name_member_key(name, id)).lmdb()?;
+        self.add_stat(txn, StatKey::ConceptsOfType(type_id), -1)?;
+        self.add_stat(txn, StatKey::Concepts, -1)
+    }
+
+    /// Encodes a record map, interning its keys.
+    pub(crate) fn encode_fields(
+        &self,
+        txn: &mut RwTxn<'_>,
+        map: &Map<String, Value>,
+    ) -> Result<Vec<u8>, StoreError> {
+        let mut out = Vec::new();
+        value::encode_fields(&mut out, map, |key| self.intern(txn, Namespace::Key, key))?;
+        Ok(out)
+    }
+
+    /// Decodes a record map, resolving its keys.
+    pub(crate) fn decode_fields(
+        &self,
+        txn: &RoTxn<'_>,
+        bytes: &[u8],
+    ) -> Result<Map<String, Value>, StoreError> {
+        value::decode_fields(bytes, |id| self.key_name(txn, id))
+    }
+
+    /// Allocates the next id from the `meta` counter `key` (ids start at 1
+    /// and are never handed out twice).
+    pub(crate) fn next_id(&self, txn: &mut RwTxn<'_>, key: &str) -> Result<u64, StoreError> {
+        let next = match self.db.meta.get(txn, key).lmdb()? {
+            Some(bytes) => <[u8; 8]>::try_from(bytes)
+                .map(u64::from_be_bytes)
+                .map_err(|_| StoreError::corrupt(format!("meta `{key}` is not 8 bytes")))?,
+            None => 1,
+        };
+        let after = next
+            .checked_add(1)
+            .ok_or_else(|| StoreError::invalid(format!("no ids left in `{key}`")))?;
+        self.db.meta.put(txn, key, &after.to_be_bytes()).lmdb()?;
+        Ok(next)
+    }
+}

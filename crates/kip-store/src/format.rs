@@ -1,0 +1,110 @@
+//! The on-disk format version and migrations.
+//!
+//! The `meta` database holds `format_version` (4 bytes BE). Opening a store
+//! checks it: a version newer than [`FORMAT_VERSION`] is refused before
+//! anything is written; an older one is upgraded by [`Store::migrate`], one
+//! version at a time, inside the same write transaction that records the new
+//! version, so a migration either completes or leaves the old format intact.
+//!
+//! When the format changes: bump [`FORMAT_VERSION`], add an arm to
+//! `migrate` for the version being left behind, and commit a small store of
+//! the old format under `tests/data/` with a test that opens it (see
+//! `tests/format.rs`).
+
+use heed::types::{Bytes, Str};
+use heed::{CommitOrAbort, RwTxn};
+
+use crate::Store;
+use crate::db_name;
+use crate::env::EnvHandle;
+use crate::error::{Lmdb as _, StoreError};
+
+/// The format this version of the crate writes.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// `meta` keys.
+pub(crate) mod meta_key {
+    pub const FORMAT_VERSION: &str = "format_version";
+    pub const NEXT_CONCEPT_ID: &str = "next_concept_id";
+    pub const NEXT_PROPOSITION_ID: &str = "next_proposition_id";
+    pub const LAST_CHANGE_SEQ: &str = "last_change_seq";
+}
+
+fn decode_version(bytes: &[u8]) -> Result<u32, StoreError> {
+    <[u8; 4]>::try_from(bytes)
+        .map(u32::from_be_bytes)
+        .map_err(|_| StoreError::corrupt(format!("format version of {} bytes", bytes.len())))
+}
+
+/// Refuses a store written by a newer format, without writing to it.
+pub(crate) fn check_not_newer(env: &EnvHandle) -> Result<(), StoreError> {
+    let (txn, slot) = env.read()?.into_parts();
+    let found = env
+        .env()
+        .open_databases_and_commit(txn, |opener, txn| {
+            let Some(meta) = opener.open_database::<Str, Bytes>(txn, Some(db_name::META))? else {
+                return Ok::<_, heed::Error>(CommitOrAbort::<(), _>::Abort(None));
+            };
+            // Abort: this transaction only reads, and the handle is not kept.
+            Ok(CommitOrAbort::Abort(meta.get(txn, meta_key::FORMAT_VERSION)?.map(<[u8]>::to_vec)))
+        })
+        .lmdb();
+    drop(slot);
+    match found? {
+        CommitOrAbort::Abort(Some(bytes)) => {
+            let found = decode_version(&bytes)?;
+            if found > FORMAT_VERSION {
+                return Err(StoreError::UnsupportedFormat { found, supported: FORMAT_VERSION });
+            }
+            Ok(())
+        }
+        CommitOrAbort::Abort(None) | CommitOrAbort::Commit(()) => Ok(()),
+    }
+}
+
+impl Store {
+    /// Checks and records the format version; returns whether the store was
+    /// just created.
+    pub(crate) fn check_format(&self, txn: &mut RwTxn<'_>) -> Result<bool, StoreError> {
+        let meta = self.db.meta;
+        let found = match meta.get(txn, meta_key::FORMAT_VERSION).lmdb()? {
+            Some(bytes) => Some(decode_version(bytes)?),
+            None => None,
+        };
+        match found {
+            None => {
+                // A store with data but no version was not written by us.
+                if !self.db.concepts.is_empty(txn).lmdb()?
+                    || !self.db.propositions.is_empty(txn).lmdb()?
+                {
+                    return Err(StoreError::corrupt("the store holds data but no format version"));
+                }
+                meta.put(txn, meta_key::FORMAT_VERSION, &FORMAT_VERSION.to_be_bytes()).lmdb()?;
+                Ok(true)
+            }
+            Some(v) if v > FORMAT_VERSION => {
+                Err(StoreError::UnsupportedFormat { found: v, supported: FORMAT_VERSION })
+            }
+            Some(v) if v == FORMAT_VERSION => Ok(false),
+            Some(mut v) => {
+                while v < FORMAT_VERSION {
+                    self.migrate(txn, v)?;
+                    v += 1;
+                }
+                meta.put(txn, meta_key::FORMAT_VERSION, &FORMAT_VERSION.to_be_bytes()).lmdb()?;
+                Ok(false)
+            }
+        }
+    }
+
+    /// Upgrades a store of format `from` to `from + 1`, in `txn`.
+    ///
+    /// One arm per released format older than [`FORMAT_VERSION`]. Version 1
+    /// is the first released format, so today no arm migrates anything.
+    fn migrate(&self, _txn: &mut RwTxn<'_>, from: u32) -> Result<(), StoreError> {
+        match from {
+            0 => Err(StoreError::corrupt("format version 0 was never released")),
+            FORMAT_VERSION.. => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,355 @@
+//! Proposition records and the `spo` / `pos` / `osp` permutation indexes,
+//! kept in step with the per-predicate and total counts.
+//!
+//! `(subject, predicate, object)` is unique, both ends must exist when a
+//! proposition is written, and a proposition that a higher-order proposition
+//! still refers to cannot be deleted, so the indexes never point at nothing.
+//! Pattern lookups ([`Store::propositions_matching`]) read index keys only:
+//! they never decode a record's maps.
+
+use heed::{RoIter, RoPrefix, RoTxn, RwTxn};
+use serde_json::{Map, Value};
+
+use crate::Store;
+use crate::codec::integer::PropositionIdCodec;
+use crate::codec::proposition::PropositionBytes;
+use crate::codec::stat_key::StatKey;
+use crate::codec::triple::{Osp, Permutation, Pos, Spo, Triple, TripleKey};
+use crate::codec::element;
+use crate::error::{Lmdb as _, StoreError};
+use crate::format::meta_key;
+use crate::ids::{ElementId, PropositionId};
+
+/// A proposition link as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PropositionRecord {
+    pub subject: ElementId,
+    /// The interned predicate ([`crate::Namespace::Predicate`]).
+    pub predicate: u32,
+    pub object: ElementId,
+    pub attributes: Map<String, Value>,
+    pub metadata: Map<String, Value>,
+}
+
+impl PropositionRecord {
+    pub fn triple(&self) -> Triple {
+        Triple { subject: self.subject, predicate: self.predicate, object: self.object }
+    }
+}
+
+/// One match of a pattern: `(id, subject, predicate, object)`.
+pub type PropositionMatch = (PropositionId, ElementId, u32, ElementId);
+
+/// Placeholder for the unbound positions of a prefix key: only the bytes
+/// of the bound (leading) positions are used.
+const ANY_ELEMENT: ElementId = ElementId::Concept(crate::ids::ConceptId(0));
+
+impl Store {
+    /// Creates a proposition and returns its new id. Fails with
+    /// [`StoreError::DuplicateProposition`] if the triple exists and with
+    /// [`StoreError::NotFound`] if an end does not.
+    pub fn create_proposition(
+        &self,
+        txn: &mut RwTxn<'_>,
+        record: &PropositionRecord,
+    ) -> Result<PropositionId, StoreError> {
+        let triple = record.triple();
+        if let Some(existing) = self.find_proposition(txn, triple.subject, triple.predicate, triple.object)? {
+            return Err(StoreError::DuplicateProposition { existing });
+        }
+        self.ensure_ends_exist(txn, &triple)?;
+        let id = PropositionId(self.next_id(txn, meta_key::NEXT_PROPOSITION_ID)?);
+        self.put_proposition(txn, id, record)?;
+        self.index_proposition(txn, id, &triple)?;
+        Ok(id)
+    }
+
+    /// The proposition `id`, decoded.
+    pub fn get_proposition(
+        &self,
+        txn: &RoTxn<'_>,
+        id: PropositionId,
+    ) -> Result<Option<PropositionRecord>, StoreError> {
+        let Some(raw) = self.db.propositions.get(txn, &id).lmdb()? else {
+            return Ok(None);
+        };
+        Ok(Some(PropositionRecord {
+            subject: raw.triple.subject,
+            predicate: raw.triple.predicate,
+            object: raw.triple.object,
+            attributes: self.decode_fields(txn, raw.attributes)?,
+            metadata: self.decode_fields(txn, raw.metadata)?,
+        }))
+    }
+
+    /// The triple of proposition `id`, without decoding its maps.
+    pub fn proposition_triple(
+        &self,
+        txn: &RoTxn<'_>,
+        id: PropositionId,
+    ) -> Result<Option<Triple>, StoreError> {
+        Ok(self.db.propositions.get(txn, &id).lmdb()?.map(|raw| raw.triple))
+    }
+
+    /// The proposition `(subject, predicate, object)`.
+    pub fn find_proposition(
+        &self,
+        txn: &RoTxn<'_>,
+        subject: ElementId,
+        predicate: u32,
+        object: ElementId,
+    ) -> Result<Option<PropositionId>, StoreError> {
+        let key = Spo::encode(&Triple { subject, predicate, object });
+        self.db.spo.get(txn, &key).lmdb()
+    }
+
+    /// Replaces proposition `id`'s record. A changed triple moves it in the
+    /// indexes, under the same checks as [`Store::create_proposition`].
+    pub fn update_proposition(
+        &self,
+        txn: &mut RwTxn<'_>,
+        id: PropositionId,
+        record: &PropositionRecord,
+    ) -> Result<(), StoreError> {
+        let Some(old) = self.proposition_triple(txn, id)? else {
+            return Err(StoreError::NotFound { element: ElementId::Proposition(id) });
+        };
+        let new = record.triple();
+        if old != new {
+            if let Some(existing) = self.find_proposition(txn, new.subject, new.predicate, new.object)? {
+                return Err(StoreError::DuplicateProposition { existing });
+            }
+            let me = ElementId::Proposition(id);
+            if new.subject == me || new.object == me {
+                return Err(StoreError::invalid(format!("{me} cannot refer to itself")));
+            }
+            self.ensure_ends_exist(txn, &new)?;
+            self.unindex_proposition(txn, &old)?;
+            self.index_proposition(txn, id, &new)?;
+        }
+        self.put_proposition(txn, id, record)
+    }
+
+    /// Deletes proposition `id` and its text-index document; returns the
+    /// record it had, or `None` if it did not exist. Fails with
+    /// [`StoreError::StillReferenced`] while a higher-order proposition
+    /// refers to it.
+    pub fn delete_proposition(
+        &self,
+        txn: &mut RwTxn<'_>,
+        id: PropositionId,
+    ) -> Result<Option<PropositionRecord>, StoreError> {
+        let Some(record) = self.get_proposition(txn, id)? else {
+            return Ok(None);
+        };
+        let element = ElementId::Proposition(id);
+        if let Some(by) = self.first_mention(txn, element)? {
+            return Err(StoreError::StillReferenced { element, by });
+        }
+        self.remove_document(txn, element)?;
+        self.unindex_proposition(txn, &record.triple())?;
+        self.db.propositions.delete(txn, &id).lmdb()?;
+        Ok(Some(record))
+    }
+
+    /// The propositions matching a pattern, each position bound (`Some`) or
+    /// free (`None`), as `(id, subject, predicate, object)` in index order.
+    pub fn propositions_matching(
+        &self,
+        txn: &RoTxn<'_>,
+        subject: Option<ElementId>,
+        predicate: Option<u32>,
+        object: Option<ElementId>,
+    ) -> Result<Vec<PropositionMatch>, StoreError> {
+        self.iter_propositions_matching(txn, subject, predicate, object)?.collect()
+    }
+
+    /// [`Store::propositions_matching`] as a lazy iterator.
+    ///
+    /// The index is chosen by which positions are bound, so every pattern
+    /// is one point lookup or one contiguous prefix scan.
+    pub fn iter_propositions_matching<'t>(
+        &self,
+        txn: &'t RoTxn<'_>,
+        subject: Option<ElementId>,
+        predicate: Option<u32>,
+        object: Option<ElementId>,
+    ) -> Result<PropositionMatches<'t>, StoreError> {
+        let full = |s, p, o| Triple { subject: s, predicate: p, object: o };
+        let (spo, pos, osp) = (self.db.spo, self.db.pos, self.db.osp);
+        let inner = match (subject, predicate, object) {
+            (Some(s), Some(p), Some(o)) => {
+                let t = full(s, p, o);
+                let hit = spo.get(txn, &Spo::encode(&t)).lmdb()?;
+                Matches::One(hit.map(|id| (id, t)))
+            }
+            (Some(s), Some(p), None) => {
+                let key = Spo::encode(&full(s, p, ANY_ELEMENT));
+                Matches::Spo(spo.prefix_iter(txn, &key[..element::LEN + 4]).lmdb()?)
+            }
+            (Some(s), None, Some(o)) => {
+                let key = Osp::encode(&full(s, 0, o));
+                Matches::Osp(osp.prefix_iter(txn, &key[..2 * element::LEN]).lmdb()?)
+            }
+            (Some(s), None, None) => {
+                let key = Spo::encode(&full(s, 0, ANY_ELEMENT));
+                Matches::Spo(spo.prefix_iter(txn, &key[..element::LEN]).lmdb()?)
+            }
+            (None, Some(p), Some(o)) => {
+                let key = Pos::encode(&full(ANY_ELEMENT, p, o));
+                Matches::Pos(pos.prefix_iter(txn, &key[..4 + element::LEN]).lmdb()?)
+            }
+            (None, Some(p), None) => {
+                let key = Pos::encode(&full(ANY_ELEMENT, p, ANY_ELEMENT));
+                Matches::Pos(pos.prefix_iter(txn, &key[..4]).lmdb()?)
+            }
+            (None, None, Some(o)) => {
+                let key = Osp::encode(&full(ANY_ELEMENT, 0, o));
+                Matches::Osp(osp.prefix_iter(txn, &key[..element::LEN]).lmdb()?)
+            }
+            (None, None, None) => Matches::All(spo.iter(txn).lmdb()?),
+        };
+        Ok(PropositionMatches { inner })
+    }
+
+    /// Every proposition whose subject or object is `element` (links about
+    /// links included), in id order without repeats: what a DETACH delete
+    /// must remove first.
+    pub fn propositions_mentioning(
+        &self,
+        txn: &RoTxn<'_>,
+        element: ElementId,
+    ) -> Result<Vec<PropositionId>, StoreError> {
+        let mut out = Vec::new();
+        for m in self.iter_propositions_matching(txn, Some(element), None, None)? {
+            out.push(m?.0);
+        }
+        for m in self.iter_propositions_matching(txn, None, None, Some(element))? {
+            out.push(m?.0);
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+
+    /// Every proposition in id order.
+    pub fn all_propositions<'t>(
+        &'t self,
+        txn: &'t RoTxn<'_>,
+    ) -> Result<
+        impl Iterator<Item = Result<(PropositionId, PropositionRecord), StoreError>> + 't,
+        StoreError,
+    > {
+        let iter = self.db.propositions.iter(txn).lmdb()?;
+        Ok(iter.map(move |entry| {
+            let (id, raw) = entry.lmdb()?;
+            Ok((
+                id,
+                PropositionRecord {
+                    subject: raw.triple.subject,
+                    predicate: raw.triple.predicate,
+                    object: raw.triple.object,
+                    attributes: self.decode_fields(txn, raw.attributes)?,
+                    metadata: self.decode_fields(txn, raw.metadata)?,
+                },
+            ))
+        }))
+    }
+
+    /// Some proposition that refers to `element`, if any.
+    pub(crate) fn first_mention(
+        &self,
+        txn: &RoTxn<'_>,
+        element: ElementId,
+    ) -> Result<Option<PropositionId>, StoreError> {
+        if let Some(m) = self.iter_propositions_matching(txn, Some(element), None, None)?.next() {
+            return Ok(Some(m?.0));
+        }
+        if let Some(m) = self.iter_propositions_matching(txn, None, None, Some(element))?.next() {
+            return Ok(Some(m?.0));
+        }
+        Ok(None)
+    }
+
+    fn ensure_ends_exist(&self, txn: &RoTxn<'_>, t: &Triple) -> Result<(), StoreError> {
+        for end in [t.subject, t.object] {
+            if !self.contains(txn, end)? {
+                return Err(StoreError::NotFound { element: end });
+            }
+        }
+        Ok(())
+    }
+
+    fn put_proposition(
+        &self,
+        txn: &mut RwTxn<'_>,
+        id: PropositionId,
+        record: &PropositionRecord,
+    ) -> Result<(), StoreError> {
+        let attributes = self.encode_fields(txn, &record.attributes)?;
+        let metadata = self.encode_fields(txn, &record.metadata)?;
+        let raw = PropositionBytes { triple: record.triple(), attributes: &attributes, metadata: &metadata };
+        self.db.propositions.put(txn, &id, &raw).lmdb()
+    }
+
+    fn index_proposition(
+        &self,
+        txn: &mut RwTxn<'_>,
+        id: PropositionId,
+        t: &Triple,
+    ) -> Result<(), StoreError> {
+        self.db.spo.put(txn, &Spo::encode(t), &id).lmdb()?;
+        self.db.pos.put(txn, &Pos::encode(t), &id).lmdb()?;
+        self.db.osp.put(txn, &Osp::encode(t), &id).lmdb()?;
+        self.add_stat(txn, StatKey::PropositionsOfPredicate(t.predicate), 1)?;
+        self.add_stat(txn, StatKey::Propositions, 1)
+    }
+
+    fn unindex_proposition(&self, txn: &mut RwTxn<'_>, t: &Triple) -> Result<(), StoreError> {
+        self.db.spo.delete(txn, &Spo::encode(t)).lmdb()?;
+        self.db.pos.delete(txn, &Pos::encode(t)).lmdb()?;
+        self.db.osp.delete(txn, &Osp::encode(t)).lmdb()?;
+        self.add_stat(txn, StatKey::PropositionsOfPredicate(t.predicate), -1)?;
+        self.add_stat(txn, StatKey::Propositions, -1)
+    }
+}
+
+/// The matches of one pattern, read lazily from the chosen index.
+pub struct PropositionMatches<'t> {
+    inner: Matches<'t>,
+}
+
+impl std::fmt::Debug for PropositionMatches<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let index = match self.inner {
+            Matches::One(_) => "point",
+            Matches::Spo(_) | Matches::All(_) => Spo::NAME,
+            Matches::Pos(_) => Pos::NAME,
+            Matches::Osp(_) => Osp::NAME,
+        };
+        f.debug_struct("PropositionMatches").field("index", &index).finish_non_exhaustive()
+    }
+}
+
+enum Matches<'t> {
+    One(Option<(PropositionId, Triple)>),
+    Spo(RoPrefix<'t, TripleKey<Spo>, PropositionIdCodec>),
+    Pos(RoPrefix<'t, TripleKey<Pos>, PropositionIdCodec>),
+    Osp(RoPrefix<'t, TripleKey<Osp>, PropositionIdCodec>),
+    All(RoIter<'t, TripleKey<Spo>, PropositionIdCodec>),
+}
+
+impl Iterator for PropositionMatches<'_> {
+    type Item = Result<PropositionMatch, StoreError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let next = match &mut self.inner {
+            Matches::One(hit) => hit.take().map(Ok),
+            Matches::Spo(iter) => iter.next().map(|r| r.map(|(t, id)| (id, t))),
+            Matches::Pos(iter) => iter.next().map(|r| r.map(|(t, id)| (id, t))),
+            Matches::Osp(iter) => iter.next().map(|r| r.map(|(t, id)| (id, t))),
+            Matches::All(iter) => iter.next().map(|r| r.map(|(t, id)| (id, t))),
+        };
+        next.map(|r| r.lmdb().map(|(id, t)| (id, t.subject, t.predicate, t.object)))
+    }
+}

@@ -1,0 +1,270 @@
+//! Codecs round-trip, and keys sort as what they encode.
+
+mod common;
+
+use heed::{BytesDecode, BytesEncode};
+use kip_store::codec::concept::ConceptBytes;
+use kip_store::codec::concept_keys::{
+    NameMemberKey, TypeMemberKey, name_member_key, name_member_prefix, type_member_key,
+    type_name_key,
+};
+use kip_store::codec::document::{DocumentRef, DocumentView};
+use kip_store::codec::element;
+use kip_store::codec::integer::{ConceptIdCodec, I64Be, PropositionIdCodec, U32Be, U64Be};
+use kip_store::codec::intern::{IdToNameKey, id_to_name_key};
+use kip_store::codec::name_key::{HASHED_LEN, KEPT_PREFIX, name_key};
+use kip_store::codec::posting::{MAX_TERM_BYTES, PostingKey, clamp_term, posting_key};
+use kip_store::codec::proposition::PropositionBytes;
+use kip_store::codec::stat_key::StatKey;
+use kip_store::codec::triple::{Osp, Permutation, Pos, Spo, Triple};
+use kip_store::codec::{Reader, value, varint};
+use kip_store::{ConceptId, ElementId, PropositionId};
+use proptest::prelude::*;
+use serde_json::{Map, Value, json};
+
+fn element_id() -> impl Strategy<Value = ElementId> {
+    prop_oneof![
+        any::<u64>().prop_map(|n| ElementId::Concept(ConceptId(n))),
+        any::<u64>().prop_map(|n| ElementId::Proposition(PropositionId(n))),
+    ]
+}
+
+fn triple() -> impl Strategy<Value = Triple> {
+    (element_id(), any::<u32>(), element_id())
+        .prop_map(|(subject, predicate, object)| Triple { subject, predicate, object })
+}
+
+fn encode<'a, C: BytesEncode<'a>>(item: &'a C::EItem) -> Vec<u8> {
+    C::bytes_encode(item).expect("encodes").into_owned()
+}
+
+/// Exact JSON text, which (unlike `Value`'s `==`) tells `-0.0` from `0.0`
+/// and sees key order.
+fn text(v: &Value) -> String {
+    serde_json::to_string(v).expect("serializes")
+}
+
+proptest! {
+    #[test]
+    fn varints_round_trip(n in any::<u64>()) {
+        let mut out = Vec::new();
+        varint::write(&mut out, n);
+        prop_assert!(out.len() <= varint::MAX_LEN);
+        let mut r = Reader::new(&out);
+        prop_assert_eq!(varint::read(&mut r).expect("decodes"), n);
+        prop_assert!(r.is_empty());
+    }
+
+    #[test]
+    fn integer_keys_sort_as_numbers(a in any::<u64>(), b in any::<u64>()) {
+        let (ka, kb) = (encode::<U64Be>(&a), encode::<U64Be>(&b));
+        prop_assert_eq!(ka.cmp(&kb), a.cmp(&b));
+        prop_assert_eq!(U64Be::bytes_decode(&ka).expect("decodes"), a);
+        let (ca, cb) = (encode::<ConceptIdCodec>(&ConceptId(a)), encode::<ConceptIdCodec>(&ConceptId(b)));
+        prop_assert_eq!(ca.cmp(&cb), a.cmp(&b));
+        prop_assert_eq!(ConceptIdCodec::bytes_decode(&ca).expect("decodes"), ConceptId(a));
+        let pa = encode::<PropositionIdCodec>(&PropositionId(a));
+        prop_assert_eq!(PropositionIdCodec::bytes_decode(&pa).expect("decodes"), PropositionId(a));
+        let (a32, b32) = (a as u32, b as u32);
+        let (ka, kb) = (encode::<U32Be>(&a32), encode::<U32Be>(&b32));
+        prop_assert_eq!(ka.cmp(&kb), a32.cmp(&b32));
+        prop_assert_eq!(U32Be::bytes_decode(&ka).expect("decodes"), a32);
+        let i = a as i64;
+        prop_assert_eq!(I64Be::bytes_decode(&encode::<I64Be>(&i)).expect("decodes"), i);
+    }
+
+    #[test]
+    fn element_ids_round_trip_and_sort(a in element_id(), b in element_id()) {
+        let (ka, kb) = (element::encode(a), element::encode(b));
+        prop_assert_eq!(ka.cmp(&kb), a.cmp(&b));
+        prop_assert_eq!(element::decode(&ka).expect("decodes"), a);
+        prop_assert_eq!(a.to_string().parse::<ElementId>().expect("parses"), a);
+    }
+
+    #[test]
+    fn triple_keys_sort_in_their_permutation_order(a in triple(), b in triple()) {
+        let spo = |t: &Triple| (t.subject, t.predicate, t.object);
+        let pos = |t: &Triple| (t.predicate, t.object, t.subject);
+        let osp = |t: &Triple| (t.object, t.subject, t.predicate);
+        prop_assert_eq!(Spo::encode(&a).cmp(&Spo::encode(&b)), spo(&a).cmp(&spo(&b)));
+        prop_assert_eq!(Pos::encode(&a).cmp(&Pos::encode(&b)), pos(&a).cmp(&pos(&b)));
+        prop_assert_eq!(Osp::encode(&a).cmp(&Osp::encode(&b)), osp(&a).cmp(&osp(&b)));
+        prop_assert_eq!(Spo::decode(&Spo::encode(&a)).expect("decodes"), a);
+        prop_assert_eq!(Pos::decode(&Pos::encode(&a)).expect("decodes"), a);
+        prop_assert_eq!(Osp::decode(&Osp::encode(&a)).expect("decodes"), a);
+    }
+
+    #[test]
+    fn type_member_keys_sort_by_type_then_id(t1 in any::<u32>(), c1 in any::<u64>(), t2 in any::<u32>(), c2 in any::<u64>()) {
+        let (k1, k2) = (type_member_key(t1, ConceptId(c1)), type_member_key(t2, ConceptId(c2)));
+        prop_assert_eq!(k1.cmp(&k2), (t1, c1).cmp(&(t2, c2)));
+        prop_assert_eq!(TypeMemberKey::bytes_decode(&k1).expect("decodes"), (t1, ConceptId(c1)));
+    }
+
+    #[test]
+    fn values_round_trip_exactly(v in common::json_value()) {
+        let mut out = Vec::new();
+        value::encode(&mut out, &v).expect("encodes");
+        let back = value::decode_all(&out).expect("decodes");
+        prop_assert_eq!(text(&back), text(&v));
+        prop_assert_eq!(back, v);
+    }
+
+    #[test]
+    fn fields_round_trip_through_interned_keys(entries in prop::collection::vec(("\\PC{0,6}", common::json_value()), 0..6)) {
+        let map: Map<String, Value> = entries.into_iter().collect();
+        let mut keys: Vec<String> = Vec::new();
+        let mut out = Vec::new();
+        value::encode_fields(&mut out, &map, |k| -> Result<u32, value::TooDeep> {
+            let at = keys.iter().position(|x| x == k).unwrap_or_else(|| { keys.push(k.to_owned()); keys.len() - 1 });
+            Ok(at as u32 + 1)
+        }).expect("encodes");
+        let back = value::decode_fields(&out, |id| -> Result<String, kip_store::codec::DecodeError> {
+            Ok(keys[id as usize - 1].clone())
+        }).expect("decodes");
+        prop_assert_eq!(text(&Value::Object(back)), text(&Value::Object(map)));
+    }
+
+    #[test]
+    fn garbage_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
+        let _ = value::decode_all(&bytes);
+        let _ = value::decode_fields(&bytes, |id| -> Result<String, kip_store::codec::DecodeError> { Ok(id.to_string()) });
+        let _ = ConceptBytes::decode(&bytes);
+        let _ = PropositionBytes::decode(&bytes);
+        let _ = DocumentView::decode(&bytes).map(|d| d.terms());
+        let _ = StatKey::decode(&bytes);
+        let _ = PostingKey::bytes_decode(&bytes);
+        let _ = NameMemberKey::bytes_decode(&bytes);
+        let _ = Spo::decode(&bytes);
+        let _ = element::decode(&bytes);
+    }
+
+    #[test]
+    fn ids_parse_only_their_canonical_form(text in "[CPcp]?:?-?0?[0-9]{0,3} ?") {
+        if let Ok(id) = text.parse::<ElementId>() {
+            prop_assert_eq!(id.to_string(), text);
+        }
+    }
+}
+
+#[test]
+fn integral_floats_stay_floats_and_big_integers_stay_exact() {
+    for v in [json!(1.0), json!(-0.0), json!(u64::MAX), json!(i64::MIN), json!(-1), json!(0)] {
+        let mut out = Vec::new();
+        value::encode(&mut out, &v).expect("encodes");
+        let back = value::decode_all(&out).expect("decodes");
+        assert_eq!(text(&back), text(&v));
+        assert_eq!(back.is_f64(), v.is_f64());
+        assert_eq!(back.is_u64(), v.is_u64());
+        assert_eq!(back.is_i64(), v.is_i64());
+    }
+}
+
+#[test]
+fn values_nested_too_deeply_are_refused() {
+    let mut v = json!(1);
+    for _ in 0..=value::MAX_DEPTH {
+        v = json!([v]);
+    }
+    let mut out = Vec::new();
+    assert!(value::encode(&mut out, &v).is_err());
+}
+
+#[test]
+fn short_names_are_kept_and_long_ones_hashed() {
+    let short = "x".repeat(HASHED_LEN - 1);
+    assert_eq!(&*name_key(short.as_bytes()), short.as_bytes());
+    let long_a = format!("{}a", "x".repeat(HASHED_LEN));
+    let long_b = format!("{}b", "x".repeat(HASHED_LEN));
+    let (ka, kb) = (name_key(long_a.as_bytes()), name_key(long_b.as_bytes()));
+    assert_eq!(ka.len(), HASHED_LEN);
+    assert_ne!(ka, kb);
+    assert_eq!(&ka[..KEPT_PREFIX], &long_a.as_bytes()[..KEPT_PREFIX]);
+    // Every key the store builds from a name fits LMDB's 511-byte limit.
+    assert!(type_name_key(u32::MAX, &long_a).len() <= 511);
+    assert!(name_member_key(&long_a, ConceptId(u64::MAX)).len() <= 511);
+}
+
+#[test]
+fn name_member_keys_tell_names_with_nul_apart() {
+    let key = name_member_key("a\0b", ConceptId(7));
+    let (name, id) = NameMemberKey::bytes_decode(&key).expect("decodes");
+    assert_eq!((name, id), (&b"a\0b"[..], ConceptId(7)));
+    // "a"'s prefix is a prefix of this key, but the lengths differ.
+    assert!(key.starts_with(&name_member_prefix("a")));
+    assert_ne!(name.len(), name_member_prefix("a").len() - 1);
+}
+
+#[test]
+fn posting_keys_decode_terms_with_nul_and_cjk() {
+    for term in ["a", "a\0x", "阿司匹林", ""] {
+        let e = ElementId::Proposition(PropositionId(42));
+        let key = posting_key(term, e);
+        let posting = PostingKey::bytes_decode(&key).expect("decodes");
+        assert_eq!((posting.term, posting.element), (term, e));
+    }
+}
+
+#[test]
+fn long_terms_are_cut_on_a_character_boundary() {
+    let term = "阿".repeat(200); // 600 bytes
+    let cut = clamp_term(&term);
+    assert!(cut.len() <= MAX_TERM_BYTES && cut.len() > MAX_TERM_BYTES - 3);
+    assert!(term.starts_with(cut));
+    assert_eq!(clamp_term("short"), "short");
+}
+
+#[test]
+fn records_round_trip() {
+    let concept = ConceptBytes { type_id: 9, name: "阿司匹林", attributes: &[1, 2, 3], metadata: &[4, 5] };
+    assert_eq!(ConceptBytes::decode(&concept.encode()).expect("decodes"), concept);
+    let proposition = PropositionBytes {
+        triple: Triple {
+            subject: ElementId::Concept(ConceptId(1)),
+            predicate: 3,
+            object: ElementId::Proposition(PropositionId(2)),
+        },
+        attributes: &[],
+        metadata: &[0],
+    };
+    assert_eq!(PropositionBytes::decode(&proposition.encode()).expect("decodes"), proposition);
+    let terms = [("alpha", 2), ("阿司匹林", 1)];
+    let doc = DocumentRef { len: 12, terms: &terms };
+    let bytes = doc.encode();
+    let view = DocumentView::decode(&bytes).expect("decodes");
+    assert_eq!(view.len, 12);
+    assert_eq!(view.terms().expect("decodes"), terms);
+}
+
+#[test]
+fn stat_and_intern_keys_round_trip() {
+    for key in [
+        StatKey::ConceptsOfType(7),
+        StatKey::PropositionsOfPredicate(u32::MAX),
+        StatKey::Concepts,
+        StatKey::Propositions,
+        StatKey::Documents,
+        StatKey::DocumentLength,
+    ] {
+        assert_eq!(StatKey::decode(&key.encode()).expect("decodes"), key);
+    }
+    let key = id_to_name_key(2, 300);
+    assert_eq!(IdToNameKey::bytes_decode(&key).expect("decodes"), (2, 300));
+    assert!(id_to_name_key(1, 2) < id_to_name_key(1, 10));
+    assert!(id_to_name_key(1, u32::MAX) < id_to_name_key(2, 0));
+}
+
+#[test]
+fn element_id_text_form() {
+    assert_eq!(ElementId::Concept(ConceptId(12)).to_string(), "C:12");
+    assert_eq!(ElementId::Proposition(PropositionId(0)).to_string(), "P:0");
+    assert_eq!("P:7".parse::<PropositionId>().expect("parses"), PropositionId(7));
+    for bad in ["", "C:", "C:01", "c:1", "X:1", "C:-1", "C: 1", "C:1 ", "C:18446744073709551616"] {
+        assert!(bad.parse::<ElementId>().is_err(), "{bad:?} parsed");
+    }
+    assert!("C:1".parse::<PropositionId>().is_err());
+    let json = serde_json::to_value(ElementId::Concept(ConceptId(3))).expect("serializes");
+    assert_eq!(json, json!("C:3"));
+    let back: ElementId = serde_json::from_value(json!("P:4")).expect("deserializes");
+    assert_eq!(back, ElementId::Proposition(PropositionId(4)));
+}

@@ -1,0 +1,215 @@
+//! The on-disk format: a committed store of every released format must
+//! open and read back exactly; newer formats and foreign files are refused.
+//!
+//! `tests/data/format-1/data.mdb` was written by [`build_fixture`] and
+//! [`Store::copy_compacted`]. To regenerate it after an intentional change
+//! (which must also bump `FORMAT_VERSION` and add a migration, keeping the
+//! old fixture under its own name): `KIP_STORE_BLESS=1 cargo test -p
+//! kip-store --test format`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use kip_store::{
+    ConceptRecord, ElementId, FORMAT_VERSION, Namespace, PropositionRecord, Store, StoreError,
+};
+use serde_json::{Map, Value, json};
+
+fn fixture_dir(version: u32) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/format-{version}"))
+}
+
+fn object(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// A small graph that touches every database: types, predicates, concepts
+/// with every kind of value, a higher-order proposition, a deleted concept
+/// (so ids have a gap), counters, state, text documents and the change log.
+fn build_fixture(store: &Store) -> Result<(), StoreError> {
+    store.write(|txn| {
+        let drug = store.intern(txn, Namespace::ConceptType, "Drug")?;
+        let symptom = store.intern(txn, Namespace::ConceptType, "Symptom")?;
+        let treats = store.intern(txn, Namespace::Predicate, "treats")?;
+        let source = store.intern(txn, Namespace::Predicate, "stated_by")?;
+        let concept = |type_id, name: &str, attributes: Value| ConceptRecord {
+            type_id,
+            name: name.to_owned(),
+            attributes: object(attributes),
+            metadata: object(json!({"_created_at": "2025-01-01T00:00:00Z", "confidence": 0.9})),
+        };
+        let aspirin = store.create_concept(
+            txn,
+            &concept(drug, "Aspirin", json!({
+                "dose_mg": 500, "delta": -3, "big": u64::MAX, "ratio": 1.0, "tiny": 1e-300,
+                "tags": ["nsaid", null, true, false], "nested": {"z": 1, "a": {"deep": "阿司匹林"}},
+            })),
+        )?;
+        let headache = store.create_concept(txn, &concept(symptom, "Headache", json!({})))?;
+        let gone = store.create_concept(txn, &concept(symptom, "Gone", json!({})))?;
+        store.delete_concept(txn, gone)?;
+        let long_name = "long name ".repeat(60);
+        let long = store.create_concept(txn, &concept(drug, &long_name, json!({"note": "hashed key"})))?;
+        let link = store.create_proposition(
+            txn,
+            &PropositionRecord {
+                subject: aspirin.into(),
+                predicate: treats,
+                object: headache.into(),
+                attributes: object(json!({"evidence": "strong"})),
+                metadata: Map::new(),
+            },
+        )?;
+        store.create_proposition(
+            txn,
+            &PropositionRecord {
+                subject: link.into(),
+                predicate: source,
+                object: long.into(),
+                attributes: Map::new(),
+                metadata: object(json!({"source": "fixture"})),
+            },
+        )?;
+        store.index_document(txn, aspirin.into(), &[("aspirin".into(), 3), ("阿司匹林".into(), 1)], 4)?;
+        store.index_document(txn, headache.into(), &[("headache".into(), 3)], 3)?;
+        store.add_counter(txn, b"domain/1/type/1", 2)?;
+        store.put_state(txn, "import/capsule.kip", &json!({"sha256": "00ff", "at": 1}))?;
+        store.append_change(txn, &json!({"origin": "fixture", "stats": {"concepts_created": 4}}))?;
+        Ok(())
+    })
+}
+
+/// Everything the public API can read, as one JSON document.
+fn dump(store: &Store) -> Value {
+    store
+        .read(|txn| {
+            let mut names = Map::new();
+            for ns in Namespace::ALL {
+                names.insert(format!("{ns:?}"), json!(store.names(txn, ns)?));
+            }
+            let mut concepts = Vec::new();
+            for entry in store.all_concepts(txn)? {
+                let (id, c) = entry?;
+                let by_name = store.concepts_by_name(txn, &c.name)?;
+                concepts.push(json!({
+                    "id": id.to_string(), "type": c.type_id, "name": c.name,
+                    "attributes": c.attributes, "metadata": c.metadata,
+                    "found": store.find_concept(txn, c.type_id, &c.name)?.map(|i| i.to_string()),
+                    "by_name": by_name.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                    "doc_len": store.doc_len(txn, id.into())?,
+                    "terms": store.document_terms(txn, id.into())?,
+                }));
+            }
+            let mut propositions = Vec::new();
+            for entry in store.all_propositions(txn)? {
+                let (id, p) = entry?;
+                let matches = store.propositions_matching(txn, Some(p.subject), None, None)?;
+                propositions.push(json!({
+                    "id": id.to_string(), "subject": p.subject, "predicate": p.predicate,
+                    "object": p.object, "attributes": p.attributes, "metadata": p.metadata,
+                    "same_subject": matches.iter().map(|m| m.0.to_string()).collect::<Vec<_>>(),
+                    "mentioning": store.propositions_mentioning(txn, ElementId::Proposition(id))?
+                        .iter().map(ToString::to_string).collect::<Vec<_>>(),
+                }));
+            }
+            Ok::<_, StoreError>(json!({
+                "names": names,
+                "concepts": concepts,
+                "propositions": propositions,
+                "counts": {
+                    "concepts": store.concept_count(txn)?,
+                    "propositions": store.proposition_count(txn)?,
+                    "by_type": store.concept_counts_by_type(txn)?,
+                    "by_predicate": store.proposition_counts_by_predicate(txn)?,
+                },
+                "counters": store.counters_with_prefix(txn, b"")?
+                    .into_iter().map(|(k, v)| json!([String::from_utf8_lossy(&k), v])).collect::<Vec<_>>(),
+                "terms": store.terms_with_prefix(txn, "")?,
+                "postings": store.postings(txn, "aspirin")?
+                    .into_iter().map(|(e, tf)| json!([e, tf])).collect::<Vec<_>>(),
+                "search_stats": store.search_stats(txn)?,
+                "state": store.states_with_prefix(txn, "")?,
+                "changes": store.changes_since(txn, 0)?,
+            }))
+        })
+        .expect("dump")
+}
+
+fn copy_fixture(version: u32, to: &Path) {
+    fs::copy(fixture_dir(version).join("data.mdb"), to.join("data.mdb")).expect("copy the fixture");
+}
+
+#[test]
+fn the_committed_format_1_store_reads_back_exactly() {
+    let built = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(built.path()).expect("open");
+    build_fixture(&store).expect("build the fixture");
+    if std::env::var_os("KIP_STORE_BLESS").is_some() {
+        fs::create_dir_all(fixture_dir(FORMAT_VERSION)).expect("fixture folder");
+        // Written aside and renamed, so tests running meanwhile never read
+        // half a file.
+        let target = fixture_dir(FORMAT_VERSION).join("data.mdb");
+        let fresh = built.path().join("fixture.mdb");
+        store.copy_compacted(&fresh).expect("write the fixture");
+        fs::copy(&fresh, target.with_extension("tmp")).expect("copy the fixture");
+        fs::rename(target.with_extension("tmp"), &target).expect("replace the fixture");
+    }
+    let expected = dump(&store);
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy_fixture(1, dir.path());
+    let old = Store::open(dir.path()).expect("open the format-1 store");
+    assert!(!old.is_fresh());
+    assert_eq!(dump(&old), expected);
+    // It is writable too, and ids continue after the committed ones.
+    let id = old
+        .write(|txn| {
+            let drug = old.lookup(txn, Namespace::ConceptType, "Drug")?.expect("interned");
+            old.create_concept(txn, &ConceptRecord { type_id: drug, name: "Ibuprofen".into(), ..Default::default() })
+        })
+        .expect("write");
+    assert_eq!(id.to_string(), "C:5");
+}
+
+#[test]
+fn a_store_of_a_newer_format_is_refused_and_left_untouched() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy_fixture(1, dir.path());
+    // Patch the stored version in place: a meta leaf holds the key and then
+    // its value, and LMDB keeps no checksums.
+    let path = dir.path().join("data.mdb");
+    let mut bytes = fs::read(&path).expect("read");
+    let needle = b"format_version\x00\x00\x00\x01";
+    let at = bytes.windows(needle.len()).position(|w| w == needle).expect("version in the file");
+    bytes[at + needle.len() - 1] = 2;
+    fs::write(&path, &bytes).expect("write");
+
+    let result = Store::open(dir.path());
+    assert!(
+        matches!(result, Err(StoreError::UnsupportedFormat { found: 2, supported: 1 })),
+        "{result:?}"
+    );
+    assert_eq!(fs::read(&path).expect("read"), bytes, "the newer store was modified");
+}
+
+#[test]
+fn a_file_that_is_not_a_store_is_reported_corrupt() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fs::write(dir.path().join("data.mdb"), vec![0x5a; 64 * 1024]).expect("write");
+    let result = Store::open(dir.path());
+    assert!(matches!(result, Err(StoreError::Corrupt { .. })), "{result:?}");
+}
+
+#[test]
+fn only_the_open_that_creates_the_store_sees_it_fresh() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nested = dir.path().join("not/yet/there");
+    let store = Store::open(&nested).expect("open creates the folders");
+    assert!(store.is_fresh());
+    assert!(!Store::open(&nested).expect("second handle").is_fresh());
+    drop(store);
+    assert!(!Store::open(&nested).expect("reopen").is_fresh());
+}
