@@ -121,6 +121,7 @@ fn rule_phrase(rule: Rule) -> &'static str {
         Rule::call => "a function call",
         Rule::where_clause => "`WHERE {…}`",
         Rule::group => "`{`",
+        Rule::close_brace => "`}`",
         Rule::concept_clause => "a concept clause",
         Rule::concept_pattern => "a concept pattern `{…}`",
         Rule::pattern_field => "a field such as `type: \"…\"`",
@@ -476,7 +477,11 @@ impl<'s> Lower<'s> {
 
     fn group(&mut self, pair: Pair<'_, Rule>) -> Group {
         let span = span_of(&pair);
-        let items = pair.into_inner().map(|p| self.pattern(p)).collect();
+        let items = pair
+            .into_inner()
+            .filter(|p| p.as_rule() != Rule::close_brace)
+            .map(|p| self.pattern(p))
+            .collect();
         Group { items, span }
     }
 

@@ -54,6 +54,15 @@ impl Default for Origin {
     }
 }
 
+/// What a caller may do: everything, or only KQL and META.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Access {
+    #[default]
+    ReadWrite,
+    /// KML is refused with `KIP_3004` before anything runs.
+    ReadOnly,
+}
+
 /// A Cognitive Nexus on disk.
 pub struct Nexus {
     store: Store,
@@ -105,10 +114,60 @@ impl Nexus {
 
     /// [`Nexus::execute`] on behalf of `origin`.
     pub fn execute_as(&self, request: &ExecuteKip, origin: &Origin) -> Json {
+        self.execute_with(request, origin, Access::ReadWrite)
+    }
+
+    /// Runs `f` on a read view of one consistent snapshot.
+    pub fn read<T>(&self, f: impl FnOnce(&graph::Graph<'_>) -> Result<T>) -> Result<T> {
+        self.store
+            .read(|txn| {
+                let g = graph::Graph::new(&self.store, txn);
+                f(&g).map_err(TxnError)
+            })
+            .map_err(|e| e.0)
+    }
+
+    /// [`Nexus::execute_as`] with an access level (`execute_kip_readonly`
+    /// uses [`Access::ReadOnly`]).
+    pub fn execute_with(&self, request: &ExecuteKip, origin: &Origin, access: Access) -> Json {
+        let access_ok = |text: &str| -> Result<()> {
+            if access == Access::ReadOnly
+                && let Ok(commands) = kip_lang::parse(text)
+                && let Some(kml) = commands.iter().find(|c| c.kind() == CommandKind::Kml)
+            {
+                return Err(KipError::new(
+                    ErrorCode::ImmutableTarget,
+                    "this endpoint is read-only: KML (UPSERT, DELETE) is refused",
+                )
+                .with_hint("Use KQL (FIND) and META (DESCRIBE, SEARCH) here; send changes through execute_kip.")
+                .at(text, kml.span()));
+            }
+            Ok(())
+        };
+        let texts: Vec<&str> = match (&request.command, &request.commands) {
+            (Some(c), None) => vec![c.as_str()],
+            (None, Some(batch)) => batch
+                .iter()
+                .map(|b| match b {
+                    BatchItem::Text(t) => t.as_str(),
+                    BatchItem::WithParameters { command, .. } => command.as_str(),
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        for text in texts {
+            if let Err(e) = access_ok(text) {
+                return json!({"error": e});
+            }
+        }
         let dry_run = request.dry_run.unwrap_or(false);
         let shared = request.parameters.clone().unwrap_or_default();
+        self.dispatch(request, dry_run, &shared, origin)
+    }
+
+    fn dispatch(&self, request: &ExecuteKip, dry_run: bool, shared: &Map<String, Json>, origin: &Origin) -> Json {
         match (&request.command, &request.commands) {
-            (Some(command), None) => response(self.run_text(command, &shared, dry_run, origin)),
+            (Some(command), None) => response(self.run_text(command, shared, dry_run, origin)),
             (None, Some(batch)) => {
                 let mut results = Vec::new();
                 for item in batch {
