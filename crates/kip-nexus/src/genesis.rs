@@ -6,7 +6,6 @@ use kip_store::Store;
 use rand::Rng as _;
 
 use crate::graph::{OrInternal as _, Result, TxnError};
-use crate::kml::Stats;
 use crate::kml::Writer;
 
 /// The bootstrap capsules, in the order they must run.
@@ -64,13 +63,7 @@ pub fn ensure(store: &Store) -> Result<u64> {
                 })?;
                 for command in &commands {
                     if let kip_lang::ast::Command::Upsert(u) = command {
-                        let mut w = Writer {
-                            store,
-                            txn,
-                            source: text,
-                            now: now.clone(),
-                            stats: Stats::default(),
-                        };
+                        let mut w = Writer::new(store, txn, text, now.clone());
                         w.upsert(u)?;
                     }
                 }

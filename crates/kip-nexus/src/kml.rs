@@ -36,6 +36,20 @@ pub struct Writer<'a, 't> {
     pub now: String,
     /// Elements created, updated and deleted (for reports and the change log).
     pub stats: Stats,
+    /// Schema lookups repeated by every block of a large capsule.
+    cache: WriterCache,
+}
+
+/// What one command looks up again and again. Only facts that cannot turn
+/// false within the command are kept (a defined type stays defined: UPSERT
+/// cannot delete), and predicate signatures are dropped whenever a
+/// `$PropositionType` definition is written.
+#[derive(Debug, Default)]
+struct WriterCache {
+    defined_types: HashSet<String>,
+    predicates: HashMap<String, Option<schema::Signature>>,
+    heads: HashMap<ConceptId, (u32, String)>,
+    type_names: HashMap<u32, String>,
 }
 
 #[derive(Debug, Default, Clone, Copy, serde::Serialize)]
@@ -84,6 +98,80 @@ fn merged(base: &Object, over: &Object) -> Object {
 }
 
 impl<'a, 't> Writer<'a, 't> {
+    pub fn new(store: &'a Store, txn: &'a mut RwTxn<'t>, source: &'a str, now: String) -> Writer<'a, 't> {
+        Writer {
+            store,
+            txn,
+            source,
+            now,
+            stats: Stats::default(),
+            cache: WriterCache::default(),
+        }
+    }
+
+    fn type_defined(&mut self, name: &str) -> Result<bool> {
+        if self.cache.defined_types.contains(name) {
+            return Ok(true);
+        }
+        let defined = self.graph(|g| g.is_type_defined(name))?;
+        if defined {
+            self.cache.defined_types.insert(name.to_owned());
+        }
+        Ok(defined)
+    }
+
+    /// The signature of a predicate, or `None` if it is not defined.
+    fn predicate(&mut self, name: &str) -> Result<Option<schema::Signature>> {
+        if let Some(sig) = self.cache.predicates.get(name) {
+            return Ok(sig.clone());
+        }
+        let sig = self.graph(|g| {
+            Ok(if g.is_predicate_defined(name)? { Some(schema::signature(g, name)?) } else { None })
+        })?;
+        self.cache.predicates.insert(name.to_owned(), sig.clone());
+        Ok(sig)
+    }
+
+    /// The type id and name of a concept.
+    fn head(&mut self, c: ConceptId) -> Result<Option<(u32, String)>> {
+        if let Some(h) = self.cache.heads.get(&c) {
+            return Ok(Some(h.clone()));
+        }
+        let head = self.store.concept_head(self.txn, c).kip()?;
+        if let Some(h) = &head {
+            self.cache.heads.insert(c, h.clone());
+        }
+        Ok(head)
+    }
+
+    fn cached_type_name(&mut self, id: u32) -> Result<String> {
+        if let Some(n) = self.cache.type_names.get(&id) {
+            return Ok(n.clone());
+        }
+        let name = self.graph(|g| Ok(g.type_name(id)?.to_string()))?;
+        self.cache.type_names.insert(id, name.clone());
+        Ok(name)
+    }
+
+    /// The type name of an element (`None` for a proposition).
+    fn element_type(&mut self, e: ElementId) -> Result<Option<String>> {
+        match e {
+            ElementId::Concept(c) => match self.head(c)? {
+                Some((t, _)) => Ok(Some(self.cached_type_name(t)?)),
+                None => Ok(None),
+            },
+            ElementId::Proposition(_) => Ok(None),
+        }
+    }
+
+    /// The name of an element for the search index (empty for a proposition).
+    fn element_name(&mut self, e: ElementId) -> Result<String> {
+        Ok(match e {
+            ElementId::Concept(c) => self.head(c)?.map(|h| h.1).unwrap_or_default(),
+            ElementId::Proposition(_) => String::new(),
+        })
+    }
+
     fn graph<T>(&self, f: impl FnOnce(&Graph<'_>) -> Result<T>) -> Result<T> {
         let graph = Graph::new(self.store, self.txn);
         f(&graph)
@@ -229,7 +317,7 @@ impl<'a, 't> Writer<'a, 't> {
 
     /// Resolves a subject or object term of a write: a handle defined
     /// earlier, an existing concept, an existing proposition.
-    fn resolve_term(&self, term: &Term, handles: &HashMap<String, ElementId>) -> Result<ElementId> {
+    fn resolve_term(&mut self, term: &Term, handles: &HashMap<String, ElementId>) -> Result<ElementId> {
         match term {
             Term::Var(v) => handles.get(&v.name).copied().ok_or_else(|| {
                 KipError::new(
@@ -243,8 +331,7 @@ impl<'a, 't> Writer<'a, 't> {
             }
             Term::Concept(ConceptMatcher::TypeName { ty, name }, span) => {
                 let (ty_s, name_s) = (self.text(ty)?, self.text(name)?);
-                let defined = self.graph(|g| g.is_type_defined(ty_s))?;
-                if !defined {
+                if !self.type_defined(ty_s)? {
                     return Err(self
                         .graph(|g| schema::unknown_type(g, ty_s))?
                         .at(self.source, ty.span()));
@@ -324,7 +411,7 @@ impl<'a, 't> Writer<'a, 't> {
                 // The root defines itself (seed 001 §2.9.2): the one concept
                 // whose type need not exist beforehand.
                 let self_defining = ty_s == CONCEPT_TYPE && name_s == CONCEPT_TYPE;
-                if !self_defining && !self.graph(|g| g.is_type_defined(&ty_s))? {
+                if !self_defining && !self.type_defined(&ty_s)? {
                     return Err(self
                         .graph(|g| schema::unknown_type(g, &ty_s))?
                         .at(self.source, ty.span()));
@@ -411,6 +498,9 @@ impl<'a, 't> Writer<'a, 't> {
             return Ok(()); // a repeat: a true no-op, `_updated_at` included
         }
         metadata.insert("_updated_at".into(), json!(self.now));
+        if ty == crate::graph::PROPOSITION_TYPE {
+            self.cache.predicates.clear();
+        }
         let record = ConceptRecord {
             attributes,
             metadata,
@@ -435,18 +525,17 @@ impl<'a, 't> Writer<'a, 't> {
         meta: &Object,
         span: Span,
     ) -> Result<PropositionId> {
-        if !self.graph(|g| g.is_predicate_defined(predicate))? {
+        let Some(signature) = self.predicate(predicate)? else {
             return Err(self
                 .graph(|g| schema::unknown_predicate(g, predicate))?
                 .at(self.source, predicate_span));
-        }
-        let signature = self.graph(|g| schema::signature(g, predicate))?;
+        };
         for (end, allowed, role) in [
             (s, &signature.subject_types, "subject"),
             (o, &signature.object_types, "object"),
         ] {
             let Some(allowed) = allowed else { continue };
-            let actual = self.graph(|g| Ok(g.element_type(end)?.map(|t| t.to_string())))?;
+            let actual = self.element_type(end)?;
             let ok = actual
                 .as_ref()
                 .is_some_and(|t| allowed.iter().any(|a| a == t));
@@ -487,7 +576,8 @@ impl<'a, 't> Writer<'a, 't> {
         if predicate == BELONGS_TO_DOMAIN {
             self.count_domain_member(&record, 1)?;
         }
-        search::index_proposition(self.store, self.txn, id, &record)?;
+        let names = [predicate.replace('_', " "), self.element_name(s)?, self.element_name(o)?];
+        search::index_proposition(self.store, self.txn, id, &record, &names)?;
         self.stats.propositions_created += 1;
         Ok(id)
     }
@@ -527,9 +617,15 @@ impl<'a, 't> Writer<'a, 't> {
             ..old
         };
         self.store.update_proposition(self.txn, id, &record).kip()?;
-        search::index_proposition(self.store, self.txn, id, &record)?;
+        self.reindex_proposition(id, &record)?;
         self.stats.propositions_updated += 1;
         Ok(())
+    }
+
+    fn reindex_proposition(&mut self, id: PropositionId, record: &PropositionRecord) -> Result<()> {
+        let predicate = self.graph(|g| Ok(g.predicate_name(record.predicate)?.replace('_', " ")))?;
+        let names = [predicate, self.element_name(record.subject)?, self.element_name(record.object)?];
+        search::index_proposition(self.store, self.txn, id, record, &names)
     }
 
     // ------------------------------------------------------------ DELETE
@@ -675,7 +771,7 @@ impl<'a, 't> Writer<'a, 't> {
         }
         rec.metadata.insert("_updated_at".into(), json!(self.now));
         self.store.update_proposition(self.txn, id, &rec).kip()?;
-        search::index_proposition(self.store, self.txn, id, &rec)?;
+        self.reindex_proposition(id, &rec)?;
         self.stats.propositions_updated += 1;
         Ok(true)
     }
@@ -715,6 +811,7 @@ impl<'a, 't> Writer<'a, 't> {
             {
                 search::unindex(self.store, self.txn, e)?;
                 self.store.delete_concept(self.txn, c).kip()?;
+                self.cache.heads.remove(&c);
                 self.stats.concepts_deleted += 1;
             }
         }

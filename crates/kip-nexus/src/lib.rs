@@ -260,13 +260,7 @@ impl Nexus {
             for c in commands {
                 let outcome = match c {
                     Command::Upsert(u) => {
-                        let mut w = kml::Writer {
-                            store: &self.store,
-                            txn,
-                            source,
-                            now: now(),
-                            stats: Stats::default(),
-                        };
+                        let mut w = kml::Writer::new(&self.store, txn, source, now());
                         let result = w.upsert(u)?;
                         Outcome {
                             result,
@@ -275,13 +269,7 @@ impl Nexus {
                         }
                     }
                     Command::Delete(d) => {
-                        let mut w = kml::Writer {
-                            store: &self.store,
-                            txn,
-                            source,
-                            now: now(),
-                            stats: Stats::default(),
-                        };
+                        let mut w = kml::Writer::new(&self.store, txn, source, now());
                         let result = w.delete(d)?;
                         Outcome {
                             result,

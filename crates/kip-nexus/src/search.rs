@@ -75,34 +75,17 @@ pub fn index_concept(
         .kip()
 }
 
+/// Indexes a proposition; `names` are its predicate (with spaces for
+/// underscores), its subject's name and its object's name.
 pub fn index_proposition(
     store: &Store,
     txn: &mut RwTxn<'_>,
     id: PropositionId,
     rec: &PropositionRecord,
+    names: &[String; 3],
 ) -> Result<()> {
-    let (predicate, subject, object) = {
-        let g = Graph::new(store, txn);
-        let name_of = |e: ElementId| -> Result<String> {
-            Ok(match e {
-                ElementId::Concept(c) => g.concept(c)?.map(|r| r.name.clone()).unwrap_or_default(),
-                ElementId::Proposition(_) => String::new(),
-            })
-        };
-        (
-            g.predicate_name(rec.predicate)?.replace('_', " "),
-            name_of(rec.subject)?,
-            name_of(rec.object)?,
-        )
-    };
-    let (terms, len) = document(
-        &[predicate.as_str()],
-        &[subject.as_str(), object.as_str()],
-        &rec.attributes,
-    );
-    store
-        .index_document(txn, ElementId::Proposition(id), &terms, len)
-        .kip()
+    let (terms, len) = document(&[names[0].as_str()], &[names[1].as_str(), names[2].as_str()], &rec.attributes);
+    store.index_document(txn, ElementId::Proposition(id), &terms, len).kip()
 }
 
 pub fn unindex(store: &Store, txn: &mut RwTxn<'_>, e: ElementId) -> Result<()> {
@@ -175,52 +158,75 @@ fn similar_terms(g: &Graph<'_>, term: &str) -> Result<Vec<String>> {
     Ok(out)
 }
 
-fn rank(
-    g: &Graph<'_>,
-    q: &Query<'_>,
-    terms: &[String],
-    type_filter: Option<u32>,
-) -> Result<Vec<(ElementId, f64)>> {
+/// At most this many candidate documents are scored per query.
+const CANDIDATES: usize = 4_096;
+
+/// BM25 over the candidates that the query's rarest terms select.
+///
+/// Candidates come from the postings of the rarest terms first, until
+/// [`CANDIDATES`] would be exceeded (the rarest term always contributes, up
+/// to that cap); each candidate is then scored on *every* query term from
+/// its own stored term list. A query such as "Gene 123" thus reads the few
+/// postings of "123" instead of every document containing "gene".
+fn rank(g: &Graph<'_>, q: &Query<'_>, terms: &[String], type_filter: Option<u32>) -> Result<Vec<(ElementId, f64)>> {
     const K1: f64 = 1.2;
     const B: f64 = 0.75;
     let (docs, total_len) = g.store.search_stats(g.txn).kip()?;
     let n = docs.max(1) as f64;
     let avg = (total_len as f64 / n).max(1.0);
-    let mut scores: HashMap<ElementId, f64> = HashMap::new();
-    let mut admitted: HashMap<ElementId, bool> = HashMap::new();
-    for term in terms {
-        let postings = g.store.postings(g.txn, term).kip()?;
-        let df = postings.len() as f64;
-        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-        for (e, tf) in postings {
-            let ok = match admitted.get(&e) {
-                Some(&ok) => ok,
-                None => {
-                    let ok = admits(g, q.propositions, type_filter, e)?;
-                    admitted.insert(e, ok);
-                    ok
-                }
-            };
-            if !ok {
-                continue;
+    let mut by_rarity: Vec<(&String, u32)> = Vec::with_capacity(terms.len());
+    for t in terms {
+        let df = g.store.document_frequency(g.txn, t).kip()?;
+        if df > 0 {
+            by_rarity.push((t, df));
+        }
+    }
+    by_rarity.sort_by_key(|&(t, df)| (df, t.clone()));
+    let idf: HashMap<&str, f64> = by_rarity
+        .iter()
+        .map(|&(t, df)| (t.as_str(), (1.0 + (n - f64::from(df) + 0.5) / (f64::from(df) + 0.5)).ln()))
+        .collect();
+
+    let mut candidates: Vec<ElementId> = Vec::new();
+    let mut seen: std::collections::HashSet<ElementId> = std::collections::HashSet::new();
+    for (i, &(t, df)) in by_rarity.iter().enumerate() {
+        if i > 0 && candidates.len() + df as usize > CANDIDATES {
+            break;
+        }
+        for (e, _) in g.store.postings(g.txn, t).kip()? {
+            if candidates.len() >= CANDIDATES {
+                break;
             }
-            let len = f64::from(g.store.doc_len(g.txn, e).kip()?.unwrap_or(1));
-            let tf = f64::from(tf);
-            *scores.entry(e).or_default() +=
-                idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg));
+            if seen.insert(e) && admits(g, q.propositions, type_filter, e)? {
+                candidates.push(e);
+            }
         }
     }
-    // The whole query equal to a concept's name is the best possible hit.
+
     let wanted = q.term.trim().to_lowercase();
-    for (e, score) in &mut scores {
-        if let ElementId::Concept(c) = e
-            && g.concept(*c)?
-                .is_some_and(|r| r.name.to_lowercase() == wanted)
-        {
-            *score += 10.0;
+    let mut hits = Vec::with_capacity(candidates.len());
+    for e in candidates {
+        let Some(doc) = g.store.document_terms(g.txn, e).kip()? else { continue };
+        let len = f64::from(doc.iter().map(|(_, tf)| *tf).sum::<u32>().max(1));
+        let mut score = 0.0;
+        let mut matched = 0;
+        for (term, tf) in &doc {
+            if let Some(idf) = idf.get(term.as_str()) {
+                let tf = f64::from(*tf);
+                score += idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg));
+                matched += 1;
+            }
         }
+        // The whole query equal to a concept's name is the best possible hit;
+        // only documents holding every query term can be one.
+        if matched == idf.len()
+            && let ElementId::Concept(c) = e
+            && g.concept(c)?.is_some_and(|r| r.name.to_lowercase() == wanted)
+        {
+            score += 10.0;
+        }
+        hits.push((e, score));
     }
-    let mut hits: Vec<(ElementId, f64)> = scores.into_iter().collect();
     hits.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     Ok(hits)
 }
