@@ -299,6 +299,21 @@ pub fn bench(
         }));
     }
     report.insert("workloads".into(), Json::Array(table));
+    // Anonymous memory is what the engine itself holds; LMDB's pages are
+    // file-backed and are not counted.
+    if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
+        for line in status.lines() {
+            if let Some(kb) = line.strip_prefix("RssAnon:") {
+                let kb: f64 = kb
+                    .trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse()
+                    .unwrap_or(0.0);
+                report.insert("engine_memory_mb".into(), json!((kb / 1024.0).round()));
+            }
+        }
+    }
     report.insert(
         "graph".into(),
         json!({"concepts": per_type * TYPES.len() as u64, "propositions_requested": propositions}),

@@ -11,6 +11,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod bench;
+mod mcp;
+mod serve;
 use serde_json::json;
 
 #[derive(Debug, Parser)]
@@ -39,8 +41,11 @@ enum Cmd {
         /// Validate (KQL/META) or preview in an aborted transaction (KML).
         #[arg(long)]
         dry_run: bool,
+        /// Also print how a FIND was evaluated and, if it found nothing, why.
+        #[arg(long)]
+        explain: bool,
         /// A full execute_kip arguments object from FILE, or `-` for standard input.
-        #[arg(long, value_name = "FILE", conflicts_with_all = ["command", "params", "dry_run"])]
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["command", "params", "dry_run", "explain"])]
         request: Option<PathBuf>,
     },
     /// Build the generated benchmark graph (once per --db) and measure the BRIEF §6 workloads.
@@ -63,6 +68,27 @@ enum Cmd {
         /// Files or folders.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
+    },
+    /// Serve the nexus over HTTP: POST /api/kip, POST /kip, /api/<operation>, /api/events (SSE) and the web UI.
+    Serve {
+        /// Address to listen on; anything but loopback requires --token.
+        #[arg(long, default_value = "127.0.0.1:4840", value_name = "IP:PORT")]
+        addr: std::net::SocketAddr,
+        /// Refuse every write (KML and imports) with KIP_3004.
+        #[arg(long)]
+        read_only: bool,
+        /// Require `Authorization: Bearer TOKEN` on every API request.
+        #[arg(long, value_name = "TOKEN")]
+        token: Option<String>,
+        /// The web UI's built files (default: ui/dist, when it exists).
+        #[arg(long, value_name = "DIR")]
+        ui: Option<PathBuf>,
+    },
+    /// Serve the nexus to an AI agent as an MCP server over stdio.
+    Mcp {
+        /// Refuse every write (KML and imports) with KIP_3004.
+        #[arg(long)]
+        read_only: bool,
     },
     /// Parse and validate KIP text; print {"ok": true, "commands": N} or the KIP error.
     Check {
@@ -153,6 +179,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             command,
             params,
             dry_run,
+            explain,
             request,
         } => {
             let request: kip_nexus::ExecuteKip = match request {
@@ -179,6 +206,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         commands: None,
                         parameters,
                         dry_run: dry_run.then_some(true),
+                        explain: explain.then_some(true),
                     }
                 }
             };
@@ -231,6 +259,27 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ExitCode::SUCCESS
             })
         }
+        Cmd::Serve {
+            addr,
+            read_only,
+            token,
+            ui,
+        } => {
+            init_logging();
+            let api = kip_api::Api::new(std::sync::Arc::new(open_nexus(cli.db)?), "kip-serve");
+            let options = serve::Options {
+                addr,
+                read_only,
+                token,
+                ui,
+            };
+            serve::run(api, options)
+        }
+        Cmd::Mcp { read_only } => {
+            init_logging();
+            let api = kip_api::Api::new(std::sync::Arc::new(open_nexus(cli.db)?), "kip-mcp");
+            mcp::run(api, read_only)
+        }
         Cmd::Check { file } => {
             let source = read_input(file.as_ref())?;
             match kip_lang::parse(&source) {
@@ -281,6 +330,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Logs to standard error (standard output belongs to the MCP protocol
+/// or to the one line `kip serve` prints).
+fn init_logging() {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_target(false)
+        .init();
 }
 
 /// The `.kip` files under `path` (a file, or a folder walked in name order).

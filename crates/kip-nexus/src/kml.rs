@@ -98,7 +98,12 @@ fn merged(base: &Object, over: &Object) -> Object {
 }
 
 impl<'a, 't> Writer<'a, 't> {
-    pub fn new(store: &'a Store, txn: &'a mut RwTxn<'t>, source: &'a str, now: String) -> Writer<'a, 't> {
+    pub fn new(
+        store: &'a Store,
+        txn: &'a mut RwTxn<'t>,
+        source: &'a str,
+        now: String,
+    ) -> Writer<'a, 't> {
         Writer {
             store,
             txn,
@@ -126,7 +131,11 @@ impl<'a, 't> Writer<'a, 't> {
             return Ok(sig.clone());
         }
         let sig = self.graph(|g| {
-            Ok(if g.is_predicate_defined(name)? { Some(schema::signature(g, name)?) } else { None })
+            Ok(if g.is_predicate_defined(name)? {
+                Some(schema::signature(g, name)?)
+            } else {
+                None
+            })
         })?;
         self.cache.predicates.insert(name.to_owned(), sig.clone());
         Ok(sig)
@@ -317,7 +326,11 @@ impl<'a, 't> Writer<'a, 't> {
 
     /// Resolves a subject or object term of a write: a handle defined
     /// earlier, an existing concept, an existing proposition.
-    fn resolve_term(&mut self, term: &Term, handles: &HashMap<String, ElementId>) -> Result<ElementId> {
+    fn resolve_term(
+        &mut self,
+        term: &Term,
+        handles: &HashMap<String, ElementId>,
+    ) -> Result<ElementId> {
         match term {
             Term::Var(v) => handles.get(&v.name).copied().ok_or_else(|| {
                 KipError::new(
@@ -576,7 +589,11 @@ impl<'a, 't> Writer<'a, 't> {
         if predicate == BELONGS_TO_DOMAIN {
             self.count_domain_member(&record, 1)?;
         }
-        let names = [predicate.replace('_', " "), self.element_name(s)?, self.element_name(o)?];
+        let names = [
+            predicate.replace('_', " "),
+            self.element_name(s)?,
+            self.element_name(o)?,
+        ];
         search::index_proposition(self.store, self.txn, id, &record, &names)?;
         self.stats.propositions_created += 1;
         Ok(id)
@@ -623,8 +640,13 @@ impl<'a, 't> Writer<'a, 't> {
     }
 
     fn reindex_proposition(&mut self, id: PropositionId, record: &PropositionRecord) -> Result<()> {
-        let predicate = self.graph(|g| Ok(g.predicate_name(record.predicate)?.replace('_', " ")))?;
-        let names = [predicate, self.element_name(record.subject)?, self.element_name(record.object)?];
+        let predicate =
+            self.graph(|g| Ok(g.predicate_name(record.predicate)?.replace('_', " ")))?;
+        let names = [
+            predicate,
+            self.element_name(record.subject)?,
+            self.element_name(record.object)?,
+        ];
         search::index_proposition(self.store, self.txn, id, record, &names)
     }
 

@@ -22,6 +22,7 @@ use kip_lang::{ErrorCode, KipError};
 use kip_store::{ConceptId, ElementId, PropositionId};
 use serde_json::{Value as Json, json};
 
+use crate::explain::{self, Cause, Explain, Fix, Range, Step};
 use crate::filter::{self, RegexCache};
 use crate::graph::{Graph, Result};
 use crate::{cursor, value};
@@ -119,6 +120,8 @@ enum PredTest {
         preds: Vec<u32>,
         min: u32,
         max: Option<u32>,
+        /// Where the hop range is written.
+        hops: Span,
     },
 }
 
@@ -127,6 +130,8 @@ enum Atom {
     Concept {
         var: Slot,
         test: ConceptTest,
+        /// The pattern as written, for `explain`.
+        matcher: ConceptMatcher,
     },
     PropId {
         var: Slot,
@@ -137,6 +142,8 @@ enum Atom {
         s: Slot,
         pred: PredTest,
         o: Slot,
+        /// Where the subject and object are written (for suggested edits).
+        ends: (Span, Span),
     },
 }
 
@@ -144,7 +151,9 @@ impl Atom {
     fn slots(&self) -> Vec<Slot> {
         match self {
             Atom::Concept { var, .. } | Atom::PropId { var, .. } => vec![*var],
-            Atom::Prop { var, s, pred, o } => {
+            Atom::Prop {
+                var, s, pred, o, ..
+            } => {
                 let mut v = vec![*s, *o];
                 v.extend(var.iter().copied());
                 if let PredTest::Var(p) = pred {
@@ -159,11 +168,14 @@ impl Atom {
 /// A compiled WHERE block.
 #[derive(Debug, Default)]
 pub struct CompiledGroup {
-    atoms: Vec<Atom>,
-    filters: Vec<(Expr, Vec<Slot>)>,
+    /// Each atom with the source range of the clause (or inline term) it
+    /// comes from.
+    atoms: Vec<(Atom, Span)>,
+    filters: Vec<(Expr, Vec<Slot>, Span)>,
     nots: Vec<CompiledGroup>,
     optionals: Vec<CompiledGroup>,
     unions: Vec<CompiledGroup>,
+    span: Span,
 }
 
 /// Compiles a group, resolving type and predicate names (`KIP_2001` for an
@@ -190,7 +202,10 @@ struct Compiler<'g, 't, 'v> {
 
 impl Compiler<'_, '_, '_> {
     fn group(&mut self, group: &Group) -> Result<CompiledGroup> {
-        let mut out = CompiledGroup::default();
+        let mut out = CompiledGroup {
+            span: group.span,
+            ..CompiledGroup::default()
+        };
         for item in &group.items {
             match item {
                 Pattern::Concept(c) => {
@@ -199,7 +214,9 @@ impl Compiler<'_, '_, '_> {
                         None => self.vars.hidden(),
                     };
                     let test = self.concept_test(&c.matcher)?;
-                    out.atoms.push(Atom::Concept { var, test });
+                    let matcher = c.matcher.clone();
+                    out.atoms
+                        .push((Atom::Concept { var, test, matcher }, c.span));
                 }
                 Pattern::Proposition(p) => {
                     let var = p.var.as_ref().map(|v| self.vars.slot(&v.name));
@@ -209,7 +226,7 @@ impl Compiler<'_, '_, '_> {
                     let mut refs = Vec::new();
                     kip_lang::expr_vars(&f.expr, &mut refs);
                     let slots = refs.iter().map(|v| self.vars.slot(&v.name)).collect();
-                    out.filters.push((f.expr.clone(), slots));
+                    out.filters.push((f.expr.clone(), slots, f.span));
                 }
                 Pattern::Not(g) => out.nots.push(self.group(g)?),
                 Pattern::Optional(g) => out.optionals.push(self.group(g)?),
@@ -267,13 +284,20 @@ impl Compiler<'_, '_, '_> {
         })
     }
 
-    fn term(&mut self, term: &Term, atoms: &mut Vec<Atom>) -> Result<Slot> {
+    fn term(&mut self, term: &Term, atoms: &mut Vec<(Atom, Span)>) -> Result<Slot> {
         Ok(match term {
             Term::Var(v) => self.vars.slot(&v.name),
-            Term::Concept(m, _) => {
+            Term::Concept(m, span) => {
                 let var = self.vars.hidden();
                 let test = self.concept_test(m)?;
-                atoms.push(Atom::Concept { var, test });
+                atoms.push((
+                    Atom::Concept {
+                        var,
+                        test,
+                        matcher: m.clone(),
+                    },
+                    *span,
+                ));
                 var
             }
             Term::Proposition(m, span) => {
@@ -289,7 +313,7 @@ impl Compiler<'_, '_, '_> {
         m: &PropositionMatcher,
         var: Option<Slot>,
         span: Span,
-        atoms: &mut Vec<Atom>,
+        atoms: &mut Vec<(Atom, Span)>,
     ) -> Result<()> {
         match m {
             PropositionMatcher::Id(id) => {
@@ -299,7 +323,7 @@ impl Compiler<'_, '_, '_> {
                     _ => None,
                 };
                 let var = var.unwrap_or_else(|| self.vars.hidden());
-                atoms.push(Atom::PropId { var, id });
+                atoms.push((Atom::PropId { var, id }, span));
             }
             PropositionMatcher::Triple(t) => {
                 let s = self.term(&t.subject, atoms)?;
@@ -325,13 +349,24 @@ impl Compiler<'_, '_, '_> {
                                     preds,
                                     min: h.min,
                                     max: h.max,
+                                    hops: h.span,
                                 }
                             }
                             _ => PredTest::Names(preds),
                         }
                     }
                 };
-                atoms.push(Atom::Prop { var, s, pred, o });
+                let ends = (t.subject.span(), t.object.span());
+                atoms.push((
+                    Atom::Prop {
+                        var,
+                        s,
+                        pred,
+                        o,
+                        ends,
+                    },
+                    span,
+                ));
             }
         }
         Ok(())
@@ -346,6 +381,77 @@ pub struct Executor<'g, 't> {
     slots: HashMap<String, Slot>,
     work: u64,
     regexes: RegexCache,
+    /// Set for `explain`: the steps of the top-level block.
+    pub trace: Option<Trace>,
+    /// How deep in NOT / OPTIONAL / UNION the evaluation is (only depth 0 is traced).
+    depth: usize,
+}
+
+/// The profile being recorded for `explain`.
+#[derive(Debug, Default)]
+pub struct Trace {
+    pub source: String,
+    pub steps: Vec<Step>,
+    /// The first step that turned rows into none: its index in `steps`,
+    /// what it was, and (a bounded copy of) the rows it received.
+    failed: Option<(usize, Failed, Vec<Row>)>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Failed {
+    Atom(usize),
+    Filter(usize),
+    Not,
+    Other,
+}
+
+fn atom_kind(atom: &Atom) -> &'static str {
+    match atom {
+        Atom::Concept { .. } => "concept",
+        Atom::PropId { .. } => "proposition",
+        Atom::Prop {
+            pred: PredTest::Path { .. },
+            ..
+        } => "path",
+        Atom::Prop { .. } => "proposition",
+    }
+}
+
+/// The index a step reads, given which of its positions are already bound.
+fn index_name(atom: &Atom, bound: &BTreeSet<Slot>) -> String {
+    match atom {
+        Atom::Concept { var, .. } if bound.contains(var) => "record lookup (check)".into(),
+        Atom::Concept {
+            test: ConceptTest::One(_),
+            ..
+        } => "unique (type, name) / id".into(),
+        Atom::Concept {
+            test: ConceptTest::Type(_),
+            ..
+        } => "type index".into(),
+        Atom::Concept {
+            test: ConceptTest::Name(_),
+            ..
+        } => "name index".into(),
+        Atom::PropId { .. } => "proposition id".into(),
+        Atom::Prop { s, o, pred, .. } => {
+            let (sb, ob) = (bound.contains(s), bound.contains(o));
+            let path = matches!(pred, PredTest::Path { .. });
+            let base = match (sb, ob) {
+                (true, _) => "spo",
+                (false, true) => "osp",
+                (false, false) => match pred {
+                    PredTest::Var(_) => "spo (full scan)",
+                    _ => "pos",
+                },
+            };
+            if path {
+                format!("{base} (breadth-first)")
+            } else {
+                base.to_owned()
+            }
+        }
+    }
 }
 
 fn budget_exceeded() -> KipError {
@@ -386,6 +492,8 @@ impl<'g, 't> Executor<'g, 't> {
             slots,
             work: 0,
             regexes: RegexCache::default(),
+            trace: None,
+            depth: 0,
         }
     }
 
@@ -403,6 +511,19 @@ impl<'g, 't> Executor<'g, 't> {
 
     /// Evaluates a group on each input row (its outer bindings).
     pub fn eval(&mut self, group: &CompiledGroup, input: Vec<Row>) -> Result<Vec<Row>> {
+        let tracing = self.trace.is_some() && self.depth == 0;
+        self.depth += 1;
+        let result = self.eval_inner(group, input, tracing);
+        self.depth -= 1;
+        result
+    }
+
+    fn eval_inner(
+        &mut self,
+        group: &CompiledGroup,
+        input: Vec<Row>,
+        tracing: bool,
+    ) -> Result<Vec<Row>> {
         let mut rows = input;
         let has_main = !group.atoms.is_empty() || !group.optionals.is_empty();
         if !has_main
@@ -417,19 +538,34 @@ impl<'g, 't> Executor<'g, 't> {
             .collect();
         let mut pending: Vec<usize> = (0..group.filters.len()).collect();
         let mut remaining: Vec<usize> = (0..group.atoms.len()).collect();
-        self.apply_ready_filters(group, &mut pending, &bound, &mut rows)?;
+        self.apply_ready_filters(group, &mut pending, &bound, &mut rows, tracing)?;
         while !remaining.is_empty() {
-            let (pick, _) = self.cheapest(group, &remaining, &bound, rows.len())?;
+            let (pick, cost) = self.cheapest(group, &remaining, &bound, rows.len())?;
             let atom_index = remaining.remove(pick);
-            let atom = &group.atoms[atom_index];
+            let (atom, span) = &group.atoms[atom_index];
+            let rows_in = rows.len();
+            let started = std::time::Instant::now();
+            let index = tracing.then(|| index_name(atom, &bound));
+            let input_copy = (tracing && rows_in > 0)
+                .then(|| rows.iter().take(200).cloned().collect::<Vec<_>>());
             rows = self.apply(atom, rows)?;
             if rows.len() > ROW_BUDGET {
                 return Err(rows_exceeded());
             }
+            if tracing {
+                let mut step = self.step(atom_kind(atom), *span, rows_in, &rows, started);
+                step.index = index;
+                step.estimated_rows = Some((cost * 10.0).round() / 10.0);
+                self.record(step, input_copy, Failed::Atom(atom_index));
+            }
             bound.extend(atom.slots());
-            self.apply_ready_filters(group, &mut pending, &bound, &mut rows)?;
+            self.apply_ready_filters(group, &mut pending, &bound, &mut rows, tracing)?;
         }
         for not in &group.nots {
+            let rows_in = rows.len();
+            let started = std::time::Instant::now();
+            let input_copy = (tracing && rows_in > 0)
+                .then(|| rows.iter().take(200).cloned().collect::<Vec<_>>());
             let mut kept = Vec::with_capacity(rows.len());
             for row in rows {
                 if self.eval(not, vec![row.clone()])?.is_empty() {
@@ -437,14 +573,25 @@ impl<'g, 't> Executor<'g, 't> {
                 }
             }
             rows = kept;
+            if tracing {
+                let mut step = self.step("not", not.span, rows_in, &rows, started);
+                step.detail
+                    .insert("rows_removed".into(), json!(rows_in - rows.len()));
+                self.record(step, input_copy, Failed::Not);
+            }
         }
         for optional in &group.optionals {
+            let rows_in = rows.len();
+            let started = std::time::Instant::now();
+            let (mut extended_rows, mut padded) = (0, 0);
             let mut out = Vec::with_capacity(rows.len());
             for row in rows {
                 let extended = self.eval(optional, vec![row.clone()])?;
                 if extended.is_empty() {
+                    padded += 1;
                     out.push(row);
                 } else {
+                    extended_rows += 1;
                     out.extend(extended);
                 }
                 if out.len() > ROW_BUDGET {
@@ -452,15 +599,30 @@ impl<'g, 't> Executor<'g, 't> {
                 }
             }
             rows = out;
+            if tracing {
+                let mut step = self.step("optional", optional.span, rows_in, &rows, started);
+                step.detail
+                    .insert("rows_extended".into(), json!(extended_rows));
+                step.detail.insert("rows_padded".into(), json!(padded));
+                self.record(step, None, Failed::Other);
+            }
         }
         // FILTERs over variables that only OPTIONAL (or nothing) binds run last.
         let all: BTreeSet<Slot> = (0..self.width).collect();
-        self.apply_ready_filters(group, &mut pending, &all, &mut rows)?;
+        self.apply_ready_filters(group, &mut pending, &all, &mut rows, tracing)?;
         for union in &group.unions {
+            let rows_in = rows.len();
+            let started = std::time::Instant::now();
             let branch = self.eval(union, vec![self.empty_row()])?;
+            let added = branch.len();
             rows.extend(branch);
             if rows.len() > ROW_BUDGET {
                 return Err(rows_exceeded());
+            }
+            if tracing {
+                let mut step = self.step("union", union.span, rows_in, &rows, started);
+                step.detail.insert("branch_rows".into(), json!(added));
+                self.record(step, None, Failed::Other);
             }
         }
         Ok(rows)
@@ -472,11 +634,17 @@ impl<'g, 't> Executor<'g, 't> {
         pending: &mut Vec<usize>,
         bound: &BTreeSet<Slot>,
         rows: &mut Vec<Row>,
+        tracing: bool,
     ) -> Result<()> {
         let mut i = 0;
         while i < pending.len() {
-            let (expr, slots) = &group.filters[pending[i]];
+            let filter_index = pending[i];
+            let (expr, slots, span) = &group.filters[filter_index];
             if slots.iter().all(|s| bound.contains(s)) {
+                let rows_in = rows.len();
+                let started = std::time::Instant::now();
+                let input_copy = (tracing && rows_in > 0)
+                    .then(|| rows.iter().take(200).cloned().collect::<Vec<_>>());
                 let mut kept = Vec::with_capacity(rows.len());
                 for row in rows.drain(..) {
                     self.charge(1)?;
@@ -486,11 +654,494 @@ impl<'g, 't> Executor<'g, 't> {
                 }
                 *rows = kept;
                 pending.remove(i);
+                if tracing {
+                    let step = self.step("filter", *span, rows_in, rows, started);
+                    self.record(step, input_copy, Failed::Filter(filter_index));
+                }
             } else {
                 i += 1;
             }
         }
         Ok(())
+    }
+
+    fn step(
+        &self,
+        kind: &'static str,
+        span: Span,
+        rows_in: usize,
+        rows: &[Row],
+        started: std::time::Instant,
+    ) -> Step {
+        let source = self.trace.as_ref().map_or("", |t| t.source.as_str());
+        let sample = rows
+            .iter()
+            .take(explain::SAMPLE)
+            .map(|r| self.sample_row(r))
+            .collect();
+        Step {
+            order: self.trace.as_ref().map_or(0, |t| t.steps.len()) + 1,
+            kind,
+            clause: Range::of(source, span),
+            text: source
+                .get(span.start..span.end)
+                .unwrap_or_default()
+                .to_owned(),
+            index: None,
+            estimated_rows: None,
+            rows_in,
+            rows_out: rows.len(),
+            time_ms: (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
+            detail: serde_json::Map::new(),
+            sample,
+        }
+    }
+
+    fn record(&mut self, step: Step, input: Option<Vec<Row>>, what: Failed) {
+        if let Some(trace) = &mut self.trace {
+            if trace.failed.is_none() && step.rows_in > 0 && step.rows_out == 0 {
+                trace.failed = Some((trace.steps.len(), what, input.unwrap_or_default()));
+            }
+            trace.steps.push(step);
+        }
+    }
+
+    /// A row as `{variable: short value}` for samples.
+    fn sample_row(&self, row: &Row) -> serde_json::Map<String, Json> {
+        let mut out = serde_json::Map::new();
+        let mut names: Vec<(&String, &Slot)> = self.slots.iter().collect();
+        names.sort_by_key(|(_, s)| **s);
+        for (name, &slot) in names {
+            let v = match row[slot] {
+                Val::Null => continue,
+                Val::Concept(c) => match self.graph.concept(c).ok().flatten() {
+                    Some(r) => json!({
+                        "id": ElementId::Concept(c).to_string(),
+                        "type": self.graph.type_name(r.type_id).map(|t| t.to_string()).unwrap_or_default(),
+                        "name": r.name,
+                    }),
+                    None => json!(ElementId::Concept(c).to_string()),
+                },
+                Val::Prop(p) => match self.graph.proposition(p).ok().flatten() {
+                    Some(r) => json!({
+                        "id": ElementId::Proposition(p).to_string(),
+                        "predicate": self.graph.predicate_name(r.predicate).map(|t| t.to_string()).unwrap_or_default(),
+                    }),
+                    None => json!(ElementId::Proposition(p).to_string()),
+                },
+                Val::Pred(p) => json!(
+                    self.graph
+                        .predicate_name(p)
+                        .map(|t| t.to_string())
+                        .unwrap_or_default()
+                ),
+            };
+            out.insert(name.clone(), v);
+        }
+        out
+    }
+
+    /// An executor over the same variables with a fresh work meter, for probes.
+    fn probe(&self) -> Executor<'g, 't> {
+        Executor {
+            graph: self.graph,
+            width: self.width,
+            slots: self.slots.clone(),
+            work: 0,
+            regexes: RegexCache::default(),
+            trace: None,
+            depth: 1,
+        }
+    }
+
+    /// Why the top-level block produced no rows: the clauses that match
+    /// nothing on their own, or else the first step that emptied the rows.
+    pub fn diagnose(&mut self, group: &CompiledGroup) -> Result<Vec<Cause>> {
+        let source = self
+            .trace
+            .as_ref()
+            .map(|t| t.source.clone())
+            .unwrap_or_default();
+        let mut causes = Vec::new();
+        for (atom, span) in &group.atoms {
+            let mut probe = self.probe();
+            let alone = probe.apply(atom, vec![probe.empty_row()])?;
+            if alone.is_empty() {
+                causes.push(self.empty_alone(atom, *span, &source)?);
+            }
+        }
+        if !causes.is_empty() {
+            return Ok(causes);
+        }
+        let Some((step, what, input)) = self.trace.as_mut().and_then(|t| t.failed.take()) else {
+            return Ok(causes);
+        };
+        let text = |span: Span| {
+            source
+                .get(span.start..span.end)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        match what {
+            Failed::Atom(i) => {
+                let (atom, span) = &group.atoms[i];
+                causes.push(self.join_failed(atom, *span, &input, &source)?);
+            }
+            Failed::Filter(i) => {
+                let (expr, _, span) = &group.filters[i];
+                let mut refs = Vec::new();
+                kip_lang::expr_vars(expr, &mut refs);
+                let mut paths = Vec::new();
+                collect_paths(expr, &mut paths);
+                let mut seen = Vec::new();
+                for path in &paths {
+                    let mut values = Vec::new();
+                    for row in input.iter().take(5) {
+                        values.push(
+                            path_value(self.graph, path, self.val(row, &path.var.name))?
+                                .to_string(),
+                        );
+                    }
+                    let written = source
+                        .get(path.span.start..path.span.end)
+                        .unwrap_or_default();
+                    seen.push(format!("{written} = {}", values.join(", ")));
+                }
+                causes.push(Cause {
+                    clause: Range::of(&source, *span),
+                    text: text(*span),
+                    reason: "filter_removed_all",
+                    message: format!(
+                        "this FILTER removed all {} rows that reached it; values seen: {}",
+                        input.len(),
+                        seen.join("; ")
+                    ),
+                    fix: None,
+                });
+            }
+            Failed::Not => {
+                let span = self
+                    .trace
+                    .as_ref()
+                    .and_then(|t| t.steps.get(step))
+                    .map(|s| Span::new(s.clause.offset, s.clause.offset + s.clause.length))
+                    .unwrap_or_default();
+                causes.push(Cause {
+                    clause: Range::of(&source, span),
+                    text: text(span),
+                    reason: "not_removed_all",
+                    message: format!("this NOT removed all {} rows: every candidate matches the excluded pattern", input.len()),
+                    fix: None,
+                });
+            }
+            Failed::Other => {}
+        }
+        Ok(causes)
+    }
+
+    /// Why one clause matches nothing even on its own.
+    fn empty_alone(&self, atom: &Atom, span: Span, source: &str) -> Result<Cause> {
+        let g = self.graph;
+        let text = source
+            .get(span.start..span.end)
+            .unwrap_or_default()
+            .to_owned();
+        let cause = |reason, message: String, fix| Cause {
+            clause: Range::of(source, span),
+            text: text.clone(),
+            reason,
+            message,
+            fix,
+        };
+        let replace = |from: &str, to: &str, label: String| {
+            let quoted_from = serde_json::to_string(from).unwrap_or_default();
+            let quoted_to = serde_json::to_string(to).unwrap_or_default();
+            text.contains(&quoted_from).then(|| Fix {
+                range: Range::of(source, span),
+                replacement: text.replacen(&quoted_from, &quoted_to, 1),
+                label,
+            })
+        };
+        Ok(match atom {
+            Atom::Concept { matcher, .. } => {
+                let (ty, name) = match matcher {
+                    ConceptMatcher::TypeName { ty, name } => {
+                        (ty.lit().cloned(), name.lit().cloned().unwrap_or_default())
+                    }
+                    ConceptMatcher::Name(name) => (None, name.lit().cloned().unwrap_or_default()),
+                    ConceptMatcher::Type(ty) => {
+                        let ty = ty.lit().cloned().unwrap_or_default();
+                        return Ok(cause(
+                            "no_instances",
+                            format!("no concept of type {ty} exists yet"),
+                            None,
+                        ));
+                    }
+                    ConceptMatcher::Id(id) => {
+                        let id = id.lit().cloned().unwrap_or_default();
+                        return Ok(cause(
+                            "unknown_name",
+                            format!("no concept has the id {id:?}"),
+                            None,
+                        ));
+                    }
+                };
+                // The name under another type.
+                if let Some(ty) = &ty {
+                    let mut others = Vec::new();
+                    for c in g.concepts_named(&name)? {
+                        if let Some(r) = g.concept(c)? {
+                            others.push(g.type_name(r.type_id)?.to_string());
+                        }
+                    }
+                    if let Some(other) = others.first() {
+                        return Ok(cause(
+                            "name_under_other_type",
+                            format!("no {ty} is named '{name}', but a {other} is"),
+                            replace(ty, other, format!("Use type {other}")),
+                        ));
+                    }
+                }
+                // The same name with different case or spacing, or a typo.
+                let candidates = name_candidates(g, ty.as_deref(), &name)?;
+                let norm = normalize(&name);
+                if let Some(same) = candidates.iter().find(|c| normalize(c) == norm) {
+                    return Ok(cause(
+                        "name_differs_in_case_or_spacing",
+                        format!(
+                            "'{name}' does not exist, but '{same}' does (names are exact: case and spacing matter)"
+                        ),
+                        replace(&name, same, format!("Use '{same}'")),
+                    ));
+                }
+                let similar =
+                    kip_lang::suggest::similar(&name, candidates.iter().map(String::as_str));
+                if let Some(best) = similar.first() {
+                    return Ok(cause(
+                        "similar_name",
+                        format!("'{name}' does not exist; did you mean '{best}'?"),
+                        replace(&name, best, format!("Use '{best}'")),
+                    ));
+                }
+                let what = ty.map_or_else(|| "concept".to_owned(), |t| t.to_string());
+                cause(
+                    "unknown_name",
+                    format!("no {what} named '{name}' exists"),
+                    None,
+                )
+            }
+            Atom::PropId { .. } => cause("unknown_name", "no proposition has this id".into(), None),
+            Atom::Prop {
+                s,
+                o,
+                pred:
+                    PredTest::Path {
+                        preds,
+                        min,
+                        max,
+                        hops,
+                    },
+                ..
+            } if preds
+                .iter()
+                .map(|p| g.count_predicate(*p))
+                .sum::<Result<u64>>()?
+                > 0 =>
+            {
+                // The links exist; the hop range misses them.
+                let wider = max.map_or(*min + 3, |m| m + 3);
+                let mut probe = self.probe();
+                let mut out = Vec::new();
+                probe.apply_path(&probe.empty_row(), *s, preds, 1, Some(wider), *o, &mut out)?;
+                let names = preds
+                    .iter()
+                    .map(|p| g.predicate_name(*p).map(|n| n.to_string()))
+                    .collect::<Result<Vec<_>>>()?
+                    .join(" or ");
+                let range = match max {
+                    Some(m) if m == min => format!("{min}"),
+                    Some(m) => format!("{min} to {m}"),
+                    None => format!("{min} or more"),
+                };
+                if out.is_empty() {
+                    cause(
+                        "no_join",
+                        format!("no walk of {range} {names} links exists here"),
+                        None,
+                    )
+                } else {
+                    let fix = Fix {
+                        range: Range::of(source, *hops),
+                        replacement: format!("{{1,{wider}}}"),
+                        label: format!("Allow 1 to {wider} hops"),
+                    };
+                    cause(
+                        "path_too_short",
+                        format!(
+                            "no walk of exactly {range} {names} links exists, but shorter or longer ones do"
+                        ),
+                        Some(fix),
+                    )
+                }
+            }
+            Atom::Prop { pred, .. } => {
+                let names = match pred {
+                    PredTest::Names(ps) | PredTest::Path { preds: ps, .. } => ps
+                        .iter()
+                        .map(|p| g.predicate_name(*p).map(|n| n.to_string()))
+                        .collect::<Result<Vec<_>>>()?,
+                    PredTest::Var(_) => Vec::new(),
+                };
+                cause(
+                    "no_links",
+                    format!("no {} link exists at all", names.join(" or ")),
+                    None,
+                )
+            }
+        })
+    }
+
+    /// Why a clause joined with the rows before it gives nothing.
+    fn join_failed(&self, atom: &Atom, span: Span, input: &[Row], source: &str) -> Result<Cause> {
+        let g = self.graph;
+        let text = source
+            .get(span.start..span.end)
+            .unwrap_or_default()
+            .to_owned();
+        let cause = |reason, message: String, fix| Cause {
+            clause: Range::of(source, span),
+            text: text.clone(),
+            reason,
+            message,
+            fix,
+        };
+        match atom {
+            Atom::Prop {
+                s, o, pred, ends, ..
+            } => {
+                let preds: Vec<u32> = match pred {
+                    PredTest::Names(ps) | PredTest::Path { preds: ps, .. } => ps.clone(),
+                    PredTest::Var(_) => Vec::new(),
+                };
+                let names = preds
+                    .iter()
+                    .map(|p| g.predicate_name(*p).map(|n| n.to_string()))
+                    .collect::<Result<Vec<_>>>()?
+                    .join(" or ");
+                // The link in the opposite direction?
+                let mut reversed = false;
+                for row in input.iter().take(200) {
+                    let (sv, ov) = (row[*s].element(), row[*o].element());
+                    for &p in &preds {
+                        let found = match (sv, ov) {
+                            (Some(a), Some(b)) => {
+                                !g.propositions(Some(b), Some(p), Some(a))?.is_empty()
+                            }
+                            (Some(a), None) => !g.propositions(None, Some(p), Some(a))?.is_empty(),
+                            (None, Some(b)) => !g.propositions(Some(b), Some(p), None)?.is_empty(),
+                            (None, None) => false,
+                        };
+                        reversed |= found;
+                    }
+                    if reversed {
+                        break;
+                    }
+                }
+                if reversed {
+                    let (a, b) = *ends;
+                    let fix = (a.end <= b.start && span.start <= a.start && b.end <= span.end)
+                        .then(|| {
+                            let piece = |x: Span| source.get(x.start..x.end).unwrap_or_default();
+                            let swapped = format!(
+                                "{}{}{}{}{}",
+                                source.get(span.start..a.start).unwrap_or_default(),
+                                piece(b),
+                                source.get(a.end..b.start).unwrap_or_default(),
+                                piece(a),
+                                source.get(b.end..span.end).unwrap_or_default()
+                            );
+                            Fix {
+                                range: Range::of(source, span),
+                                replacement: swapped,
+                                label: "Swap subject and object".into(),
+                            }
+                        });
+                    return Ok(cause(
+                        "opposite_direction",
+                        format!("the {names} link exists, but in the opposite direction"),
+                        fix,
+                    ));
+                }
+                if let PredTest::Path {
+                    preds,
+                    min,
+                    max: Some(max),
+                    hops,
+                } = pred
+                {
+                    let longer = max + 3;
+                    let mut probe = self.probe();
+                    for row in input.iter().take(50) {
+                        let mut out = Vec::new();
+                        probe.apply_path(row, *s, preds, *min, Some(longer), *o, &mut out)?;
+                        if !out.is_empty() {
+                            let fix = Fix {
+                                range: Range::of(source, *hops),
+                                replacement: format!("{{{min},{longer}}}"),
+                                label: format!("Allow up to {longer} hops"),
+                            };
+                            return Ok(cause(
+                                "path_too_short",
+                                format!(
+                                    "no path of {min} to {max} {names} links exists, but a longer one does"
+                                ),
+                                Some(fix),
+                            ));
+                        }
+                    }
+                }
+                Ok(cause(
+                    "no_join",
+                    format!(
+                        "none of the {} rows produced by the earlier clauses has a {names} link here",
+                        input.len()
+                    ),
+                    None,
+                ))
+            }
+            Atom::Concept { var, matcher, .. } => {
+                let mut types = Vec::new();
+                for row in input.iter().take(50) {
+                    if let Val::Concept(c) = row[*var]
+                        && let Some(r) = g.concept(c)?
+                    {
+                        let t = g.type_name(r.type_id)?.to_string();
+                        if !types.contains(&t) {
+                            types.push(t);
+                        }
+                    }
+                }
+                let wanted = match matcher {
+                    ConceptMatcher::Type(t) | ConceptMatcher::TypeName { ty: t, .. } => {
+                        t.lit().cloned().unwrap_or_default()
+                    }
+                    _ => String::new(),
+                };
+                Ok(cause(
+                    "type_mismatch",
+                    format!(
+                        "the earlier clauses bind this variable to {} concepts, which this clause ({wanted}) does not match",
+                        types.join(", ")
+                    ),
+                    None,
+                ))
+            }
+            Atom::PropId { .. } => Ok(cause(
+                "no_join",
+                "the proposition does not join the earlier rows".into(),
+                None,
+            )),
+        }
     }
 
     /// The value bound to a path's variable in `row`.
@@ -521,7 +1172,7 @@ impl<'g, 't> Executor<'g, 't> {
     ) -> Result<(usize, f64)> {
         let mut best = (0, f64::INFINITY);
         for (i, &a) in remaining.iter().enumerate() {
-            let cost = self.estimate(&group.atoms[a], bound)? * rows.max(1) as f64;
+            let cost = self.estimate(&group.atoms[a].0, bound)? * rows.max(1) as f64;
             if cost < best.1 {
                 best = (i, cost);
             }
@@ -533,7 +1184,7 @@ impl<'g, 't> Executor<'g, 't> {
     fn estimate(&self, atom: &Atom, bound: &BTreeSet<Slot>) -> Result<f64> {
         let g = self.graph;
         Ok(match atom {
-            Atom::Concept { var, test } => {
+            Atom::Concept { var, test, .. } => {
                 if bound.contains(var) {
                     0.5
                 } else {
@@ -545,7 +1196,9 @@ impl<'g, 't> Executor<'g, 't> {
                 }
             }
             Atom::PropId { .. } => 1.0,
-            Atom::Prop { var, s, pred, o } => {
+            Atom::Prop {
+                var, s, pred, o, ..
+            } => {
                 if var.is_some_and(|v| bound.contains(&v)) {
                     return Ok(0.5);
                 }
@@ -584,7 +1237,7 @@ impl<'g, 't> Executor<'g, 't> {
 
     fn apply(&mut self, atom: &Atom, rows: Vec<Row>) -> Result<Vec<Row>> {
         match atom {
-            Atom::Concept { var, test } => self.apply_concept(*var, test, rows),
+            Atom::Concept { var, test, .. } => self.apply_concept(*var, test, rows),
             Atom::PropId { var, id } => {
                 let mut out = Vec::new();
                 for mut row in rows {
@@ -597,7 +1250,9 @@ impl<'g, 't> Executor<'g, 't> {
                 }
                 Ok(out)
             }
-            Atom::Prop { var, s, pred, o } => self.apply_prop(*var, *s, pred, *o, rows),
+            Atom::Prop {
+                var, s, pred, o, ..
+            } => self.apply_prop(*var, *s, pred, *o, rows),
         }
     }
 
@@ -659,7 +1314,10 @@ impl<'g, 't> Executor<'g, 't> {
     ) -> Result<Vec<Row>> {
         let mut out = Vec::new();
         for row in rows {
-            if let PredTest::Path { preds, min, max } = pred {
+            if let PredTest::Path {
+                preds, min, max, ..
+            } = pred
+            {
                 self.apply_path(&row, s, preds, *min, *max, o, &mut out)?;
                 continue;
             }
@@ -939,11 +1597,47 @@ pub fn solve<'g, 't>(
     source: &str,
     where_: &Group,
 ) -> Result<(Executor<'g, 't>, Vec<Row>)> {
+    let (exec, rows, _) = solve_explained(graph, source, where_, false)?;
+    Ok((exec, rows))
+}
+
+/// [`solve`], also returning the `explain` profile when asked.
+pub fn solve_explained<'g, 't>(
+    graph: &'g Graph<'t>,
+    source: &str,
+    where_: &Group,
+    explain: bool,
+) -> Result<(Executor<'g, 't>, Vec<Row>, Option<Explain>)> {
     let mut vars = Vars::default();
     let compiled = compile(graph, source, where_, &mut vars)?;
     let mut exec = Executor::new(graph, &vars);
+    if explain {
+        exec.trace = Some(Trace {
+            source: source.to_owned(),
+            ..Trace::default()
+        });
+    }
     let start = exec.empty_row();
     let rows = exec.eval(&compiled, vec![start])?;
+    let explained = if explain {
+        let why_empty = if rows.is_empty() {
+            exec.diagnose(&compiled)?
+        } else {
+            Vec::new()
+        };
+        let plan = exec
+            .trace
+            .as_mut()
+            .map(|t| std::mem::take(&mut t.steps))
+            .unwrap_or_default();
+        Some(Explain {
+            plan,
+            rows: rows.len(),
+            why_empty,
+        })
+    } else {
+        None
+    };
     // Rows that differ only in hidden slots (inline patterns) are the same
     // solution: collapse them, keeping first-seen order.
     let visible = vars.visible();
@@ -952,7 +1646,7 @@ pub fn solve<'g, 't>(
         .into_iter()
         .filter(|r| seen.insert(visible.iter().map(|&s| r[s]).collect::<Vec<_>>()))
         .collect();
-    Ok((exec, rows))
+    Ok((exec, rows, explained))
 }
 
 /// The result of a FIND: the `result` value and the `next_cursor`, if any.
@@ -960,11 +1654,17 @@ pub fn solve<'g, 't>(
 pub struct FindOutput {
     pub result: Json,
     pub next_cursor: Option<String>,
+    /// The profile, when `explain` was asked for.
+    pub explain: Option<Explain>,
 }
 
 /// `FIND(COUNT(?x)) WHERE { ?x {type: "T"} }` is answered from the type's
 /// counter, without touching the instances.
-fn count_from_statistics(graph: &Graph<'_>, source: &str, query: &FindQuery) -> Result<Option<Json>> {
+fn count_from_statistics(
+    graph: &Graph<'_>,
+    source: &str,
+    query: &FindQuery,
+) -> Result<Option<Json>> {
     let [Projection::Aggregate(agg)] = query.find.as_slice() else {
         return Ok(None);
     };
@@ -974,7 +1674,11 @@ fn count_from_statistics(graph: &Graph<'_>, source: &str, query: &FindQuery) -> 
     let (ConceptMatcher::Type(ty), Some(var)) = (&clause.matcher, &clause.var) else {
         return Ok(None);
     };
-    if agg.func != AggregateFunc::Count || agg.arg.field != Field::Whole || agg.arg.var.name != var.name || query.cursor.is_some() {
+    if agg.func != AggregateFunc::Count
+        || agg.arg.field != Field::Whole
+        || agg.arg.var.name != var.name
+        || query.cursor.is_some()
+    {
         return Ok(None);
     }
     let mut vars = Vars::default();
@@ -989,11 +1693,21 @@ fn count_from_statistics(graph: &Graph<'_>, source: &str, query: &FindQuery) -> 
 }
 
 /// Runs a bound FIND query.
-pub fn find(graph: &Graph<'_>, source: &str, query: &FindQuery, secret: u64) -> Result<FindOutput> {
-    if let Some(result) = count_from_statistics(graph, source, query)? {
-        return Ok(FindOutput { result, next_cursor: None });
+pub fn find(
+    graph: &Graph<'_>,
+    source: &str,
+    query: &FindQuery,
+    secret: u64,
+    explain: bool,
+) -> Result<FindOutput> {
+    if !explain && let Some(result) = count_from_statistics(graph, source, query)? {
+        return Ok(FindOutput {
+            result,
+            next_cursor: None,
+            explain: None,
+        });
     }
-    let (exec, rows) = solve(graph, source, &query.where_)?;
+    let (exec, rows, explained) = solve_explained(graph, source, &query.where_, explain)?;
     let has_aggregate = query
         .find
         .iter()
@@ -1145,6 +1859,7 @@ pub fn find(graph: &Graph<'_>, source: &str, query: &FindQuery, secret: u64) -> 
     Ok(FindOutput {
         result,
         next_cursor,
+        explain: explained,
     })
 }
 
@@ -1157,8 +1872,15 @@ fn aggregate(
 ) -> Result<Json> {
     if agg.func == AggregateFunc::Count && agg.arg.field == Field::Whole {
         // Counting bindings needs no element decoded.
-        let vals = members.iter().map(|&m| exec.val(&rows[m], &agg.arg.var.name)).filter(|v| *v != Val::Null);
-        let n = if agg.distinct { vals.collect::<HashSet<_>>().len() } else { vals.count() };
+        let vals = members
+            .iter()
+            .map(|&m| exec.val(&rows[m], &agg.arg.var.name))
+            .filter(|v| *v != Val::Null);
+        let n = if agg.distinct {
+            vals.collect::<HashSet<_>>().len()
+        } else {
+            vals.count()
+        };
         return Ok(json!(n));
     }
     let mut values = Vec::with_capacity(members.len());
@@ -1198,4 +1920,69 @@ fn aggregate(
             .max_by(value::total_cmp)
             .unwrap_or(Json::Null),
     })
+}
+
+/// Lower-case, with runs of spaces, underscores and hyphens collapsed: two
+/// names equal under this differ only in case or spacing.
+fn normalize(name: &str) -> String {
+    let mut out = String::new();
+    let mut gap = false;
+    for c in name.chars() {
+        if c.is_whitespace() || c == '_' || c == '-' {
+            gap = true;
+        } else {
+            if gap && !out.is_empty() {
+                out.push(' ');
+            }
+            gap = false;
+            out.extend(c.to_lowercase());
+        }
+    }
+    out
+}
+
+/// Names of concepts (of type `ty`, if given) that may be what `name` meant:
+/// the search index's hits for its words (typo-tolerant), or, for a small
+/// type, all its instances.
+fn name_candidates(g: &Graph<'_>, ty: Option<&str>, name: &str) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    let query = crate::search::Query {
+        propositions: false,
+        term: name,
+        with_type: ty,
+        limit: 50,
+    };
+    for (e, _) in crate::search::search(g, &query)? {
+        if let ElementId::Concept(c) = e
+            && let Some(r) = g.concept(c)?
+        {
+            out.push(r.name.clone());
+        }
+    }
+    if let Some(t) = ty.map(|t| g.type_id(t)).transpose()?.flatten() {
+        let ids = g.concepts_of_type(t)?;
+        if ids.len() <= 2_000 {
+            for c in ids {
+                if let Some(r) = g.concept(c)? {
+                    out.push(r.name.clone());
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+fn collect_paths<'a>(expr: &'a Expr, out: &mut Vec<&'a DotPath>) {
+    match expr {
+        Expr::Or(l, r) | Expr::And(l, r) | Expr::Compare(_, l, r) => {
+            collect_paths(l, out);
+            collect_paths(r, out);
+        }
+        Expr::Not(e) => collect_paths(e, out),
+        Expr::Call(c) => c.args.iter().for_each(|a| collect_paths(a, out)),
+        Expr::Path(p) => out.push(p),
+        Expr::Value(..) => {}
+    }
 }

@@ -15,6 +15,7 @@
 //! sockets.
 
 pub mod cursor;
+pub mod explain;
 pub mod filter;
 pub mod genesis;
 pub mod graph;
@@ -82,6 +83,17 @@ pub struct Outcome {
     pub result: Json,
     pub next_cursor: Option<String>,
     pub stats: Stats,
+    /// The `explain` profile of a FIND, when asked for.
+    pub explain: Option<Json>,
+}
+
+/// How to run commands.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunOptions {
+    /// Validate (KQL, META) or preview in an aborted transaction (KML).
+    pub dry_run: bool,
+    /// Profile FIND queries (see [`explain`]).
+    pub explain: bool,
 }
 
 /// The timestamp of a command: ISO 8601, UTC, whole seconds.
@@ -165,9 +177,19 @@ impl Nexus {
         self.dispatch(request, dry_run, &shared, origin)
     }
 
-    fn dispatch(&self, request: &ExecuteKip, dry_run: bool, shared: &Map<String, Json>, origin: &Origin) -> Json {
+    fn dispatch(
+        &self,
+        request: &ExecuteKip,
+        dry_run: bool,
+        shared: &Map<String, Json>,
+        origin: &Origin,
+    ) -> Json {
+        let options = RunOptions {
+            dry_run,
+            explain: request.explain.unwrap_or(false),
+        };
         match (&request.command, &request.commands) {
-            (Some(command), None) => response(self.run_text(command, shared, dry_run, origin)),
+            (Some(command), None) => response(self.run_text_with(command, shared, options, origin)),
             (None, Some(batch)) => {
                 let mut results = Vec::new();
                 for item in batch {
@@ -182,7 +204,7 @@ impl Nexus {
                             (command.as_str(), p)
                         }
                     };
-                    let r = response(self.run_text(text, &params, dry_run, origin));
+                    let r = response(self.run_text_with(text, &params, options, origin));
                     let failed = r.get("error").is_some();
                     results.push(r);
                     if failed {
@@ -207,10 +229,25 @@ impl Nexus {
         dry_run: bool,
         origin: &Origin,
     ) -> Result<Outcome> {
+        let options = RunOptions {
+            dry_run,
+            explain: false,
+        };
+        self.run_text_with(text, params, options, origin)
+    }
+
+    /// [`Nexus::run_text`] with every option.
+    pub fn run_text_with(
+        &self,
+        text: &str,
+        params: &Map<String, Json>,
+        options: RunOptions,
+        origin: &Origin,
+    ) -> Result<Outcome> {
         let commands = kip_lang::parse(text).map_err(Errors::into_response_error)?;
         let commands =
             kip_lang::bind(text, commands, params).map_err(Errors::into_response_error)?;
-        self.run_commands(text, &commands, dry_run, origin)
+        self.run_commands_with(text, &commands, options, origin)
     }
 
     /// Runs parsed, bound commands: reads in a read transaction, writes in
@@ -222,6 +259,22 @@ impl Nexus {
         dry_run: bool,
         origin: &Origin,
     ) -> Result<Outcome> {
+        let options = RunOptions {
+            dry_run,
+            explain: false,
+        };
+        self.run_commands_with(source, commands, options, origin)
+    }
+
+    /// [`Nexus::run_commands`] with every option.
+    pub fn run_commands_with(
+        &self,
+        source: &str,
+        commands: &[Command],
+        options: RunOptions,
+        origin: &Origin,
+    ) -> Result<Outcome> {
+        let RunOptions { dry_run, explain } = options;
         let writes = commands.iter().any(|c| c.kind() == CommandKind::Kml);
         let single = commands.len() == 1;
         if dry_run && !writes {
@@ -234,12 +287,9 @@ impl Nexus {
                     Ok::<_, TxnError>(())
                 })
                 .map_err(|e| e.0)?;
-            return Ok(Outcome {
-                result: json!({"valid": true}),
-                next_cursor: None,
-                stats: Stats::default(),
-            });
+            return Ok(Outcome::of(json!({"valid": true})));
         }
+        let secret = self.secret;
         if !writes {
             return self
                 .store
@@ -247,13 +297,12 @@ impl Nexus {
                     let g = graph::Graph::new(&self.store, txn);
                     let mut outcomes = Vec::new();
                     for c in commands {
-                        outcomes.push(self.read_command(&g, source, c)?);
+                        outcomes.push(read_command(&g, source, c, secret, explain)?);
                     }
                     Ok::<_, TxnError>(combine(outcomes, single))
                 })
                 .map_err(|e| e.0);
         }
-        let secret = self.secret;
         let run = |txn: &mut kip_store::RwTxn<'_>| -> std::result::Result<Outcome, TxnError> {
             let mut outcomes = Vec::new();
             let mut total = Stats::default();
@@ -263,23 +312,21 @@ impl Nexus {
                         let mut w = kml::Writer::new(&self.store, txn, source, now());
                         let result = w.upsert(u)?;
                         Outcome {
-                            result,
-                            next_cursor: None,
                             stats: w.stats,
+                            ..Outcome::of(result)
                         }
                     }
                     Command::Delete(d) => {
                         let mut w = kml::Writer::new(&self.store, txn, source, now());
                         let result = w.delete(d)?;
                         Outcome {
-                            result,
-                            next_cursor: None,
                             stats: w.stats,
+                            ..Outcome::of(result)
                         }
                     }
                     other => {
                         let g = graph::Graph::new(&self.store, txn);
-                        read_command_with(&g, source, other, secret)?
+                        read_command(&g, source, other, secret, explain)?
                     }
                 };
                 total = add_stats(total, outcome.stats);
@@ -303,9 +350,16 @@ impl Nexus {
         };
         self.store.write_with(!dry_run, run).map_err(|e| e.0)
     }
+}
 
-    fn read_command(&self, g: &graph::Graph<'_>, source: &str, c: &Command) -> Result<Outcome> {
-        read_command_with(g, source, c, self.secret)
+impl Outcome {
+    fn of(result: Json) -> Outcome {
+        Outcome {
+            result,
+            next_cursor: None,
+            stats: Stats::default(),
+            explain: None,
+        }
     }
 }
 
@@ -320,34 +374,35 @@ fn add_stats(a: Stats, b: Stats) -> Stats {
     }
 }
 
-fn read_command_with(
+fn read_command(
     g: &graph::Graph<'_>,
     source: &str,
     c: &Command,
     secret: u64,
+    explain: bool,
 ) -> Result<Outcome> {
-    let (result, next_cursor) = match c {
+    match c {
         Command::Find(q) => {
-            let out = kql::find(g, source, q, secret)?;
-            (out.result, out.next_cursor)
+            let out = kql::find(g, source, q, secret, explain)?;
+            Ok(Outcome {
+                next_cursor: out.next_cursor,
+                explain: out.explain.map(|e| e.to_json()),
+                ..Outcome::of(out.result)
+            })
         }
         Command::Describe(d) => {
             let out = meta::describe(g, source, d, secret)?;
-            (out.result, out.next_cursor)
+            Ok(Outcome {
+                next_cursor: out.next_cursor,
+                ..Outcome::of(out.result)
+            })
         }
-        Command::Search(s) => (meta::search_command(g, source, s)?, None),
-        Command::Upsert(_) | Command::Delete(_) => {
-            return Err(KipError::new(
-                ErrorCode::InternalError,
-                "a write reached the read path",
-            ));
-        }
-    };
-    Ok(Outcome {
-        result,
-        next_cursor,
-        stats: Stats::default(),
-    })
+        Command::Search(s) => Ok(Outcome::of(meta::search_command(g, source, s)?)),
+        Command::Upsert(_) | Command::Delete(_) => Err(KipError::new(
+            ErrorCode::InternalError,
+            "a write reached the read path",
+        )),
+    }
 }
 
 /// Checks a read command against the schema without running it (dry run).
@@ -371,21 +426,8 @@ fn combine(mut outcomes: Vec<Outcome>, single: bool) -> Outcome {
     if single && let Some(o) = outcomes.pop() {
         return o;
     }
-    let result = outcomes
-        .into_iter()
-        .map(|o| {
-            let mut r = json!({"result": o.result});
-            if let Some(c) = o.next_cursor {
-                r["next_cursor"] = json!(c);
-            }
-            r
-        })
-        .collect();
-    Outcome {
-        result: Json::Array(result),
-        next_cursor: None,
-        stats: Stats::default(),
-    }
+    let result = outcomes.into_iter().map(|o| response(Ok(o))).collect();
+    Outcome::of(Json::Array(result))
 }
 
 /// The KIP response object of an outcome.
@@ -395,6 +437,9 @@ pub fn response(outcome: Result<Outcome>) -> Json {
             let mut r = json!({"result": o.result});
             if let Some(c) = o.next_cursor {
                 r["next_cursor"] = json!(c);
+            }
+            if let Some(e) = o.explain {
+                r["explain"] = e;
             }
             r
         }

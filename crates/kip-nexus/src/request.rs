@@ -19,6 +19,10 @@ pub struct ExecuteKip {
     /// Validate (KQL, META) or preview in an aborted transaction (KML).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<bool>,
+    /// An extension of KIP Explorer: also return how a FIND was evaluated
+    /// (plan, rows per step, samples) and, when it found nothing, why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<bool>,
 }
 
 /// One command of a batch: text using the shared parameters, or an object

@@ -84,8 +84,14 @@ pub fn index_proposition(
     rec: &PropositionRecord,
     names: &[String; 3],
 ) -> Result<()> {
-    let (terms, len) = document(&[names[0].as_str()], &[names[1].as_str(), names[2].as_str()], &rec.attributes);
-    store.index_document(txn, ElementId::Proposition(id), &terms, len).kip()
+    let (terms, len) = document(
+        &[names[0].as_str()],
+        &[names[1].as_str(), names[2].as_str()],
+        &rec.attributes,
+    );
+    store
+        .index_document(txn, ElementId::Proposition(id), &terms, len)
+        .kip()
 }
 
 pub fn unindex(store: &Store, txn: &mut RwTxn<'_>, e: ElementId) -> Result<()> {
@@ -168,7 +174,12 @@ const CANDIDATES: usize = 4_096;
 /// to that cap); each candidate is then scored on *every* query term from
 /// its own stored term list. A query such as "Gene 123" thus reads the few
 /// postings of "123" instead of every document containing "gene".
-fn rank(g: &Graph<'_>, q: &Query<'_>, terms: &[String], type_filter: Option<u32>) -> Result<Vec<(ElementId, f64)>> {
+fn rank(
+    g: &Graph<'_>,
+    q: &Query<'_>,
+    terms: &[String],
+    type_filter: Option<u32>,
+) -> Result<Vec<(ElementId, f64)>> {
     const K1: f64 = 1.2;
     const B: f64 = 0.75;
     let (docs, total_len) = g.store.search_stats(g.txn).kip()?;
@@ -184,7 +195,12 @@ fn rank(g: &Graph<'_>, q: &Query<'_>, terms: &[String], type_filter: Option<u32>
     by_rarity.sort_by_key(|&(t, df)| (df, t.clone()));
     let idf: HashMap<&str, f64> = by_rarity
         .iter()
-        .map(|&(t, df)| (t.as_str(), (1.0 + (n - f64::from(df) + 0.5) / (f64::from(df) + 0.5)).ln()))
+        .map(|&(t, df)| {
+            (
+                t.as_str(),
+                (1.0 + (n - f64::from(df) + 0.5) / (f64::from(df) + 0.5)).ln(),
+            )
+        })
         .collect();
 
     let mut candidates: Vec<ElementId> = Vec::new();
@@ -206,7 +222,9 @@ fn rank(g: &Graph<'_>, q: &Query<'_>, terms: &[String], type_filter: Option<u32>
     let wanted = q.term.trim().to_lowercase();
     let mut hits = Vec::with_capacity(candidates.len());
     for e in candidates {
-        let Some(doc) = g.store.document_terms(g.txn, e).kip()? else { continue };
+        let Some(doc) = g.store.document_terms(g.txn, e).kip()? else {
+            continue;
+        };
         let len = f64::from(doc.iter().map(|(_, tf)| *tf).sum::<u32>().max(1));
         let mut score = 0.0;
         let mut matched = 0;
@@ -221,7 +239,8 @@ fn rank(g: &Graph<'_>, q: &Query<'_>, terms: &[String], type_filter: Option<u32>
         // only documents holding every query term can be one.
         if matched == idf.len()
             && let ElementId::Concept(c) = e
-            && g.concept(c)?.is_some_and(|r| r.name.to_lowercase() == wanted)
+            && g.concept(c)?
+                .is_some_and(|r| r.name.to_lowercase() == wanted)
         {
             score += 10.0;
         }

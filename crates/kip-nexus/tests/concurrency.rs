@@ -13,21 +13,31 @@ const SCHEMA: &str = r#"UPSERT {
 }"#;
 
 fn count(nexus: &Nexus) -> serde_json::Value {
-    nexus.execute(&ExecuteKip::command(r#"FIND(COUNT(?n)) WHERE { ?n {type: "Note"} }"#))["result"].clone()
+    nexus.execute(&ExecuteKip::command(
+        r#"FIND(COUNT(?n)) WHERE { ?n {type: "Note"} }"#,
+    ))["result"]
+        .clone()
 }
 
 #[test]
 fn a_reader_keeps_its_snapshot_while_a_writer_commits() {
     let dir = tempfile::tempdir().expect("temp dir");
     let nexus = Arc::new(Nexus::open(dir.path()).expect("opens"));
-    assert!(nexus.execute(&ExecuteKip::command(SCHEMA)).get("error").is_none());
+    assert!(
+        nexus
+            .execute(&ExecuteKip::command(SCHEMA))
+            .get("error")
+            .is_none()
+    );
     let (reading_tx, reading_rx) = mpsc::channel();
     let (written_tx, written_rx) = mpsc::channel::<()>();
     let writer = {
         let nexus = Arc::clone(&nexus);
         std::thread::spawn(move || {
             reading_rx.recv().expect("the reader started");
-            let r = nexus.execute(&ExecuteKip::command(r#"UPSERT { CONCEPT { {type: "Note", name: "n1"} } }"#));
+            let r = nexus.execute(&ExecuteKip::command(
+                r#"UPSERT { CONCEPT { {type: "Note", name: "n1"} } }"#,
+            ));
             assert!(r.get("error").is_none(), "{r}");
             written_tx.send(()).expect("signal");
         })
@@ -45,7 +55,10 @@ fn a_reader_keeps_its_snapshot_while_a_writer_commits() {
         })
         .expect("read");
     writer.join().expect("writer thread");
-    assert_eq!(seen_inside, 0, "the open snapshot does not see the later commit");
+    assert_eq!(
+        seen_inside, 0,
+        "the open snapshot does not see the later commit"
+    );
     assert_eq!(count(&nexus), json!(1));
 }
 
@@ -53,7 +66,12 @@ fn a_reader_keeps_its_snapshot_while_a_writer_commits() {
 fn concurrent_writers_lose_nothing() {
     let dir = tempfile::tempdir().expect("temp dir");
     let nexus = Arc::new(Nexus::open(dir.path()).expect("opens"));
-    assert!(nexus.execute(&ExecuteKip::command(SCHEMA)).get("error").is_none());
+    assert!(
+        nexus
+            .execute(&ExecuteKip::command(SCHEMA))
+            .get("error")
+            .is_none()
+    );
     let barrier = Arc::new(Barrier::new(4));
     let threads: Vec<_> = (0..4)
         .map(|t| {
@@ -75,7 +93,9 @@ fn concurrent_writers_lose_nothing() {
         t.join().expect("writer thread");
     }
     assert_eq!(count(&nexus), json!(101));
-    let links = nexus.execute(&ExecuteKip::command(r#"FIND(COUNT(?l)) WHERE { ?l ({type: "Note", name: "shared"}, "follows", ?n) }"#));
+    let links = nexus.execute(&ExecuteKip::command(
+        r#"FIND(COUNT(?l)) WHERE { ?l ({type: "Note", name: "shared"}, "follows", ?n) }"#,
+    ));
     assert_eq!(links["result"], json!(100));
 }
 
@@ -84,8 +104,18 @@ fn two_handles_on_one_folder_see_each_others_writes_and_reopen_keeps_them() {
     let dir = tempfile::tempdir().expect("temp dir");
     let a = Nexus::open(dir.path()).expect("opens");
     let b = Nexus::open(dir.path()).expect("opens again");
-    assert!(a.execute(&ExecuteKip::command(SCHEMA)).get("error").is_none());
-    assert!(b.execute(&ExecuteKip::command(r#"UPSERT { CONCEPT { {type: "Note", name: "from b"} } }"#)).get("error").is_none());
+    assert!(
+        a.execute(&ExecuteKip::command(SCHEMA))
+            .get("error")
+            .is_none()
+    );
+    assert!(
+        b.execute(&ExecuteKip::command(
+            r#"UPSERT { CONCEPT { {type: "Note", name: "from b"} } }"#
+        ))
+        .get("error")
+        .is_none()
+    );
     assert_eq!(count(&a), json!(1));
     drop(a);
     drop(b);
@@ -102,10 +132,22 @@ fn read_only_access_refuses_kml_and_runs_queries() {
     assert_eq!(refused["error"]["code"], "KIP_3004");
     assert_eq!(refused["error"]["data"]["line"], 1);
     let batch: ExecuteKip = serde_json::from_value(json!({"commands": ["DESCRIBE PRIMER", "DELETE CONCEPT ?x DETACH WHERE { ?x {type: \"Event\"} }"]})).expect("request");
-    assert_eq!(nexus.execute_with(&batch, &origin, Access::ReadOnly)["error"]["code"], "KIP_3004");
-    let primer = nexus.execute_with(&ExecuteKip::command("DESCRIBE PRIMER"), &origin, Access::ReadOnly);
+    assert_eq!(
+        nexus.execute_with(&batch, &origin, Access::ReadOnly)["error"]["code"],
+        "KIP_3004"
+    );
+    let primer = nexus.execute_with(
+        &ExecuteKip::command("DESCRIBE PRIMER"),
+        &origin,
+        Access::ReadOnly,
+    );
     assert_eq!(primer["result"]["identity"]["name"], "$self");
-    assert_eq!(nexus.execute(&ExecuteKip::command(r#"FIND(COUNT(?t)) WHERE { ?t {type: "$ConceptType", name: "Note"} }"#))["result"], json!(0));
+    assert_eq!(
+        nexus.execute(&ExecuteKip::command(
+            r#"FIND(COUNT(?t)) WHERE { ?t {type: "$ConceptType", name: "Note"} }"#
+        ))["result"],
+        json!(0)
+    );
 }
 
 #[test]
@@ -113,12 +155,20 @@ fn every_committed_write_is_in_the_change_log_with_its_origin() {
     let dir = tempfile::tempdir().expect("temp dir");
     let nexus = Nexus::open(dir.path()).expect("opens");
     let before = nexus.store().current_change_seq().expect("seq");
-    let r = nexus.execute_as(&ExecuteKip::command(SCHEMA), &Origin { name: "tester".into() });
+    let r = nexus.execute_as(
+        &ExecuteKip::command(SCHEMA),
+        &Origin {
+            name: "tester".into(),
+        },
+    );
     assert!(r.get("error").is_none());
     // A no-op repeat and a query write nothing to the log.
     nexus.execute(&ExecuteKip::command(SCHEMA));
     nexus.execute(&ExecuteKip::command("DESCRIBE PRIMER"));
-    let changes = nexus.store().read(|txn| nexus.store().changes_since(txn, before)).expect("changes");
+    let changes = nexus
+        .store()
+        .read(|txn| nexus.store().changes_since(txn, before))
+        .expect("changes");
     assert_eq!(changes.len(), 1, "{changes:?}");
     assert_eq!(changes[0].1["origin"], "tester");
     assert_eq!(changes[0].1["stats"]["concepts_created"], 2);

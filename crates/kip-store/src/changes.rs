@@ -24,7 +24,10 @@ impl Store {
     pub fn append_change(&self, txn: &mut RwTxn<'_>, entry: &Value) -> Result<u64, StoreError> {
         let seq = self.last_change_seq(txn)? + 1;
         self.db.changes.put(txn, &seq, entry).lmdb()?;
-        self.db.meta.put(txn, meta_key::LAST_CHANGE_SEQ, &seq.to_be_bytes()).lmdb()?;
+        self.db
+            .meta
+            .put(txn, meta_key::LAST_CHANGE_SEQ, &seq.to_be_bytes())
+            .lmdb()?;
         // Normally exactly one entry falls off the end.
         let len = self.db.changes.len(txn).lmdb()?;
         if len > MAX_CHANGES {
@@ -35,9 +38,18 @@ impl Store {
     }
 
     /// The entries after `seq`, oldest first (at most [`MAX_CHANGES`]).
-    pub fn changes_since(&self, txn: &RoTxn<'_>, seq: u64) -> Result<Vec<(u64, Value)>, StoreError> {
+    pub fn changes_since(
+        &self,
+        txn: &RoTxn<'_>,
+        seq: u64,
+    ) -> Result<Vec<(u64, Value)>, StoreError> {
         let mut out = Vec::new();
-        for entry in self.db.changes.range(txn, &(seq.saturating_add(1)..)).lmdb()? {
+        for entry in self
+            .db
+            .changes
+            .range(txn, &(seq.saturating_add(1)..))
+            .lmdb()?
+        {
             out.push(entry.lmdb()?);
         }
         Ok(out)

@@ -17,7 +17,7 @@ use crate::codec::concept_keys::{
 use crate::codec::name_key::is_hashed;
 use crate::codec::stat_key::StatKey;
 use crate::codec::value;
-use crate::error::{Lmdb as _, StoreError};
+use crate::error::{Lmdb as _, StoreError, lmdb};
 use crate::format::meta_key;
 use crate::ids::{ConceptId, ElementId};
 use crate::names::Namespace;
@@ -40,10 +40,16 @@ impl Store {
         txn: &mut RwTxn<'_>,
         record: &ConceptRecord,
     ) -> Result<ConceptId, StoreError> {
-        self.ensure_key_free(txn, record.type_id, &record.name, None)?;
-        let id = ConceptId(self.next_id(txn, meta_key::NEXT_CONCEPT_ID)?);
+        let id = ConceptId(self.peek_id(txn, meta_key::NEXT_CONCEPT_ID)?);
+        // Inserting into the unique index is the uniqueness check: one
+        // descent of the B-tree instead of a lookup and then an insert.
+        let key = type_name_key(record.type_id, &record.name);
+        if !insert_new(self.db.concept_keys, txn, &key, &id)? {
+            return Err(self.key_taken(txn, record.type_id, &record.name)?);
+        }
+        self.take_id(txn, meta_key::NEXT_CONCEPT_ID, id.0)?;
         self.put_concept(txn, id, record)?;
-        self.index_concept(txn, id, record.type_id, &record.name)?;
+        self.index_concept_rest(txn, id, record.type_id, &record.name)?;
         Ok(id)
     }
 
@@ -65,7 +71,12 @@ impl Store {
         txn: &RoTxn<'_>,
         id: ConceptId,
     ) -> Result<Option<(u32, String)>, StoreError> {
-        Ok(self.db.concepts.get(txn, &id).lmdb()?.map(|raw| (raw.type_id, raw.name.to_owned())))
+        Ok(self
+            .db
+            .concepts
+            .get(txn, &id)
+            .lmdb()?
+            .map(|raw| (raw.type_id, raw.name.to_owned())))
     }
 
     /// The concept `(type_id, name)`.
@@ -75,7 +86,12 @@ impl Store {
         type_id: u32,
         name: &str,
     ) -> Result<Option<ConceptId>, StoreError> {
-        let Some(id) = self.db.concept_keys.get(txn, &type_name_key(type_id, name)).lmdb()? else {
+        let Some(id) = self
+            .db
+            .concept_keys
+            .get(txn, &type_name_key(type_id, name))
+            .lmdb()?
+        else {
             return Ok(None);
         };
         // A hashed key may (in theory) belong to another long name.
@@ -159,7 +175,9 @@ impl Store {
         record: &ConceptRecord,
     ) -> Result<(), StoreError> {
         let Some((old_type, old_name)) = self.concept_head(txn, id)? else {
-            return Err(StoreError::NotFound { element: ElementId::Concept(id) });
+            return Err(StoreError::NotFound {
+                element: ElementId::Concept(id),
+            });
         };
         if old_type != record.type_id || old_name != record.name {
             self.ensure_key_free(txn, record.type_id, &record.name, Some(id))?;
@@ -206,12 +224,20 @@ impl Store {
     /// Whether the element exists (without decoding it).
     pub fn contains(&self, txn: &RoTxn<'_>, element: ElementId) -> Result<bool, StoreError> {
         match element {
-            ElementId::Concept(c) => {
-                Ok(self.db.concepts.lazily_decode_data().get(txn, &c).lmdb()?.is_some())
-            }
-            ElementId::Proposition(p) => {
-                Ok(self.db.propositions.lazily_decode_data().get(txn, &p).lmdb()?.is_some())
-            }
+            ElementId::Concept(c) => Ok(self
+                .db
+                .concepts
+                .lazily_decode_data()
+                .get(txn, &c)
+                .lmdb()?
+                .is_some()),
+            ElementId::Proposition(p) => Ok(self
+                .db
+                .propositions
+                .lazily_decode_data()
+                .get(txn, &p)
+                .lmdb()?
+                .is_some()),
         }
     }
 
@@ -246,7 +272,12 @@ impl Store {
     }
 
     fn has_name(&self, txn: &RoTxn<'_>, id: ConceptId, name: &str) -> Result<bool, StoreError> {
-        Ok(self.db.concepts.get(txn, &id).lmdb()?.is_some_and(|raw| raw.name == name))
+        Ok(self
+            .db
+            .concepts
+            .get(txn, &id)
+            .lmdb()?
+            .is_some_and(|raw| raw.name == name))
     }
 
     /// Fails if `(type_id, name)` belongs to a concept other than `me`.
@@ -257,22 +288,40 @@ impl Store {
         name: &str,
         me: Option<ConceptId>,
     ) -> Result<(), StoreError> {
-        let Some(holder) = self.db.concept_keys.get(txn, &type_name_key(type_id, name)).lmdb()?
-        else {
-            return Ok(());
-        };
-        if Some(holder) == me {
-            return Ok(());
+        let key = type_name_key(type_id, name);
+        match self.db.concept_keys.get(txn, &key).lmdb()? {
+            None => Ok(()),
+            Some(holder) if Some(holder) == me => Ok(()),
+            Some(_) => Err(self.key_taken(txn, type_id, name)?),
         }
+    }
+
+    /// The error for a `(type_id, name)` that is taken.
+    fn key_taken(
+        &self,
+        txn: &RoTxn<'_>,
+        type_id: u32,
+        name: &str,
+    ) -> Result<StoreError, StoreError> {
+        let key = type_name_key(type_id, name);
+        let Some(holder) = self.db.concept_keys.get(txn, &key).lmdb()? else {
+            return Err(StoreError::corrupt(
+                "a taken concept key vanished in its transaction",
+            ));
+        };
         if is_hashed(name.as_bytes()) && !self.has_name(txn, holder, name)? {
-            return Err(StoreError::Conflict {
+            return Ok(StoreError::Conflict {
                 detail: format!(
                     "two long concept names of type #{type_id} share a hash; shorten the name ({} bytes)",
                     name.len()
                 ),
             });
         }
-        Err(StoreError::DuplicateConcept { type_id, name: name.to_owned(), existing: holder })
+        Ok(StoreError::DuplicateConcept {
+            type_id,
+            name: name.to_owned(),
+            existing: holder,
+        })
     }
 
     fn index_concept(
@@ -282,9 +331,29 @@ impl Store {
         type_id: u32,
         name: &str,
     ) -> Result<(), StoreError> {
-        self.db.concept_keys.put(txn, &type_name_key(type_id, name), &id).lmdb()?;
-        self.db.concepts_by_type.put(txn, &type_member_key(type_id, id), &()).lmdb()?;
-        self.db.concepts_by_name.put(txn, &name_member_key(name, id), &()).lmdb()?;
+        self.db
+            .concept_keys
+            .put(txn, &type_name_key(type_id, name), &id)
+            .lmdb()?;
+        self.index_concept_rest(txn, id, type_id, name)
+    }
+
+    /// What [`Store::index_concept`] does after the unique index.
+    fn index_concept_rest(
+        &self,
+        txn: &mut RwTxn<'_>,
+        id: ConceptId,
+        type_id: u32,
+        name: &str,
+    ) -> Result<(), StoreError> {
+        self.db
+            .concepts_by_type
+            .put(txn, &type_member_key(type_id, id), &())
+            .lmdb()?;
+        self.db
+            .concepts_by_name
+            .put(txn, &name_member_key(name, id), &())
+            .lmdb()?;
         self.add_stat(txn, StatKey::ConceptsOfType(type_id), 1)?;
         self.add_stat(txn, StatKey::Concepts, 1)
     }
@@ -296,9 +365,18 @@ impl Store {
         type_id: u32,
         name: &str,
     ) -> Result<(), StoreError> {
-        self.db.concept_keys.delete(txn, &type_name_key(type_id, name)).lmdb()?;
-        self.db.concepts_by_type.delete(txn, &type_member_key(type_id, id)).lmdb()?;
-        self.db.concepts_by_name.delete(txn, &name_member_key(name, id)).lmdb()?;
+        self.db
+            .concept_keys
+            .delete(txn, &type_name_key(type_id, name))
+            .lmdb()?;
+        self.db
+            .concepts_by_type
+            .delete(txn, &type_member_key(type_id, id))
+            .lmdb()?;
+        self.db
+            .concepts_by_name
+            .delete(txn, &name_member_key(name, id))
+            .lmdb()?;
         self.add_stat(txn, StatKey::ConceptsOfType(type_id), -1)?;
         self.add_stat(txn, StatKey::Concepts, -1)
     }
@@ -323,19 +401,45 @@ impl Store {
         value::decode_fields(bytes, |id| self.key_name(txn, id))
     }
 
-    /// Allocates the next id from the `meta` counter `key` (ids start at 1
-    /// and are never handed out twice).
-    pub(crate) fn next_id(&self, txn: &mut RwTxn<'_>, key: &str) -> Result<u64, StoreError> {
-        let next = match self.db.meta.get(txn, key).lmdb()? {
+    /// The id the `meta` counter `key` hands out next (ids start at 1 and
+    /// are never handed out twice). Claim it with [`Store::take_id`].
+    pub(crate) fn peek_id(&self, txn: &RoTxn<'_>, key: &str) -> Result<u64, StoreError> {
+        match self.db.meta.get(txn, key).lmdb()? {
             Some(bytes) => <[u8; 8]>::try_from(bytes)
                 .map(u64::from_be_bytes)
-                .map_err(|_| StoreError::corrupt(format!("meta `{key}` is not 8 bytes")))?,
-            None => 1,
-        };
-        let after = next
+                .map_err(|_| StoreError::corrupt(format!("meta `{key}` is not 8 bytes"))),
+            None => Ok(1),
+        }
+    }
+
+    /// Claims `id`, the value [`Store::peek_id`] returned.
+    pub(crate) fn take_id(
+        &self,
+        txn: &mut RwTxn<'_>,
+        key: &str,
+        id: u64,
+    ) -> Result<(), StoreError> {
+        let after = id
             .checked_add(1)
             .ok_or_else(|| StoreError::invalid(format!("no ids left in `{key}`")))?;
-        self.db.meta.put(txn, key, &after.to_be_bytes()).lmdb()?;
-        Ok(next)
+        self.db.meta.put(txn, key, &after.to_be_bytes()).lmdb()
+    }
+}
+
+/// Puts `key` only if it is absent; returns whether it was inserted.
+pub(crate) fn insert_new<'a, KC, DC>(
+    db: heed::Database<'static, KC, DC>,
+    txn: &mut RwTxn<'_>,
+    key: &'a KC::EItem,
+    value: &'a DC::EItem,
+) -> Result<bool, StoreError>
+where
+    KC: heed::BytesEncode<'a>,
+    DC: heed::BytesEncode<'a>,
+{
+    match db.put_with_flags(txn, heed::PutFlags::NO_OVERWRITE, key, value) {
+        Ok(()) => Ok(true),
+        Err(heed::Error::Mdb(heed::MdbError::KeyExist)) => Ok(false),
+        Err(e) => Err(lmdb(e)),
     }
 }

@@ -8,10 +8,10 @@
 use heed::{RoTxn, RwTxn};
 
 use crate::Store;
-use crate::store::for_each_with_prefix;
 use crate::codec::stat_key::{StatKey, TAG_CONCEPTS_OF_TYPE, TAG_PROPOSITIONS_OF_PREDICATE};
 use crate::codec::state::MAX_COUNTER_KEY;
 use crate::error::{Lmdb as _, StoreError};
+use crate::store::for_each_with_prefix;
 
 impl Store {
     /// The number of concepts.
@@ -113,7 +113,9 @@ impl Store {
         let encoded = key.encode();
         let current = self.db.stats.get(txn, &encoded).lmdb()?.unwrap_or(0);
         let value = current.checked_add_signed(delta).ok_or_else(|| {
-            StoreError::corrupt(format!("statistic {key:?} would leave 0..=u64::MAX ({current} {delta:+})"))
+            StoreError::corrupt(format!(
+                "statistic {key:?} would leave 0..=u64::MAX ({current} {delta:+})"
+            ))
         })?;
         if value == 0 {
             self.db.stats.delete(txn, &encoded).lmdb()?;
@@ -131,7 +133,9 @@ impl Store {
                     out.push((id, n));
                 }
                 (other, _) => {
-                    return Err(StoreError::corrupt(format!("statistic {other:?} under tag {tag:#04x}")));
+                    return Err(StoreError::corrupt(format!(
+                        "statistic {other:?} under tag {tag:#04x}"
+                    )));
                 }
             }
         }

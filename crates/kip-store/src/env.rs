@@ -66,7 +66,10 @@ pub struct StoreOptions {
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        StoreOptions { initial_map_size: 64 << 20, max_map_size: default_max_map_size() }
+        StoreOptions {
+            initial_map_size: 64 << 20,
+            max_map_size: default_max_map_size(),
+        }
     }
 }
 
@@ -81,7 +84,9 @@ fn default_max_map_size() -> usize {
 }
 
 fn round_up(size: usize) -> usize {
-    size.div_ceil(MAP_GRANULE).saturating_mul(MAP_GRANULE).max(MAP_GRANULE)
+    size.div_ceil(MAP_GRANULE)
+        .saturating_mul(MAP_GRANULE)
+        .max(MAP_GRANULE)
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -102,7 +107,10 @@ pub(crate) fn open(dir: &Path, options: &StoreOptions) -> Result<Arc<EnvHandle>,
     let path = dir.canonicalize()?;
     let mut registry = lock(&REGISTRY);
     registry.retain(|(_, handle)| handle.strong_count() > 0);
-    if let Some(handle) = registry.iter().find(|(p, _)| *p == path).and_then(|(_, h)| h.upgrade())
+    if let Some(handle) = registry
+        .iter()
+        .find(|(p, _)| *p == path)
+        .and_then(|(_, h)| h.upgrade())
     {
         return Ok(handle);
     }
@@ -148,7 +156,9 @@ pub(crate) struct EnvHandle {
 
 impl std::fmt::Debug for EnvHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EnvHandle").field("path", &self.env.path()).finish_non_exhaustive()
+        f.debug_struct("EnvHandle")
+            .field("path", &self.env.path())
+            .finish_non_exhaustive()
     }
 }
 
@@ -220,7 +230,8 @@ impl EnvHandle {
             let slot = self.gate.enter(self.id, write)?;
             if self.broken.load(Ordering::Acquire) {
                 return Err(StoreError::Lmdb {
-                    detail: "a failed remap left the environment unusable; reopen the store"
+                    detail: "a failed remap left the environment unusable; drop every handle \
+                             of this store in this process and open it again"
                         .to_owned(),
                 });
             }
@@ -254,20 +265,27 @@ impl EnvHandle {
                 return Ok(());
             }
             if current >= self.max_map_size {
-                return Err(StoreError::Full { map_size: current as u64 });
+                return Err(StoreError::Full {
+                    map_size: current as u64,
+                });
             }
             let target = round_up(current.saturating_mul(2)).min(self.max_map_size);
-            self.remap(target, current)
-                .map_err(|_| StoreError::Full { map_size: current as u64 })
+            self.remap(target, current).map_err(|_| StoreError::Full {
+                map_size: current as u64,
+            })
         })?
     }
 
     /// Adopts the map size another process recorded in the file.
     fn adopt(&self) -> Result<(), StoreError> {
-        self.gate.exclusive(self.id, "follow another process's growth of the map", || {
-            let current = self.env.info().map_size;
-            self.remap(0, current)
-        })?
+        self.gate.exclusive(
+            self.id,
+            "follow another process's growth of the map",
+            || {
+                let current = self.env.info().map_size;
+                self.remap(0, current)
+            },
+        )?
     }
 
     /// Resizes the map to `size` (0: the size recorded in the file). Must be
@@ -295,7 +313,9 @@ impl EnvHandle {
     pub(crate) fn copy_compacted(&self, path: &Path) -> Result<(), StoreError> {
         // A copy reads the map like a transaction does, so it holds a slot.
         let _slot = self.gate.enter(self.id, false)?;
-        self.env.copy_to_path(path, CompactionOption::Enabled).lmdb()?;
+        self.env
+            .copy_to_path(path, CompactionOption::Enabled)
+            .lmdb()?;
         Ok(())
     }
 }
@@ -306,7 +326,11 @@ thread_local! {
 }
 
 fn holds(id: usize, write_only: bool) -> bool {
-    HELD.with(|held| held.borrow().iter().any(|&(h, w)| h == id && (w || !write_only)))
+    HELD.with(|held| {
+        held.borrow()
+            .iter()
+            .any(|&(h, w)| h == id && (w || !write_only))
+    })
 }
 
 /// Counts this process's open transactions of one environment, so that a
@@ -351,7 +375,9 @@ impl Gate {
     fn enter(&self, id: usize, write: bool) -> Result<Slot<'_>, StoreError> {
         if write && holds(id, true) {
             // LMDB's writer lock is not reentrant: this would deadlock.
-            return Err(StoreError::Busy { action: "begin a write inside another write" });
+            return Err(StoreError::Busy {
+                action: "begin a write inside another write",
+            });
         }
         let nested = holds(id, false);
         let mut state = lock(&self.state);
@@ -359,12 +385,19 @@ impl Gate {
         // their thread already keeps `active` above zero, so the remap cannot
         // start before they end, and waiting here would deadlock.
         while state.resizing && !nested {
-            state = self.changed.wait(state).unwrap_or_else(PoisonError::into_inner);
+            state = self
+                .changed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
         }
         state.active += 1;
         drop(state);
         HELD.with(|held| held.borrow_mut().push((id, write)));
-        Ok(Slot { gate: self, id, write })
+        Ok(Slot {
+            gate: self,
+            id,
+            write,
+        })
     }
 
     /// Runs `f` while no transaction of this process is open and none can
@@ -380,11 +413,17 @@ impl Gate {
         }
         let mut state = lock(&self.state);
         while state.resizing {
-            state = self.changed.wait(state).unwrap_or_else(PoisonError::into_inner);
+            state = self
+                .changed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
         }
         state.resizing = true;
         while state.active > 0 {
-            state = self.changed.wait(state).unwrap_or_else(PoisonError::into_inner);
+            state = self
+                .changed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
         }
         let result = f();
         state.resizing = false;

@@ -58,7 +58,11 @@ pub enum StoreError {
 
     /// A concept with this `(type, name)` already exists.
     #[error("a concept of type #{type_id} named {name:?} already exists ({existing})")]
-    DuplicateConcept { type_id: u32, name: String, existing: ConceptId },
+    DuplicateConcept {
+        type_id: u32,
+        name: String,
+        existing: ConceptId,
+    },
 
     /// A proposition with this `(subject, predicate, object)` already exists.
     #[error("this (subject, predicate, object) already exists as {existing}")]
@@ -69,8 +73,13 @@ pub enum StoreError {
     NotFound { element: ElementId },
 
     /// The element cannot be deleted while a proposition still points at it.
-    #[error("{element} cannot be deleted: {by} still refers to it; delete the referring propositions first")]
-    StillReferenced { element: ElementId, by: PropositionId },
+    #[error(
+        "{element} cannot be deleted: {by} still refers to it; delete the referring propositions first"
+    )]
+    StillReferenced {
+        element: ElementId,
+        by: PropositionId,
+    },
 
     /// The caller asked for something the store cannot represent.
     #[error("invalid input to the store: {detail}")]
@@ -87,11 +96,15 @@ pub enum StoreError {
 
 impl StoreError {
     pub(crate) fn corrupt(detail: impl Into<String>) -> StoreError {
-        StoreError::Corrupt { detail: detail.into() }
+        StoreError::Corrupt {
+            detail: detail.into(),
+        }
     }
 
     pub(crate) fn invalid(detail: impl Into<String>) -> StoreError {
-        StoreError::Invalid { detail: detail.into() }
+        StoreError::Invalid {
+            detail: detail.into(),
+        }
     }
 }
 
@@ -126,7 +139,9 @@ pub(crate) fn lmdb(error: heed::Error) -> StoreError {
                 StoreError::corrupt(e.to_string())
             }
             M::BadValSize => StoreError::invalid(format!("a key or value LMDB cannot store ({e})")),
-            other => StoreError::Lmdb { detail: other.to_string() },
+            other => StoreError::Lmdb {
+                detail: other.to_string(),
+            },
         },
         heed::Error::Decoding(e) => StoreError::corrupt(format!("undecodable record: {e}")),
         heed::Error::Encoding(e) => StoreError::invalid(e.to_string()),

@@ -46,7 +46,9 @@ pub(crate) fn check_not_newer(env: &EnvHandle) -> Result<(), StoreError> {
                 return Ok::<_, heed::Error>(CommitOrAbort::<(), _>::Abort(None));
             };
             // Abort: this transaction only reads, and the handle is not kept.
-            Ok(CommitOrAbort::Abort(meta.get(txn, meta_key::FORMAT_VERSION)?.map(<[u8]>::to_vec)))
+            Ok(CommitOrAbort::Abort(
+                meta.get(txn, meta_key::FORMAT_VERSION)?.map(<[u8]>::to_vec),
+            ))
         })
         .lmdb();
     drop(slot);
@@ -54,7 +56,10 @@ pub(crate) fn check_not_newer(env: &EnvHandle) -> Result<(), StoreError> {
         CommitOrAbort::Abort(Some(bytes)) => {
             let found = decode_version(&bytes)?;
             if found > FORMAT_VERSION {
-                return Err(StoreError::UnsupportedFormat { found, supported: FORMAT_VERSION });
+                return Err(StoreError::UnsupportedFormat {
+                    found,
+                    supported: FORMAT_VERSION,
+                });
             }
             Ok(())
         }
@@ -77,21 +82,26 @@ impl Store {
                 if !self.db.concepts.is_empty(txn).lmdb()?
                     || !self.db.propositions.is_empty(txn).lmdb()?
                 {
-                    return Err(StoreError::corrupt("the store holds data but no format version"));
+                    return Err(StoreError::corrupt(
+                        "the store holds data but no format version",
+                    ));
                 }
-                meta.put(txn, meta_key::FORMAT_VERSION, &FORMAT_VERSION.to_be_bytes()).lmdb()?;
+                meta.put(txn, meta_key::FORMAT_VERSION, &FORMAT_VERSION.to_be_bytes())
+                    .lmdb()?;
                 Ok(true)
             }
-            Some(v) if v > FORMAT_VERSION => {
-                Err(StoreError::UnsupportedFormat { found: v, supported: FORMAT_VERSION })
-            }
+            Some(v) if v > FORMAT_VERSION => Err(StoreError::UnsupportedFormat {
+                found: v,
+                supported: FORMAT_VERSION,
+            }),
             Some(v) if v == FORMAT_VERSION => Ok(false),
             Some(mut v) => {
                 while v < FORMAT_VERSION {
                     self.migrate(txn, v)?;
                     v += 1;
                 }
-                meta.put(txn, meta_key::FORMAT_VERSION, &FORMAT_VERSION.to_be_bytes()).lmdb()?;
+                meta.put(txn, meta_key::FORMAT_VERSION, &FORMAT_VERSION.to_be_bytes())
+                    .lmdb()?;
                 Ok(false)
             }
         }

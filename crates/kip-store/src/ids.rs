@@ -92,7 +92,9 @@ pub struct ParseIdError {
 /// Parses the digits after the `C:` / `P:` tag. Only plain decimal digits
 /// are accepted (no sign, no spaces), so every id has exactly one text form.
 fn parse_number(text: &str, digits: &str) -> Result<u64, ParseIdError> {
-    let error = || ParseIdError { text: text.to_owned() };
+    let error = || ParseIdError {
+        text: text.to_owned(),
+    };
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return Err(error());
     }
@@ -112,7 +114,9 @@ impl FromStr for ElementId {
         } else if let Some(digits) = text.strip_prefix("P:") {
             parse_number(text, digits).map(|n| ElementId::Proposition(PropositionId(n)))
         } else {
-            Err(ParseIdError { text: text.to_owned() })
+            Err(ParseIdError {
+                text: text.to_owned(),
+            })
         }
     }
 }
@@ -123,7 +127,9 @@ impl FromStr for ConceptId {
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         match text.parse()? {
             ElementId::Concept(c) => Ok(c),
-            ElementId::Proposition(_) => Err(ParseIdError { text: text.to_owned() }),
+            ElementId::Proposition(_) => Err(ParseIdError {
+                text: text.to_owned(),
+            }),
         }
     }
 }
@@ -134,7 +140,9 @@ impl FromStr for PropositionId {
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         match text.parse()? {
             ElementId::Proposition(p) => Ok(p),
-            ElementId::Concept(_) => Err(ParseIdError { text: text.to_owned() }),
+            ElementId::Concept(_) => Err(ParseIdError {
+                text: text.to_owned(),
+            }),
         }
     }
 }

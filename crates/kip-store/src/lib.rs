@@ -77,6 +77,15 @@
 //!
 //! Errors are [`StoreError`]s; no heed or LMDB type other than the
 //! transaction types crosses this crate's boundary.
+//!
+//! # Performance notes
+//!
+//! Pattern lookups ([`Store::propositions_matching`]) read index keys only
+//! and never decode records; [`Store::concept_head`] and
+//! [`Store::proposition_triple`] read a record's fixed part without its
+//! maps. For bulk loads, [`Store::create_propositions`] fills each index in
+//! key order and is several times faster than creating propositions one by
+//! one. `cargo bench -p kip-store` measures both on a generated graph.
 
 mod changes;
 pub mod codec;

@@ -50,7 +50,9 @@ impl Store {
         let ns = namespace.tag();
         let key = name_to_id_key(ns, name);
         if let Some(id) = self.db.names.get(txn, &key).lmdb()? {
-            if is_hashed(name.as_bytes()) && self.resolve(txn, namespace, id)?.as_deref() != Some(name) {
+            if is_hashed(name.as_bytes())
+                && self.resolve(txn, namespace, id)?.as_deref() != Some(name)
+            {
                 return Err(StoreError::Conflict {
                     detail: format!(
                         "two long {namespace:?} names share a hash; shorten the name ({} bytes)",
@@ -68,7 +70,10 @@ impl Store {
             StoreError::invalid(format!("the {namespace:?} namespace has no ids left"))
         })?;
         self.db.names.put(txn, &key, &id).lmdb()?;
-        self.db.name_ids.put(txn, &id_to_name_key(ns, id), name).lmdb()?;
+        self.db
+            .name_ids
+            .put(txn, &id_to_name_key(ns, id), name)
+            .lmdb()?;
         Ok(id)
     }
 
@@ -83,7 +88,8 @@ impl Store {
         let Some(id) = self.db.names.get(txn, &key).lmdb()? else {
             return Ok(None);
         };
-        if is_hashed(name.as_bytes()) && self.resolve(txn, namespace, id)?.as_deref() != Some(name) {
+        if is_hashed(name.as_bytes()) && self.resolve(txn, namespace, id)?.as_deref() != Some(name)
+        {
             return Ok(None);
         }
         Ok(Some(id))
@@ -111,7 +117,12 @@ impl Store {
         namespace: Namespace,
     ) -> Result<Vec<(u32, String)>, StoreError> {
         let mut out = Vec::new();
-        for entry in self.db.name_ids.prefix_iter(txn, &[namespace.tag()]).lmdb()? {
+        for entry in self
+            .db
+            .name_ids
+            .prefix_iter(txn, &[namespace.tag()])
+            .lmdb()?
+        {
             let ((_, id), name) = entry.lmdb()?;
             out.push((id, name.to_owned()));
         }

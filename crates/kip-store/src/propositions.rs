@@ -7,18 +7,21 @@
 //! Pattern lookups ([`Store::propositions_matching`]) read index keys only:
 //! they never decode a record's maps.
 
-use heed::{RoIter, RoPrefix, RoTxn, RwTxn};
+use heed::{PutFlags, RoIter, RoPrefix, RoTxn, RwTxn};
 use serde_json::{Map, Value};
 
 use crate::Store;
+use crate::codec::element;
 use crate::codec::integer::PropositionIdCodec;
 use crate::codec::proposition::PropositionBytes;
 use crate::codec::stat_key::StatKey;
-use crate::codec::triple::{Osp, Permutation, Pos, Spo, Triple, TripleKey};
-use crate::codec::element;
+use crate::codec::triple::{self, Osp, Permutation, Pos, Spo, Triple, TripleKey};
+use crate::codec::value;
+use crate::concepts::insert_new;
 use crate::error::{Lmdb as _, StoreError};
 use crate::format::meta_key;
 use crate::ids::{ElementId, PropositionId};
+use crate::names::Namespace;
 
 /// A proposition link as stored.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,7 +36,11 @@ pub struct PropositionRecord {
 
 impl PropositionRecord {
     pub fn triple(&self) -> Triple {
-        Triple { subject: self.subject, predicate: self.predicate, object: self.object }
+        Triple {
+            subject: self.subject,
+            predicate: self.predicate,
+            object: self.object,
+        }
     }
 }
 
@@ -54,14 +61,124 @@ impl Store {
         record: &PropositionRecord,
     ) -> Result<PropositionId, StoreError> {
         let triple = record.triple();
-        if let Some(existing) = self.find_proposition(txn, triple.subject, triple.predicate, triple.object)? {
+        self.ensure_ends_exist(txn, &triple)?;
+        let id = PropositionId(self.peek_id(txn, meta_key::NEXT_PROPOSITION_ID)?);
+        // Inserting into `spo` is the uniqueness check: one descent of the
+        // B-tree instead of a lookup and then an insert.
+        let spo_key = Spo::encode(&triple);
+        if !insert_new(self.db.spo, txn, &spo_key, &id)? {
+            let existing =
+                self.db.spo.get(txn, &spo_key).lmdb()?.ok_or_else(|| {
+                    StoreError::corrupt("a taken triple vanished in its transaction")
+                })?;
             return Err(StoreError::DuplicateProposition { existing });
         }
-        self.ensure_ends_exist(txn, &triple)?;
-        let id = PropositionId(self.next_id(txn, meta_key::NEXT_PROPOSITION_ID)?);
+        self.take_id(txn, meta_key::NEXT_PROPOSITION_ID, id.0)?;
         self.put_proposition(txn, id, record)?;
-        self.index_proposition(txn, id, &triple)?;
+        self.index_proposition_rest(txn, id, &triple)?;
         Ok(id)
+    }
+
+    /// Creates many propositions at once and returns their ids, in the
+    /// order of `records`: the same result and the same checks as calling
+    /// [`Store::create_proposition`] on each in turn, several times faster
+    /// for large batches. On error the caller's write must be abandoned
+    /// (as after any failed step); when several records are at fault, which
+    /// one is reported may differ from one-by-one creation.
+    ///
+    /// The speed comes from order: one-by-one creation touches the B-trees
+    /// of `spo`, `pos` and `osp` at random places, while here each index is
+    /// filled in its own key order, so consecutive inserts land on pages
+    /// that are already in cache and already copied into the transaction,
+    /// and records are appended at the end of `propositions`.
+    pub fn create_propositions(
+        &self,
+        txn: &mut RwTxn<'_>,
+        records: &[PropositionRecord],
+    ) -> Result<Vec<PropositionId>, StoreError> {
+        if records.is_empty() {
+            return Ok(Vec::new());
+        }
+        let first = self.peek_id(txn, meta_key::NEXT_PROPOSITION_ID)?;
+        let n = records.len() as u64;
+        let ids: Vec<PropositionId> = (0..n).map(|i| PropositionId(first + i)).collect();
+        let triples: Vec<Triple> = records.iter().map(PropositionRecord::triple).collect();
+
+        let mut ends: Vec<ElementId> = triples.iter().flat_map(|t| [t.subject, t.object]).collect();
+        ends.sort_unstable();
+        ends.dedup();
+        for end in ends {
+            if !self.contains(txn, end)? {
+                return Err(StoreError::NotFound { element: end });
+            }
+        }
+
+        let mut order: Vec<usize> = (0..records.len()).collect();
+        let mut keys: Vec<[u8; triple::LEN]> = triples.iter().map(Spo::encode).collect();
+        order.sort_unstable_by(|&a, &b| keys[a].cmp(&keys[b]));
+        for &i in &order {
+            if !insert_new(self.db.spo, txn, &keys[i], &ids[i])? {
+                let existing = self.db.spo.get(txn, &keys[i]).lmdb()?.ok_or_else(|| {
+                    StoreError::corrupt("a taken triple vanished in its transaction")
+                })?;
+                return Err(StoreError::DuplicateProposition { existing });
+            }
+        }
+        self.take_id(txn, meta_key::NEXT_PROPOSITION_ID, first + n - 1)?;
+
+        // Records of one batch mostly share their keys: intern each once.
+        let mut interned: Vec<(String, u32)> = Vec::new();
+        let mut intern = |txn: &mut RwTxn<'_>, key: &str| -> Result<u32, StoreError> {
+            if let Some(&(_, id)) = interned.iter().find(|(k, _)| k == key) {
+                return Ok(id);
+            }
+            let id = self.intern(txn, Namespace::Key, key)?;
+            interned.push((key.to_owned(), id));
+            Ok(id)
+        };
+        for (record, id) in records.iter().zip(&ids) {
+            let mut attributes = Vec::new();
+            value::encode_fields(&mut attributes, &record.attributes, |k| intern(txn, k))?;
+            let mut metadata = Vec::new();
+            value::encode_fields(&mut metadata, &record.metadata, |k| intern(txn, k))?;
+            let raw = PropositionBytes {
+                triple: record.triple(),
+                attributes: &attributes,
+                metadata: &metadata,
+            };
+            // Ids only grow, so every record goes after the last one.
+            self.db
+                .propositions
+                .put_with_flags(txn, PutFlags::APPEND, id, &raw)
+                .lmdb()?;
+        }
+
+        for (i, t) in triples.iter().enumerate() {
+            keys[i] = Pos::encode(t);
+        }
+        order.sort_unstable_by(|&a, &b| keys[a].cmp(&keys[b]));
+        for &i in &order {
+            self.db.pos.put(txn, &keys[i], &ids[i]).lmdb()?;
+        }
+        for (i, t) in triples.iter().enumerate() {
+            keys[i] = Osp::encode(t);
+        }
+        order.sort_unstable_by(|&a, &b| keys[a].cmp(&keys[b]));
+        for &i in &order {
+            self.db.osp.put(txn, &keys[i], &ids[i]).lmdb()?;
+        }
+
+        let mut per_predicate: Vec<u32> = triples.iter().map(|t| t.predicate).collect();
+        per_predicate.sort_unstable();
+        for run in per_predicate.chunk_by(|a, b| a == b) {
+            self.add_stat(
+                txn,
+                StatKey::PropositionsOfPredicate(run[0]),
+                run.len() as i64,
+            )?;
+        }
+        self.add_stat(txn, StatKey::Propositions, n as i64)?;
+        Ok(ids)
     }
 
     /// The proposition `id`, decoded.
@@ -88,7 +205,12 @@ impl Store {
         txn: &RoTxn<'_>,
         id: PropositionId,
     ) -> Result<Option<Triple>, StoreError> {
-        Ok(self.db.propositions.get(txn, &id).lmdb()?.map(|raw| raw.triple))
+        Ok(self
+            .db
+            .propositions
+            .get(txn, &id)
+            .lmdb()?
+            .map(|raw| raw.triple))
     }
 
     /// The proposition `(subject, predicate, object)`.
@@ -99,7 +221,11 @@ impl Store {
         predicate: u32,
         object: ElementId,
     ) -> Result<Option<PropositionId>, StoreError> {
-        let key = Spo::encode(&Triple { subject, predicate, object });
+        let key = Spo::encode(&Triple {
+            subject,
+            predicate,
+            object,
+        });
         self.db.spo.get(txn, &key).lmdb()
     }
 
@@ -112,11 +238,15 @@ impl Store {
         record: &PropositionRecord,
     ) -> Result<(), StoreError> {
         let Some(old) = self.proposition_triple(txn, id)? else {
-            return Err(StoreError::NotFound { element: ElementId::Proposition(id) });
+            return Err(StoreError::NotFound {
+                element: ElementId::Proposition(id),
+            });
         };
         let new = record.triple();
         if old != new {
-            if let Some(existing) = self.find_proposition(txn, new.subject, new.predicate, new.object)? {
+            if let Some(existing) =
+                self.find_proposition(txn, new.subject, new.predicate, new.object)?
+            {
                 return Err(StoreError::DuplicateProposition { existing });
             }
             let me = ElementId::Proposition(id);
@@ -161,7 +291,8 @@ impl Store {
         predicate: Option<u32>,
         object: Option<ElementId>,
     ) -> Result<Vec<PropositionMatch>, StoreError> {
-        self.iter_propositions_matching(txn, subject, predicate, object)?.collect()
+        self.iter_propositions_matching(txn, subject, predicate, object)?
+            .collect()
     }
 
     /// [`Store::propositions_matching`] as a lazy iterator.
@@ -175,7 +306,11 @@ impl Store {
         predicate: Option<u32>,
         object: Option<ElementId>,
     ) -> Result<PropositionMatches<'t>, StoreError> {
-        let full = |s, p, o| Triple { subject: s, predicate: p, object: o };
+        let full = |s, p, o| Triple {
+            subject: s,
+            predicate: p,
+            object: o,
+        };
         let (spo, pos, osp) = (self.db.spo, self.db.pos, self.db.osp);
         let inner = match (subject, predicate, object) {
             (Some(s), Some(p), Some(o)) => {
@@ -262,10 +397,16 @@ impl Store {
         txn: &RoTxn<'_>,
         element: ElementId,
     ) -> Result<Option<PropositionId>, StoreError> {
-        if let Some(m) = self.iter_propositions_matching(txn, Some(element), None, None)?.next() {
+        if let Some(m) = self
+            .iter_propositions_matching(txn, Some(element), None, None)?
+            .next()
+        {
             return Ok(Some(m?.0));
         }
-        if let Some(m) = self.iter_propositions_matching(txn, None, None, Some(element))?.next() {
+        if let Some(m) = self
+            .iter_propositions_matching(txn, None, None, Some(element))?
+            .next()
+        {
             return Ok(Some(m?.0));
         }
         Ok(None)
@@ -288,7 +429,11 @@ impl Store {
     ) -> Result<(), StoreError> {
         let attributes = self.encode_fields(txn, &record.attributes)?;
         let metadata = self.encode_fields(txn, &record.metadata)?;
-        let raw = PropositionBytes { triple: record.triple(), attributes: &attributes, metadata: &metadata };
+        let raw = PropositionBytes {
+            triple: record.triple(),
+            attributes: &attributes,
+            metadata: &metadata,
+        };
         self.db.propositions.put(txn, &id, &raw).lmdb()
     }
 
@@ -299,6 +444,16 @@ impl Store {
         t: &Triple,
     ) -> Result<(), StoreError> {
         self.db.spo.put(txn, &Spo::encode(t), &id).lmdb()?;
+        self.index_proposition_rest(txn, id, t)
+    }
+
+    /// What [`Store::index_proposition`] does after `spo`.
+    fn index_proposition_rest(
+        &self,
+        txn: &mut RwTxn<'_>,
+        id: PropositionId,
+        t: &Triple,
+    ) -> Result<(), StoreError> {
         self.db.pos.put(txn, &Pos::encode(t), &id).lmdb()?;
         self.db.osp.put(txn, &Osp::encode(t), &id).lmdb()?;
         self.add_stat(txn, StatKey::PropositionsOfPredicate(t.predicate), 1)?;
@@ -327,7 +482,9 @@ impl std::fmt::Debug for PropositionMatches<'_> {
             Matches::Pos(_) => Pos::NAME,
             Matches::Osp(_) => Osp::NAME,
         };
-        f.debug_struct("PropositionMatches").field("index", &index).finish_non_exhaustive()
+        f.debug_struct("PropositionMatches")
+            .field("index", &index)
+            .finish_non_exhaustive()
     }
 }
 
@@ -350,6 +507,9 @@ impl Iterator for PropositionMatches<'_> {
             Matches::Osp(iter) => iter.next().map(|r| r.map(|(t, id)| (id, t))),
             Matches::All(iter) => iter.next().map(|r| r.map(|(t, id)| (id, t))),
         };
-        next.map(|r| r.lmdb().map(|(id, t)| (id, t.subject, t.predicate, t.object)))
+        next.map(|r| {
+            r.lmdb()
+                .map(|(id, t)| (id, t.subject, t.predicate, t.object))
+        })
     }
 }

@@ -6,10 +6,10 @@ use heed::{RoTxn, RwTxn};
 use serde_json::Value;
 
 use crate::Store;
-use crate::store::for_each_with_prefix;
 use crate::codec::name_key::{name_key, scan_prefix};
 use crate::codec::state::encode_entry;
 use crate::error::{Lmdb as _, StoreError};
+use crate::store::for_each_with_prefix;
 
 fn check_key(key: &str) -> Result<(), StoreError> {
     if key.is_empty() {
@@ -20,10 +20,18 @@ fn check_key(key: &str) -> Result<(), StoreError> {
 
 impl Store {
     /// Sets state `key` to `value`.
-    pub fn put_state(&self, txn: &mut RwTxn<'_>, key: &str, value: &Value) -> Result<(), StoreError> {
+    pub fn put_state(
+        &self,
+        txn: &mut RwTxn<'_>,
+        key: &str,
+        value: &Value,
+    ) -> Result<(), StoreError> {
         check_key(key)?;
         let entry = encode_entry(key, value)?;
-        self.db.state.put(txn, &name_key(key.as_bytes()), &entry).lmdb()
+        self.db
+            .state
+            .put(txn, &name_key(key.as_bytes()), &entry)
+            .lmdb()
     }
 
     /// The state `key`, if set.
@@ -51,12 +59,17 @@ impl Store {
         prefix: &str,
     ) -> Result<Vec<(String, Value)>, StoreError> {
         let mut out = Vec::new();
-        for_each_with_prefix(self.db.state, txn, scan_prefix(prefix.as_bytes()), |_, (key, value)| {
-            if key.starts_with(prefix) {
-                out.push((key.to_owned(), value));
-            }
-            Ok(())
-        })?;
+        for_each_with_prefix(
+            self.db.state,
+            txn,
+            scan_prefix(prefix.as_bytes()),
+            |_, (key, value)| {
+                if key.starts_with(prefix) {
+                    out.push((key.to_owned(), value));
+                }
+                Ok(())
+            },
+        )?;
         // Hashed long keys do not sort exactly as their texts would.
         out.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(out)

@@ -179,7 +179,11 @@ impl Store {
                 Err(e) => return Err(e),
             }
         };
-        let mut store = Store { env, fresh: false, db };
+        let mut store = Store {
+            env,
+            fresh: false,
+            db,
+        };
         store.fresh = store.write(|txn| store.check_format(txn))?;
         Ok(store)
     }
@@ -203,12 +207,10 @@ impl Store {
 
     /// The current size of the memory map, in bytes (not the file size: the
     /// file only holds the pages in use).
-    pub fn map_size(&self) -> u64 {
-        // Reading LMDB's size field must not race a remap, so take a slot.
-        match self.env.read() {
-            Ok(_reading) => self.env.map_size() as u64,
-            Err(_) => 0,
-        }
+    pub fn map_size(&self) -> Result<u64, StoreError> {
+        // LMDB's size field must not be read during a remap: hold a slot.
+        let _reading = self.env.read()?;
+        Ok(self.env.map_size() as u64)
     }
 
     /// Runs `f` in a read transaction: a consistent snapshot of the last

@@ -10,12 +10,12 @@
 use heed::{RoTxn, RwTxn};
 
 use crate::Store;
-use crate::store::for_each_with_prefix;
 use crate::codec::document::DocumentRef;
 use crate::codec::posting::{clamp_term, posting_key, posting_prefix};
 use crate::codec::stat_key::StatKey;
 use crate::error::{Lmdb as _, StoreError};
 use crate::ids::ElementId;
+use crate::store::for_each_with_prefix;
 
 /// One posting found by a prefix lookup.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,11 +57,17 @@ impl Store {
             }
         });
         for &(term, tf) in &merged {
-            self.db.postings.put(txn, &posting_key(term, element), &tf).lmdb()?;
+            self.db
+                .postings
+                .put(txn, &posting_key(term, element), &tf)
+                .lmdb()?;
             let df = self.db.terms.get(txn, term).lmdb()?.unwrap_or(0);
             self.db.terms.put(txn, term, &(df + 1)).lmdb()?;
         }
-        let doc = DocumentRef { len: doc_len, terms: &merged };
+        let doc = DocumentRef {
+            len: doc_len,
+            terms: &merged,
+        };
         self.db.documents.put(txn, &element, &doc).lmdb()?;
         self.add_stat(txn, StatKey::Documents, 1)?;
         self.add_stat(txn, StatKey::DocumentLength, i64::from(doc_len))
@@ -78,12 +84,19 @@ impl Store {
         // databases the borrowed bytes live in.
         let (len, terms): (u32, Vec<String>) = match self.db.documents.get(txn, &element).lmdb()? {
             None => return Ok(false),
-            Some(doc) => {
-                (doc.len, doc.terms()?.into_iter().map(|(t, _)| t.to_owned()).collect())
-            }
+            Some(doc) => (
+                doc.len,
+                doc.terms()?
+                    .into_iter()
+                    .map(|(t, _)| t.to_owned())
+                    .collect(),
+            ),
         };
         for term in &terms {
-            self.db.postings.delete(txn, &posting_key(term, element)).lmdb()?;
+            self.db
+                .postings
+                .delete(txn, &posting_key(term, element))
+                .lmdb()?;
             match self.db.terms.get(txn, term).lmdb()? {
                 Some(df) if df > 1 => self.db.terms.put(txn, term, &(df - 1)).lmdb()?,
                 Some(_) => {
@@ -158,12 +171,22 @@ impl Store {
 
     /// How many documents contain `term`.
     pub fn document_frequency(&self, txn: &RoTxn<'_>, term: &str) -> Result<u32, StoreError> {
-        Ok(self.db.terms.get(txn, clamp_term(term)).lmdb()?.unwrap_or(0))
+        Ok(self
+            .db
+            .terms
+            .get(txn, clamp_term(term))
+            .lmdb()?
+            .unwrap_or(0))
     }
 
     /// The length `element`'s document was indexed with.
     pub fn doc_len(&self, txn: &RoTxn<'_>, element: ElementId) -> Result<Option<u32>, StoreError> {
-        Ok(self.db.documents.get(txn, &element).lmdb()?.map(|doc| doc.len))
+        Ok(self
+            .db
+            .documents
+            .get(txn, &element)
+            .lmdb()?
+            .map(|doc| doc.len))
     }
 
     /// The terms of `element`'s document with their frequencies, by term.
@@ -175,11 +198,19 @@ impl Store {
         let Some(doc) = self.db.documents.get(txn, &element).lmdb()? else {
             return Ok(None);
         };
-        Ok(Some(doc.terms()?.into_iter().map(|(t, tf)| (t.to_owned(), tf)).collect()))
+        Ok(Some(
+            doc.terms()?
+                .into_iter()
+                .map(|(t, tf)| (t.to_owned(), tf))
+                .collect(),
+        ))
     }
 
     /// Corpus statistics for BM25: `(number of documents, total length)`.
     pub fn search_stats(&self, txn: &RoTxn<'_>) -> Result<(u64, u64), StoreError> {
-        Ok((self.stat(txn, StatKey::Documents)?, self.stat(txn, StatKey::DocumentLength)?))
+        Ok((
+            self.stat(txn, StatKey::Documents)?,
+            self.stat(txn, StatKey::DocumentLength)?,
+        ))
     }
 }

@@ -30,8 +30,11 @@ fn element_id() -> impl Strategy<Value = ElementId> {
 }
 
 fn triple() -> impl Strategy<Value = Triple> {
-    (element_id(), any::<u32>(), element_id())
-        .prop_map(|(subject, predicate, object)| Triple { subject, predicate, object })
+    (element_id(), any::<u32>(), element_id()).prop_map(|(subject, predicate, object)| Triple {
+        subject,
+        predicate,
+        object,
+    })
 }
 
 fn encode<'a, C: BytesEncode<'a>>(item: &'a C::EItem) -> Vec<u8> {
@@ -149,7 +152,14 @@ proptest! {
 
 #[test]
 fn integral_floats_stay_floats_and_big_integers_stay_exact() {
-    for v in [json!(1.0), json!(-0.0), json!(u64::MAX), json!(i64::MIN), json!(-1), json!(0)] {
+    for v in [
+        json!(1.0),
+        json!(-0.0),
+        json!(u64::MAX),
+        json!(i64::MIN),
+        json!(-1),
+        json!(0),
+    ] {
         let mut out = Vec::new();
         value::encode(&mut out, &v).expect("encodes");
         let back = value::decode_all(&out).expect("decodes");
@@ -216,8 +226,16 @@ fn long_terms_are_cut_on_a_character_boundary() {
 
 #[test]
 fn records_round_trip() {
-    let concept = ConceptBytes { type_id: 9, name: "阿司匹林", attributes: &[1, 2, 3], metadata: &[4, 5] };
-    assert_eq!(ConceptBytes::decode(&concept.encode()).expect("decodes"), concept);
+    let concept = ConceptBytes {
+        type_id: 9,
+        name: "阿司匹林",
+        attributes: &[1, 2, 3],
+        metadata: &[4, 5],
+    };
+    assert_eq!(
+        ConceptBytes::decode(&concept.encode()).expect("decodes"),
+        concept
+    );
     let proposition = PropositionBytes {
         triple: Triple {
             subject: ElementId::Concept(ConceptId(1)),
@@ -227,9 +245,15 @@ fn records_round_trip() {
         attributes: &[],
         metadata: &[0],
     };
-    assert_eq!(PropositionBytes::decode(&proposition.encode()).expect("decodes"), proposition);
+    assert_eq!(
+        PropositionBytes::decode(&proposition.encode()).expect("decodes"),
+        proposition
+    );
     let terms = [("alpha", 2), ("阿司匹林", 1)];
-    let doc = DocumentRef { len: 12, terms: &terms };
+    let doc = DocumentRef {
+        len: 12,
+        terms: &terms,
+    };
     let bytes = doc.encode();
     let view = DocumentView::decode(&bytes).expect("decodes");
     assert_eq!(view.len, 12);
@@ -258,8 +282,21 @@ fn stat_and_intern_keys_round_trip() {
 fn element_id_text_form() {
     assert_eq!(ElementId::Concept(ConceptId(12)).to_string(), "C:12");
     assert_eq!(ElementId::Proposition(PropositionId(0)).to_string(), "P:0");
-    assert_eq!("P:7".parse::<PropositionId>().expect("parses"), PropositionId(7));
-    for bad in ["", "C:", "C:01", "c:1", "X:1", "C:-1", "C: 1", "C:1 ", "C:18446744073709551616"] {
+    assert_eq!(
+        "P:7".parse::<PropositionId>().expect("parses"),
+        PropositionId(7)
+    );
+    for bad in [
+        "",
+        "C:",
+        "C:01",
+        "c:1",
+        "X:1",
+        "C:-1",
+        "C: 1",
+        "C:1 ",
+        "C:18446744073709551616",
+    ] {
         assert!(bad.parse::<ElementId>().is_err(), "{bad:?} parsed");
     }
     assert!("C:1".parse::<PropositionId>().is_err());

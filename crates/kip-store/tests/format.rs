@@ -52,7 +52,10 @@ fn build_fixture(store: &Store) -> Result<(), StoreError> {
         let gone = store.create_concept(txn, &concept(symptom, "Gone", json!({})))?;
         store.delete_concept(txn, gone)?;
         let long_name = "long name ".repeat(60);
-        let long = store.create_concept(txn, &concept(drug, &long_name, json!({"note": "hashed key"})))?;
+        let long = store.create_concept(
+            txn,
+            &concept(drug, &long_name, json!({"note": "hashed key"})),
+        )?;
         let link = store.create_proposition(
             txn,
             &PropositionRecord {
@@ -73,11 +76,23 @@ fn build_fixture(store: &Store) -> Result<(), StoreError> {
                 metadata: object(json!({"source": "fixture"})),
             },
         )?;
-        store.index_document(txn, aspirin.into(), &[("aspirin".into(), 3), ("阿司匹林".into(), 1)], 4)?;
+        store.index_document(
+            txn,
+            aspirin.into(),
+            &[("aspirin".into(), 3), ("阿司匹林".into(), 1)],
+            4,
+        )?;
         store.index_document(txn, headache.into(), &[("headache".into(), 3)], 3)?;
         store.add_counter(txn, b"domain/1/type/1", 2)?;
-        store.put_state(txn, "import/capsule.kip", &json!({"sha256": "00ff", "at": 1}))?;
-        store.append_change(txn, &json!({"origin": "fixture", "stats": {"concepts_created": 4}}))?;
+        store.put_state(
+            txn,
+            "import/capsule.kip",
+            &json!({"sha256": "00ff", "at": 1}),
+        )?;
+        store.append_change(
+            txn,
+            &json!({"origin": "fixture", "stats": {"concepts_created": 4}}),
+        )?;
         Ok(())
     })
 }
@@ -167,8 +182,17 @@ fn the_committed_format_1_store_reads_back_exactly() {
     // It is writable too, and ids continue after the committed ones.
     let id = old
         .write(|txn| {
-            let drug = old.lookup(txn, Namespace::ConceptType, "Drug")?.expect("interned");
-            old.create_concept(txn, &ConceptRecord { type_id: drug, name: "Ibuprofen".into(), ..Default::default() })
+            let drug = old
+                .lookup(txn, Namespace::ConceptType, "Drug")?
+                .expect("interned");
+            old.create_concept(
+                txn,
+                &ConceptRecord {
+                    type_id: drug,
+                    name: "Ibuprofen".into(),
+                    ..Default::default()
+                },
+            )
         })
         .expect("write");
     assert_eq!(id.to_string(), "C:5");
@@ -183,16 +207,29 @@ fn a_store_of_a_newer_format_is_refused_and_left_untouched() {
     let path = dir.path().join("data.mdb");
     let mut bytes = fs::read(&path).expect("read");
     let needle = b"format_version\x00\x00\x00\x01";
-    let at = bytes.windows(needle.len()).position(|w| w == needle).expect("version in the file");
+    let at = bytes
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .expect("version in the file");
     bytes[at + needle.len() - 1] = 2;
     fs::write(&path, &bytes).expect("write");
 
     let result = Store::open(dir.path());
     assert!(
-        matches!(result, Err(StoreError::UnsupportedFormat { found: 2, supported: 1 })),
+        matches!(
+            result,
+            Err(StoreError::UnsupportedFormat {
+                found: 2,
+                supported: 1
+            })
+        ),
         "{result:?}"
     );
-    assert_eq!(fs::read(&path).expect("read"), bytes, "the newer store was modified");
+    assert_eq!(
+        fs::read(&path).expect("read"),
+        bytes,
+        "the newer store was modified"
+    );
 }
 
 #[test]
@@ -200,7 +237,10 @@ fn a_file_that_is_not_a_store_is_reported_corrupt() {
     let dir = tempfile::tempdir().expect("tempdir");
     fs::write(dir.path().join("data.mdb"), vec![0x5a; 64 * 1024]).expect("write");
     let result = Store::open(dir.path());
-    assert!(matches!(result, Err(StoreError::Corrupt { .. })), "{result:?}");
+    assert!(
+        matches!(result, Err(StoreError::Corrupt { .. })),
+        "{result:?}"
+    );
 }
 
 #[test]

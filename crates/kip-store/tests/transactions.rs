@@ -14,7 +14,10 @@ use kip_store::{ConceptRecord, Namespace, RwTxn, Store, StoreError, StoreOptions
 use serde_json::{Map, Value, json};
 
 fn tiny() -> StoreOptions {
-    StoreOptions { initial_map_size: 256 << 10, ..StoreOptions::default() }
+    StoreOptions {
+        initial_map_size: 256 << 10,
+        ..StoreOptions::default()
+    }
 }
 
 fn payload(i: usize) -> Map<String, Value> {
@@ -28,7 +31,12 @@ fn payload(i: usize) -> Map<String, Value> {
 /// and logs the change: several databases touched by one write.
 fn add_thing(store: &Store, txn: &mut RwTxn<'_>, name: &str, i: usize) -> Result<(), StoreError> {
     let ty = store.intern(txn, Namespace::ConceptType, "Thing")?;
-    let record = ConceptRecord { type_id: ty, name: name.to_owned(), attributes: payload(i), ..Default::default() };
+    let record = ConceptRecord {
+        type_id: ty,
+        name: name.to_owned(),
+        attributes: payload(i),
+        ..Default::default()
+    };
     store.create_concept(txn, &record)?;
     store.add_counter(txn, b"things", 1)?;
     store.append_change(txn, &json!({ "added": name }))?;
@@ -51,8 +59,10 @@ fn snapshot(store: &Store) -> (u64, i64, u64) {
 fn thing_names(store: &Store) -> Vec<String> {
     store
         .read(|txn| {
-            let mut names: Vec<String> =
-                store.all_concepts(txn)?.map(|c| c.map(|(_, r)| r.name)).collect::<Result<_, _>>()?;
+            let mut names: Vec<String> = store
+                .all_concepts(txn)?
+                .map(|c| c.map(|(_, r)| r.name))
+                .collect::<Result<_, _>>()?;
             names.sort();
             Ok::<_, StoreError>(names)
         })
@@ -71,11 +81,15 @@ fn a_failed_write_leaves_nothing() {
     let store = Store::open(dir.path()).expect("open");
     let result: Result<(), StoreError> = store.write(|txn| {
         add_thing(&store, txn, "a", 0)?;
-        Err(StoreError::Invalid { detail: "the engine gave up".to_owned() })
+        Err(StoreError::Invalid {
+            detail: "the engine gave up".to_owned(),
+        })
     });
     assert!(result.is_err());
     assert_eq!(snapshot(&store), (0, 0, 0));
-    let names = store.read(|txn| store.names(txn, Namespace::ConceptType)).expect("read");
+    let names = store
+        .read(|txn| store.names(txn, Namespace::ConceptType))
+        .expect("read");
     assert!(names.is_empty(), "interned in an aborted write: {names:?}");
 }
 
@@ -94,13 +108,22 @@ fn a_dry_run_executes_exactly_and_writes_nothing() {
         .expect("dry run");
     assert_eq!(seen, (2, 2));
     assert_eq!(snapshot(&store), (0, 0, 0));
-    let state = store.read(|txn| store.get_state(txn, "import/x")).expect("read");
+    let state = store
+        .read(|txn| store.get_state(txn, "import/x"))
+        .expect("read");
     assert_eq!(state, None);
     // Ids were not consumed: the first real concept is still C:1.
     let id = store
         .write(|txn| {
             let ty = store.intern(txn, Namespace::ConceptType, "Thing")?;
-            store.create_concept(txn, &ConceptRecord { type_id: ty, name: "a".into(), ..Default::default() })
+            store.create_concept(
+                txn,
+                &ConceptRecord {
+                    type_id: ty,
+                    name: "a".into(),
+                    ..Default::default()
+                },
+            )
         })
         .expect("write");
     assert_eq!(id.to_string(), "C:1");
@@ -110,7 +133,9 @@ fn a_dry_run_executes_exactly_and_writes_nothing() {
 fn readers_see_the_old_state_until_commit_and_never_half_a_write() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(dir.path()).expect("open");
-    store.write(|txn| add_thing(&store, txn, "first", 0)).expect("write");
+    store
+        .write(|txn| add_thing(&store, txn, "first", 0))
+        .expect("write");
 
     let (written, on_written) = mpsc::channel::<()>();
     let (read, on_read) = mpsc::channel::<()>();
@@ -161,15 +186,20 @@ fn two_handles_and_a_reader_in_one_process_lose_nothing_while_the_map_grows() {
     let dir = tempfile::tempdir().expect("tempdir");
     let a = Store::open_with(dir.path(), &tiny()).expect("open a");
     let b = Store::open_with(dir.path(), &tiny()).expect("open b");
-    assert!(a.is_fresh() && !b.is_fresh(), "only the first open creates the store");
-    let start = a.map_size();
+    assert!(
+        a.is_fresh() && !b.is_fresh(),
+        "only the first open creates the store"
+    );
+    let start = a.map_size().expect("map size");
     let (done, finished) = mpsc::channel::<()>();
     thread::scope(|s| {
         for (store, who) in [(&a, "a"), (&b, "b")] {
             let done = done.clone();
             s.spawn(move || {
                 for i in 0..PER_WRITER {
-                    store.write(|txn| add_thing(store, txn, &format!("{who}{i:04}"), i)).expect("write");
+                    store
+                        .write(|txn| add_thing(store, txn, &format!("{who}{i:04}"), i))
+                        .expect("write");
                 }
                 done.send(()).expect("send");
             });
@@ -191,7 +221,10 @@ fn two_handles_and_a_reader_in_one_process_lose_nothing_while_the_map_grows() {
     });
     let total = (2 * PER_WRITER) as u64;
     assert_eq!(snapshot(&a), (total, total as i64, total));
-    assert!(a.map_size() > start, "the map should have grown from {start} bytes");
+    assert!(
+        a.map_size().expect("map size") > start,
+        "the map should have grown from {start} bytes"
+    );
     drop((a, b));
     let reopened = Store::open(dir.path()).expect("reopen");
     let names = thing_names(&reopened);
@@ -220,10 +253,15 @@ fn one_write_larger_than_the_map_is_rerun_after_growing() {
     assert_eq!(snapshot(&store), (total, total as i64, total));
     drop(store);
     let store = Store::open_with(dir.path(), &tiny()).expect("reopen");
-    assert!(store.map_size() >= 2 << 20, "reopening keeps a map big enough for the data");
+    assert!(
+        store.map_size().expect("map size") >= 2 << 20,
+        "reopening keeps a map big enough for the data"
+    );
     let record = store
         .read(|txn| {
-            let ty = store.lookup(txn, Namespace::ConceptType, "Thing")?.expect("type");
+            let ty = store
+                .lookup(txn, Namespace::ConceptType, "Thing")?
+                .expect("type");
             let id = store.find_concept(txn, ty, "t01999")?.expect("concept");
             store.get_concept(txn, id)
         })
@@ -235,7 +273,10 @@ fn one_write_larger_than_the_map_is_rerun_after_growing() {
 #[test]
 fn the_map_stops_growing_at_its_cap() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let options = StoreOptions { initial_map_size: 256 << 10, max_map_size: 1 << 20 };
+    let options = StoreOptions {
+        initial_map_size: 256 << 10,
+        max_map_size: 1 << 20,
+    };
     let store = Store::open_with(dir.path(), &options).expect("open");
     let result = store.write(|txn| {
         for i in 0..2_000 {
@@ -246,7 +287,9 @@ fn the_map_stops_growing_at_its_cap() {
     assert!(matches!(result, Err(StoreError::Full { .. })), "{result:?}");
     // Nothing of the failed write is visible and the store still works.
     assert_eq!(snapshot(&store), (0, 0, 0));
-    store.write(|txn| add_thing(&store, txn, "small", 0)).expect("small write");
+    store
+        .write(|txn| add_thing(&store, txn, "small", 0))
+        .expect("small write");
 }
 
 #[test]
@@ -269,7 +312,9 @@ fn a_write_that_must_grow_inside_a_read_is_refused_then_succeeds_alone() {
         }
         Ok::<_, StoreError>(())
     };
-    let inside = store.read(|_txn| Ok::<_, StoreError>(store.write(big))).expect("read");
+    let inside = store
+        .read(|_txn| Ok::<_, StoreError>(store.write(big)))
+        .expect("read");
     assert!(matches!(inside, Err(StoreError::Busy { .. })), "{inside:?}");
     store.write(big).expect("write alone");
     assert_eq!(snapshot(&store).0, 1_000);
@@ -281,7 +326,9 @@ const PER_PROCESS: usize = 300;
 fn write_things(dir: &Path, who: &str) {
     let store = Store::open_with(dir, &tiny()).expect("open");
     for i in 0..PER_PROCESS {
-        store.write(|txn| add_thing(&store, txn, &format!("{who}{i:04}"), i)).expect("write");
+        store
+            .write(|txn| add_thing(&store, txn, &format!("{who}{i:04}"), i))
+            .expect("write");
     }
 }
 
@@ -297,7 +344,11 @@ fn two_processes_write_concurrently_without_losing_writes() {
     let dir = tempfile::tempdir().expect("tempdir");
     let exe = std::env::current_exe().expect("test executable");
     let child = Command::new(exe)
-        .args(["--exact", "two_processes_write_concurrently_without_losing_writes", "--test-threads=1"])
+        .args([
+            "--exact",
+            "two_processes_write_concurrently_without_losing_writes",
+            "--test-threads=1",
+        ])
         .env(CHILD_DIR, dir.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -350,9 +401,13 @@ fn a_process_follows_another_processs_growth() {
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open_with(dir.path(), &tiny()).expect("open");
-    let small = store.map_size();
+    let small = store.map_size().expect("map size");
     let child = Command::new(std::env::current_exe().expect("test executable"))
-        .args(["--exact", "a_process_follows_another_processs_growth", "--test-threads=1"])
+        .args([
+            "--exact",
+            "a_process_follows_another_processs_growth",
+            "--test-threads=1",
+        ])
         .env(GROWER_DIR, dir.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -360,7 +415,12 @@ fn a_process_follows_another_processs_growth() {
         .expect("spawn the child process");
     expect_success(child);
     assert_eq!(snapshot(&store), (2_000, 2_000, 2_000));
-    assert!(store.map_size() > small, "the map was not adopted");
-    store.write(|txn| add_thing(&store, txn, "after", 0)).expect("write after");
+    assert!(
+        store.map_size().expect("map size") > small,
+        "the map was not adopted"
+    );
+    store
+        .write(|txn| add_thing(&store, txn, "after", 0))
+        .expect("write after");
     assert_eq!(snapshot(&store).0, 2_001);
 }

@@ -44,7 +44,12 @@ impl<'a> ConceptBytes<'a> {
         let name = r.str()?;
         let n = r.length()?;
         let attributes = r.take(n)?;
-        Ok(ConceptBytes { type_id, name, attributes, metadata: r.rest() })
+        Ok(ConceptBytes {
+            type_id,
+            name,
+            attributes,
+            metadata: r.rest(),
+        })
     }
 }
 

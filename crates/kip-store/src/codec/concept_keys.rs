@@ -106,12 +106,16 @@ impl<'a> BytesDecode<'a> for NameMemberKey {
     type DItem = (&'a [u8], ConceptId);
     fn bytes_decode(bytes: &'a [u8]) -> Result<(&'a [u8], ConceptId), BoxedError> {
         let Some(split) = bytes.len().checked_sub(9) else {
-            return Err(boxed(DecodeError::new("concepts_by_name key shorter than 9 bytes")));
+            return Err(boxed(DecodeError::new(
+                "concepts_by_name key shorter than 9 bytes",
+            )));
         };
         let (name, tail) = bytes.split_at(split);
         let mut r = Reader::new(tail);
         if r.u8().map_err(boxed)? != 0x00 {
-            return Err(boxed(DecodeError::new("concepts_by_name key lacks its separator")));
+            return Err(boxed(DecodeError::new(
+                "concepts_by_name key lacks its separator",
+            )));
         }
         let id = r.u64_be().map_err(boxed)?;
         Ok((name, ConceptId(id)))

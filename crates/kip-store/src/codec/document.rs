@@ -24,7 +24,8 @@ pub struct DocumentRef<'a> {
 
 impl DocumentRef<'_> {
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(8 + self.terms.iter().map(|(t, _)| t.len() + 3).sum::<usize>());
+        let mut out =
+            Vec::with_capacity(8 + self.terms.iter().map(|(t, _)| t.len() + 3).sum::<usize>());
         out.extend_from_slice(&self.len.to_be_bytes());
         varint::write(&mut out, self.terms.len() as u64);
         for (term, tf) in self.terms {
@@ -46,7 +47,10 @@ impl<'a> DocumentView<'a> {
     pub fn decode(bytes: &'a [u8]) -> Result<DocumentView<'a>, DecodeError> {
         let mut r = Reader::new(bytes);
         let len = r.u32_be()?;
-        Ok(DocumentView { len, terms: r.rest() })
+        Ok(DocumentView {
+            len,
+            terms: r.rest(),
+        })
     }
 
     /// The document's terms and their frequencies.

@@ -32,7 +32,9 @@ pub fn read(r: &mut Reader<'_>) -> Result<ElementId, DecodeError> {
     match tag {
         TAG_CONCEPT => Ok(ElementId::Concept(ConceptId(n))),
         TAG_PROPOSITION => Ok(ElementId::Proposition(PropositionId(n))),
-        other => Err(DecodeError::new(format!("unknown element tag {other:#04x}"))),
+        other => Err(DecodeError::new(format!(
+            "unknown element tag {other:#04x}"
+        ))),
     }
 }
 

@@ -127,7 +127,10 @@ impl<'a> Reader<'a> {
         if self.bytes.is_empty() {
             Ok(())
         } else {
-            Err(DecodeError::new(format!("{} unexpected trailing bytes", self.bytes.len())))
+            Err(DecodeError::new(format!(
+                "{} unexpected trailing bytes",
+                self.bytes.len()
+            )))
         }
     }
 }

@@ -24,8 +24,7 @@ pub struct PropositionBytes<'a> {
 
 impl PropositionBytes<'_> {
     pub fn encode(&self) -> Vec<u8> {
-        let mut out =
-            Vec::with_capacity(22 + 2 + self.attributes.len() + self.metadata.len());
+        let mut out = Vec::with_capacity(22 + 2 + self.attributes.len() + self.metadata.len());
         out.extend_from_slice(&element::encode(self.triple.subject));
         out.extend_from_slice(&self.triple.predicate.to_be_bytes());
         out.extend_from_slice(&element::encode(self.triple.object));
@@ -44,7 +43,11 @@ impl<'a> PropositionBytes<'a> {
         let n = r.length()?;
         let attributes = r.take(n)?;
         Ok(PropositionBytes {
-            triple: Triple { subject, predicate, object },
+            triple: Triple {
+                subject,
+                predicate,
+                object,
+            },
             attributes,
             metadata: r.rest(),
         })

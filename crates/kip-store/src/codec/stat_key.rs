@@ -52,7 +52,11 @@ impl StatKey {
             b'p' => StatKey::Propositions,
             b'd' => StatKey::Documents,
             b'l' => StatKey::DocumentLength,
-            other => return Err(DecodeError::new(format!("unknown statistic tag {other:#04x}"))),
+            other => {
+                return Err(DecodeError::new(format!(
+                    "unknown statistic tag {other:#04x}"
+                )));
+            }
         };
         r.finish()?;
         Ok(key)

@@ -73,7 +73,11 @@ impl Permutation for Spo {
             let subject = element::read(r)?;
             let predicate = r.u32_be()?;
             let object = element::read(r)?;
-            Ok(Triple { subject, predicate, object })
+            Ok(Triple {
+                subject,
+                predicate,
+                object,
+            })
         })
     }
 }
@@ -96,7 +100,11 @@ impl Permutation for Pos {
             let predicate = r.u32_be()?;
             let object = element::read(r)?;
             let subject = element::read(r)?;
-            Ok(Triple { subject, predicate, object })
+            Ok(Triple {
+                subject,
+                predicate,
+                object,
+            })
         })
     }
 }
@@ -119,7 +127,11 @@ impl Permutation for Osp {
             let object = element::read(r)?;
             let subject = element::read(r)?;
             let predicate = r.u32_be()?;
-            Ok(Triple { subject, predicate, object })
+            Ok(Triple {
+                subject,
+                predicate,
+                object,
+            })
         })
     }
 }

@@ -127,7 +127,9 @@ fn decode_at(r: &mut Reader<'_>, depth: usize) -> Result<Value, DecodeError> {
         NEG_INT => {
             let i = !(r.varint()? as i64);
             if i >= 0 {
-                return Err(DecodeError::new("negative integer tag on a non-negative value"));
+                return Err(DecodeError::new(
+                    "negative integer tag on a non-negative value",
+                ));
             }
             Value::Number(i.into())
         }

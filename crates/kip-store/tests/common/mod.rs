@@ -22,7 +22,8 @@ pub fn json_value() -> impl Strategy<Value = Value> {
             .prop_filter_map("finite", Number::from_f64)
             .prop_map(Value::Number),
         "\\PC{0,8}".prop_map(Value::String),
-        prop_oneof![Just("\0"), Just("阿司匹林"), Just("")].prop_map(|s| Value::String(s.to_owned())),
+        prop_oneof![Just("\0"), Just("阿司匹林"), Just("")]
+            .prop_map(|s| Value::String(s.to_owned())),
     ];
     leaf.prop_recursive(3, 24, 4, |inner| {
         prop_oneof![

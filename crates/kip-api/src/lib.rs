@@ -1,0 +1,208 @@
+//! `kip-api`: the one transport-agnostic API every KIP Explorer host serves
+//! — the desktop shell (Tauri commands), `kip serve` (HTTP) and `kip mcp`
+//! (agents).
+//!
+//! An [`Api`] wraps a shared [`kip_nexus::Nexus`] with the identity its
+//! host writes under ([`kip_nexus::Origin`], recorded in the change log) and
+//! its access level (read-write, or read-only for agents and for
+//! `kip serve --read-only`). Its operations ([`Operation`]) take and return
+//! the serde types of [`types`]; [`Api::call`] dispatches an operation by
+//! name on a JSON body, so a host only maps its transport onto that one
+//! function. Errors are [`ApiError`]s with a closed [`ErrorCode`] set and
+//! the wire shape of KIP's own error object.
+//!
+//! TypeScript declarations of every request and response type are
+//! generated into `ui/src/transport/generated/kip-api.ts` by a test that
+//! fails when the committed file is stale (`UPDATE_BINDINGS=1 cargo test -p
+//! kip-api` rewrites it).
+//!
+//! This crate knows no transport: no HTTP, no MCP, no Tauri, no async
+//! runtime. Every operation is a blocking call that finishes quickly
+//! (reads are one LMDB snapshot; a write waits for the nexus's single
+//! writer); async hosts run them on a blocking thread.
+
+#[cfg(test)]
+mod bindings;
+mod capsule;
+mod changes;
+mod error;
+mod neighbourhood;
+pub mod tools;
+pub mod types;
+mod validate;
+
+use std::sync::Arc;
+
+use kip_nexus::{Access, Nexus, Origin};
+use serde::de::DeserializeOwned;
+use serde_json::{Value as Json, json};
+
+pub use changes::MAX_CHANGES_PER_REQUEST;
+pub use error::{ApiError, ErrorCode};
+pub use neighbourhood::{DEFAULT_PAGE, MAX_PAGE};
+pub use types::*;
+pub use validate::position;
+
+/// The API of one host over one nexus. Cheap to clone; share it between
+/// threads.
+#[derive(Clone, Debug)]
+pub struct Api {
+    nexus: Arc<Nexus>,
+    origin: Origin,
+    read_only: bool,
+}
+
+impl Api {
+    /// An API writing under `origin` (e.g. `kip-serve`, `kip-mcp`).
+    pub fn new(nexus: Arc<Nexus>, origin: impl Into<String>) -> Api {
+        Api {
+            nexus,
+            origin: Origin {
+                name: origin.into(),
+            },
+            read_only: false,
+        }
+    }
+
+    /// Makes every write refused (`KIP_3004`): KML in `execute`, and imports.
+    pub fn read_only(mut self, read_only: bool) -> Api {
+        self.read_only = read_only;
+        self
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    pub fn nexus(&self) -> &Nexus {
+        &self.nexus
+    }
+
+    pub fn origin(&self) -> &str {
+        &self.origin.name
+    }
+
+    /// `execute_kip`: the KIP response (`{"result"…}` or `{"error"…}`). A
+    /// KIP error is a normal response, not an `Err`. On a read-only host,
+    /// KML is refused with `KIP_3004` before anything runs.
+    pub fn execute(&self, request: ExecuteRequest) -> Json {
+        let access = if self.read_only {
+            Access::ReadOnly
+        } else {
+            Access::ReadWrite
+        };
+        self.nexus
+            .execute_with(&request.into(), &self.origin, access)
+    }
+
+    /// `execute_kip_readonly`: KQL and META only, whatever the host allows.
+    pub fn execute_readonly(&self, request: ExecuteRequest) -> Json {
+        self.nexus
+            .execute_with(&request.into(), &self.origin, Access::ReadOnly)
+    }
+
+    /// Every problem of an editor's text, with exact ranges.
+    pub fn validate(&self, request: &ValidateRequest) -> ValidateResponse {
+        validate::validate(&self.nexus, &self.origin, request)
+    }
+
+    /// `get_knowledge_schema`: `{full_bundle_schema, example_yaml}`.
+    pub fn knowledge_schema(&self) -> Result<Json, ApiError> {
+        capsule::knowledge_schema(&self.nexus)
+    }
+
+    /// Imports one file's contents atomically and returns the import report
+    /// (a failed import is a report with its errors, not an `Err`).
+    pub fn import(&self, request: &ImportRequest) -> Result<Json, ApiError> {
+        if self.read_only {
+            return Err(ApiError::read_only("importing"));
+        }
+        capsule::import_text(&self.nexus, &request.file_name, &request.text, &self.origin)
+    }
+
+    /// An element's links counted by predicate, and one page of them.
+    pub fn neighbourhood(
+        &self,
+        request: &NeighbourhoodRequest,
+    ) -> Result<NeighbourhoodResponse, ApiError> {
+        neighbourhood::neighbourhood(&self.nexus, request)
+    }
+
+    /// Change-log entries after `request.since`.
+    pub fn changes(&self, request: &ChangesRequest) -> Result<ChangesResponse, ApiError> {
+        changes::changes(&self.nexus, request)
+    }
+
+    /// The sequence number of the last committed change, by any process:
+    /// the cheap poll a host runs on a timer.
+    pub fn last_change_seq(&self) -> Result<u64, ApiError> {
+        changes::last_change_seq(&self.nexus)
+    }
+
+    /// What this host serves.
+    pub fn info(&self) -> Result<NexusInfo, ApiError> {
+        let (concepts, propositions) = self
+            .nexus
+            .read(|g| Ok((g.total_concepts()?, g.total_propositions()?)))?;
+        Ok(NexusInfo {
+            path: self.nexus.store().path().display().to_string(),
+            read_only: self.read_only,
+            origin: self.origin.name.clone(),
+            pid: std::process::id(),
+            concepts,
+            propositions,
+            last_change_seq: self.last_change_seq()?,
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        })
+    }
+
+    /// Runs `operation` on a JSON body and returns its JSON answer: the one
+    /// entry point a transport needs. For `execute` and `execute_readonly`
+    /// the answer is the KIP response, whether it carries a result or a KIP
+    /// error; `Err` is for requests that never reached the engine and for
+    /// the other operations' failures.
+    pub fn call(&self, operation: Operation, body: Json) -> Result<Json, ApiError> {
+        let name = operation.name();
+        match operation {
+            Operation::Execute => Ok(self.execute(parse(name, body)?)),
+            Operation::ExecuteReadonly => Ok(self.execute_readonly(parse(name, body)?)),
+            Operation::Validate => to_json(&self.validate(&parse(name, body)?)),
+            Operation::Schema => self.knowledge_schema(),
+            Operation::Import => self.import(&parse(name, body)?),
+            Operation::Neighbourhood => to_json(&self.neighbourhood(&parse(name, body)?)?),
+            Operation::Changes => to_json(&self.changes(&parse(name, body)?)?),
+            Operation::Info => to_json(&self.info()?),
+        }
+    }
+
+    /// [`Api::call`] with the operation given by its wire name.
+    pub fn call_named(&self, operation: &str, body: Json) -> Result<Json, ApiError> {
+        let op = Operation::from_name(operation).ok_or_else(|| {
+            let names: Vec<&str> = Operation::ALL.iter().map(|o| o.name()).collect();
+            ApiError::new(
+                ErrorCode::UnknownOperation,
+                format!("there is no operation `{operation}`"),
+                format!("Use one of: {}.", names.join(", ")),
+            )
+            .with_data("operations", json!(names))
+        })?;
+        self.call(op, body)
+    }
+}
+
+/// A body for `operation`; `null` (no body) reads as `{}` so operations
+/// whose fields are all optional can be called without one.
+fn parse<T: DeserializeOwned>(operation: &str, body: Json) -> Result<T, ApiError> {
+    let body = if body.is_null() { json!({}) } else { body };
+    serde_json::from_value(body).map_err(|e| ApiError::bad_request(operation, e))
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<Json, ApiError> {
+    serde_json::to_value(value).map_err(|e| {
+        ApiError::new(
+            ErrorCode::InternalError,
+            format!("the answer cannot be serialized: {e}"),
+            "This is a bug in KIP Explorer; please report it with the request that caused it.",
+        )
+    })
+}

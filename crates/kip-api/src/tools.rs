@@ -1,0 +1,279 @@
+//! The agent-facing function definitions: `execute_kip` (seed 001 §6.1),
+//! `execute_kip_readonly`, `get_knowledge_schema` and
+//! `import_knowledge_bundle` (seed 002), with descriptions written for an
+//! LLM to call them correctly the first time, and the KIP reference an
+//! agent can read.
+//!
+//! They are data, not a protocol: `kip mcp` turns them into MCP tools, and
+//! any other agent host (an OpenAI-style function list, an HTTP discovery
+//! endpoint) can serve the same definitions.
+
+use serde_json::{Value as Json, json};
+
+/// A concise KIP syntax reference written for LLMs: the commands, the result
+/// shapes, the error codes and how to recover from each.
+pub const KIP_REFERENCE: &str = include_str!("../../../docs/kip-reference.md");
+
+/// The URI under which agent hosts publish [`KIP_REFERENCE`].
+pub const REFERENCE_URI: &str = "kip://docs/syntax-reference";
+/// The URI under which agent hosts publish the live `DESCRIBE PRIMER` result.
+pub const PRIMER_URI: &str = "kip://nexus/primer";
+
+/// One function an agent can call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolDefinition {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    /// JSON Schema (draft 2020-12 subset every function-calling model accepts:
+    /// no top-level `oneOf`) of the arguments object.
+    pub input_schema: Json,
+    /// The tool never changes the nexus.
+    pub read_only: bool,
+    /// The tool may delete knowledge.
+    pub destructive: bool,
+}
+
+/// The parameter descriptions of seed 001 §6.1, translated faithfully.
+pub mod param {
+    pub const COMMAND: &str = "Contains the complete KIP command text. **Mutually exclusive with `commands`.**";
+    pub const COMMANDS: &str = "An array of KIP commands for batch execution. **Mutually exclusive with `command`.** Each element can be a `String` (uses the shared `parameters`) or an `Object` (`{command, parameters}`, whose own parameters override the shared ones). Commands are executed in order and **execution stops at the first error**.";
+    pub const PARAMETERS: &str = "An optional key-value object for placeholder substitution. Placeholders in the command text (such as `:symptom_name`) are safely replaced before execution. A placeholder must occupy a \"complete JSON value position\" (such as `name: :symptom_name`) and cannot be embedded inside a string (such as `\"Hello :name\"`), because substitution is done by JSON serialization.";
+    pub const DRY_RUN: &str = "If `true`, only validates the command's syntax and logic without executing it.";
+}
+
+const EXECUTE_KIP: &str = r#"Execute KIP (Knowledge Interaction Protocol) commands against the Cognitive Nexus: your persistent long-term memory, a knowledge graph of concept nodes ({type, name}) and proposition links ((subject, "predicate", object)).
+
+Three kinds of command:
+- KQL (recall): FIND(?d.name, ?d.attributes.risk_level) WHERE { ?d {type: "Drug"} (?d, "treats", {type: "Symptom", name: "Headache"}) } LIMIT 20
+- KML (learn): UPSERT { CONCEPT ?e { {type: "Event", name: :name} SET ATTRIBUTES { content_summary: :summary } } } WITH METADATA { source: "conversation", confidence: 0.9 }
+  DELETE CONCEPT ?x DETACH WHERE { ?x {type: "Drug", name: "OldDrug"} } (also DELETE ATTRIBUTES / METADATA / PROPOSITIONS)
+- META (explore): DESCRIBE PRIMER | DESCRIBE DOMAINS | DESCRIBE CONCEPT TYPES | DESCRIBE CONCEPT TYPE "Drug" | DESCRIBE PROPOSITION TYPES | DESCRIBE PROPOSITION TYPE "treats" | SEARCH CONCEPT "aspirin" WITH TYPE "Drug" LIMIT 5
+
+How to work:
+1. Start with DESCRIBE PRIMER: who you are ($self) and what the memory holds (domains, types, predicates).
+2. Ground every name before using it: type and predicate names are case-sensitive and must already be defined; use DESCRIBE or SEARCH to find exact names instead of guessing.
+3. Pass values through `parameters` (`name: :name`) rather than pasting them into the text.
+4. Before writing a new kind of thing, define it: UPSERT a {type: "$ConceptType", name: "NewType"} or {type: "$PropositionType", name: "new_predicate"} node first (see DESCRIBE CONCEPT TYPE "$ConceptType").
+5. Use `dry_run: true` to preview a KML change without writing it.
+
+Response: {"result": ...} on success (FIND is columnar: one array per FIND expression; with exactly one expression, that array itself), with "next_cursor" when more rows exist (send `CURSOR "<next_cursor>"` with the same query); or {"error": {"code", "message", "hint", "data"}}. On an error, read `hint` and fix the command: KIP_1001 syntax (data.line, data.column point at it), KIP_2001 unknown type or predicate (see data.suggestions, run DESCRIBE), KIP_3001 undefined variable or missing parameter, KIP_3002 not found (SEARCH first), KIP_3004 protected or read-only (do not retry). Read the resource kip://docs/syntax-reference for the full syntax."#;
+
+const EXECUTE_KIP_READONLY: &str = r#"Execute KIP read commands against the Cognitive Nexus (your long-term memory) without any risk of changing it: KQL (FIND) and META (DESCRIBE, SEARCH) only. Any UPSERT or DELETE in the request is refused with error KIP_3004 before anything runs; use execute_kip to write.
+
+Same arguments and response as execute_kip. Typical use: DESCRIBE PRIMER at the start of a session, SEARCH CONCEPT "term" to find exact names, then FIND(...) WHERE {...} to recall facts. Read the resource kip://docs/syntax-reference for the full syntax."#;
+
+const GET_KNOWLEDGE_SCHEMA: &str = r#"Get the validation rules for knowledge bundles, generated from the types and predicates currently defined in the Cognitive Nexus. Returns {"full_bundle_schema": <JSON Schema draft-07 for a YAML bundle: an array whose items are concepts (type, name, attributes, optional metadata and action) or propositions (type = a predicate, source and target as {type, name} or {id})>, "example_yaml": "<a valid example bundle>"}.
+
+Call this before writing a bundle for import_knowledge_bundle, and follow the schema exactly: only defined types and predicates are accepted, and required attributes must be present."#;
+
+const IMPORT_KNOWLEDGE_BUNDLE: &str = r#"Import a YAML knowledge bundle (or a .kip capsule) into the Cognitive Nexus in one atomic transaction: everything is validated first against the live schema (see get_knowledge_schema), and either every item is applied or nothing is.
+
+Pass the bundle text in `yaml` (preferred), or the absolute `path` of a .yaml / .yml / .kip file the server can read. A bundle is an array of items, e.g.:
+- type: Drug
+  name: Aspirin
+  risk_level: 2
+  metadata: { source: "conversation", confidence: 0.9 }
+- type: treats
+  source: { type: Drug, name: Aspirin }
+  target: { type: Symptom, name: Headache }
+An item with `action: delete` removes that concept (with its links) or link.
+
+Returns the import report: status, statistics, and on failure every error with its path (such as [4].name), line and column, and a hint (e.g. "Entity type 'Human' is not defined. Did you mean 'Person'?"). Fix all reported errors and import again; nothing was written."#;
+
+fn execute_schema() -> Json {
+    json!({
+        "type": "object",
+        "properties": {
+            "command": { "type": "string", "description": param::COMMAND },
+            "commands": {
+                "type": "array",
+                "description": param::COMMANDS,
+                "items": {
+                    "anyOf": [
+                        { "type": "string" },
+                        {
+                            "type": "object",
+                            "properties": {
+                                "command": { "type": "string" },
+                                "parameters": { "type": "object" }
+                            },
+                            "required": ["command"],
+                            "additionalProperties": false
+                        }
+                    ]
+                }
+            },
+            "parameters": { "type": "object", "description": param::PARAMETERS },
+            "dry_run": { "type": "boolean", "description": param::DRY_RUN }
+        },
+        "additionalProperties": false
+    })
+}
+
+/// `execute_kip`: the spec's function definition.
+pub fn execute_kip() -> ToolDefinition {
+    ToolDefinition {
+        name: "execute_kip",
+        title: "Execute KIP (read and write memory)",
+        description: EXECUTE_KIP,
+        input_schema: execute_schema(),
+        read_only: false,
+        destructive: true,
+    }
+}
+
+/// `execute_kip_readonly`: the same arguments; KML is refused.
+pub fn execute_kip_readonly() -> ToolDefinition {
+    ToolDefinition {
+        name: "execute_kip_readonly",
+        title: "Execute KIP (read memory only)",
+        description: EXECUTE_KIP_READONLY,
+        input_schema: execute_schema(),
+        read_only: true,
+        destructive: false,
+    }
+}
+
+/// `get_knowledge_schema` (seed 002): no arguments.
+pub fn get_knowledge_schema() -> ToolDefinition {
+    ToolDefinition {
+        name: "get_knowledge_schema",
+        title: "Get the knowledge bundle schema",
+        description: GET_KNOWLEDGE_SCHEMA,
+        input_schema: json!({ "type": "object", "properties": {}, "additionalProperties": false }),
+        read_only: true,
+        destructive: false,
+    }
+}
+
+/// `import_knowledge_bundle` (seed 002): YAML text or a path.
+pub fn import_knowledge_bundle() -> ToolDefinition {
+    ToolDefinition {
+        name: "import_knowledge_bundle",
+        title: "Import a knowledge bundle",
+        description: IMPORT_KNOWLEDGE_BUNDLE,
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "yaml": {
+                    "type": "string",
+                    "description": "The bundle's YAML text. Exactly one of `yaml` and `path`."
+                },
+                "path": {
+                    "type": "string",
+                    "description": "Absolute path of a .yaml, .yml or .kip file readable by the server. Exactly one of `yaml` and `path`. The file is not modified or deleted."
+                },
+                "file_name": {
+                    "type": "string",
+                    "description": "With `yaml`: the name used in error locations and to pick the format by extension (default \"bundle.yaml\"; use a .kip name for a KIP capsule)."
+                }
+            },
+            "additionalProperties": false
+        }),
+        read_only: false,
+        destructive: true,
+    }
+}
+
+/// Every tool, in the order agents see them.
+pub fn all() -> Vec<ToolDefinition> {
+    vec![
+        execute_kip(),
+        execute_kip_readonly(),
+        get_knowledge_schema(),
+        import_knowledge_bundle(),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn execute_kip_has_exactly_the_parameters_of_the_spec() {
+        let schema = execute_kip().input_schema;
+        let props = schema["properties"].as_object().cloned().unwrap_or_default();
+        let names: Vec<&str> = props.keys().map(String::as_str).collect();
+        assert_eq!(names, ["command", "commands", "parameters", "dry_run"]);
+        assert_eq!(props["command"]["type"], "string");
+        assert_eq!(props["commands"]["type"], "array");
+        assert_eq!(props["parameters"]["type"], "object");
+        assert_eq!(props["dry_run"]["type"], "boolean");
+        // None is required: the spec marks all four optional (exactly one of
+        // command / commands is enforced by the engine with a KIP_1001).
+        assert!(schema.get("required").is_none());
+        assert_eq!(schema["additionalProperties"], false);
+    }
+
+    #[test]
+    fn the_parameter_descriptions_carry_the_spec_rules() {
+        let schema = execute_kip().input_schema;
+        let d = |k: &str| schema["properties"][k]["description"].as_str().unwrap_or("").to_owned();
+        assert!(d("command").contains("Mutually exclusive with `commands`"));
+        assert!(d("commands").contains("Mutually exclusive with `command`"));
+        assert!(d("commands").contains("stops at the first error"));
+        assert!(d("commands").contains("`{command, parameters}`"));
+        assert!(d("parameters").contains("`name: :symptom_name`"));
+        assert!(d("parameters").contains("cannot be embedded inside a string"));
+        assert!(d("dry_run").contains("without executing"));
+    }
+
+    #[test]
+    fn the_readonly_tool_takes_the_same_arguments() {
+        assert_eq!(execute_kip().input_schema, execute_kip_readonly().input_schema);
+        assert!(execute_kip_readonly().read_only);
+        assert!(!execute_kip().read_only);
+    }
+
+    #[test]
+    fn the_reference_covers_result_shapes_and_every_error_code() {
+        for code in kip_lang::ErrorCode::ALL {
+            assert!(KIP_REFERENCE.contains(code.as_str()), "{} is not documented", code.as_str());
+        }
+        for needle in ["DESCRIBE PRIMER", "next_cursor", "upsert_concept_nodes", "deleted_propositions", "_type", "dry_run"] {
+            assert!(KIP_REFERENCE.contains(needle), "the reference lacks {needle}");
+        }
+    }
+
+    #[test]
+    fn every_example_command_in_the_descriptions_parses() {
+        // The one-line examples an agent will copy must be valid KIP.
+        for example in [
+            r#"FIND(?d.name, ?d.attributes.risk_level) WHERE { ?d {type: "Drug"} (?d, "treats", {type: "Symptom", name: "Headache"}) } LIMIT 20"#,
+            r#"UPSERT { CONCEPT ?e { {type: "Event", name: :name} SET ATTRIBUTES { content_summary: :summary } } } WITH METADATA { source: "conversation", confidence: 0.9 }"#,
+            r#"DELETE CONCEPT ?x DETACH WHERE { ?x {type: "Drug", name: "OldDrug"} }"#,
+            r#"SEARCH CONCEPT "aspirin" WITH TYPE "Drug" LIMIT 5"#,
+            r#"DESCRIBE PROPOSITION TYPE "treats""#,
+        ] {
+            assert!(EXECUTE_KIP.contains(example), "{example} is not in the description");
+            assert!(kip_lang::parse(example).is_ok(), "{example} does not parse");
+        }
+    }
+
+    #[test]
+    fn every_concrete_example_block_of_the_reference_parses() {
+        // Fenced blocks without a language are KIP; those free of `<Name>` and
+        // `[KEYWORD …]` template notation are concrete examples an agent may copy.
+        let mut checked = 0;
+        let mut lines = KIP_REFERENCE.lines();
+        while let Some(line) = lines.next() {
+            if line.trim() != "```" {
+                continue;
+            }
+            let block: Vec<&str> = lines.by_ref().take_while(|l| l.trim() != "```").collect();
+            let text = block.join("\n");
+            let template = text.as_bytes().windows(2).any(|w| {
+                (w[0] == b'<' && w[1].is_ascii_alphabetic()) || (w[0] == b'[' && w[1].is_ascii_uppercase())
+            });
+            if template {
+                continue;
+            }
+            if let Err(e) = kip_lang::parse(&text) {
+                panic!("reference example does not parse:\n{text}\n{e}");
+            }
+            checked += 1;
+        }
+        assert!(checked >= 3, "only {checked} examples checked");
+    }
+}

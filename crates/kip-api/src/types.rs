@@ -1,0 +1,431 @@
+//! The request and response types of every operation, as they travel as
+//! JSON. TypeScript declarations are generated from these types (see
+//! `bindings.rs`); JSON values that KIP defines (results, attributes) are
+//! `JsonValue` there.
+//!
+//! Counts and sequence numbers are `u64` in Rust and `number` in
+//! TypeScript: they stay far below 2^53.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value as Json};
+
+use crate::error::ApiError;
+
+/// The operations of the API, by their wire name (`/api/<name>` over HTTP,
+/// the command name in the desktop shell).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum Operation {
+    /// `execute_kip`: KQL, KML and META. Body: [`ExecuteRequest`]; answer: the KIP response.
+    Execute,
+    /// `execute_kip_readonly`: KQL and META only; KML is refused with `KIP_3004`.
+    ExecuteReadonly,
+    /// Diagnostics for an editor. Body: [`ValidateRequest`]; answer: [`ValidateResponse`].
+    Validate,
+    /// `get_knowledge_schema`: `{full_bundle_schema, example_yaml}`. No body.
+    Schema,
+    /// `import_knowledge_bundle` / capsule import of file contents. Body: [`ImportRequest`].
+    Import,
+    /// An element's links, counted by predicate, and one page of them.
+    /// Body: [`NeighbourhoodRequest`]; answer: [`NeighbourhoodResponse`].
+    Neighbourhood,
+    /// Change-log entries after a sequence number. Body: [`ChangesRequest`]; answer: [`ChangesResponse`].
+    Changes,
+    /// What this host serves. No body; answer: [`NexusInfo`].
+    Info,
+}
+
+impl Operation {
+    pub const ALL: [Operation; 8] = [
+        Operation::Execute,
+        Operation::ExecuteReadonly,
+        Operation::Validate,
+        Operation::Schema,
+        Operation::Import,
+        Operation::Neighbourhood,
+        Operation::Changes,
+        Operation::Info,
+    ];
+
+    /// The wire name, e.g. `"execute_readonly"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Operation::Execute => "execute",
+            Operation::ExecuteReadonly => "execute_readonly",
+            Operation::Validate => "validate",
+            Operation::Schema => "schema",
+            Operation::Import => "import",
+            Operation::Neighbourhood => "neighbourhood",
+            Operation::Changes => "changes",
+            Operation::Info => "info",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Operation> {
+        Operation::ALL.into_iter().find(|op| op.name() == name)
+    }
+
+    /// Whether the operation can change the nexus (refused on a read-only host).
+    pub fn writes(self) -> bool {
+        matches!(self, Operation::Execute | Operation::Import)
+    }
+}
+
+/// The arguments of `execute_kip` (seed 001 §6.1): exactly one of `command`
+/// and `commands`, optional `parameters` and `dry_run`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct ExecuteRequest {
+    /// One KIP command text. Mutually exclusive with `commands`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub command: Option<String>,
+    /// A batch run in order, stopping at the first error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub commands: Option<Vec<BatchItem>>,
+    /// Values for `:name` placeholders (shared by a batch's commands).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional, type = "{ [key in string]?: JsonValue }"))]
+    pub parameters: Option<Map<String, Json>>,
+    /// Validate (KQL, META) or preview in an aborted transaction (KML).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub dry_run: Option<bool>,
+    /// An extension of KIP Explorer: also return how a FIND was evaluated
+    /// (plan, rows per step, samples) and, when it found nothing, why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub explain: Option<bool>,
+}
+
+/// One command of a batch: a text using the shared parameters, or an object
+/// whose own parameters override the shared ones.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(untagged)]
+pub enum BatchItem {
+    Text(String),
+    WithParameters {
+        command: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(test, ts(optional, type = "{ [key in string]?: JsonValue }"))]
+        parameters: Option<Map<String, Json>>,
+    },
+}
+
+impl ExecuteRequest {
+    /// A request for one command.
+    pub fn command(text: impl Into<String>) -> ExecuteRequest {
+        ExecuteRequest {
+            command: Some(text.into()),
+            ..ExecuteRequest::default()
+        }
+    }
+}
+
+impl From<ExecuteRequest> for kip_nexus::ExecuteKip {
+    fn from(r: ExecuteRequest) -> kip_nexus::ExecuteKip {
+        kip_nexus::ExecuteKip {
+            command: r.command,
+            commands: r.commands.map(|items| {
+                items
+                    .into_iter()
+                    .map(|item| match item {
+                        BatchItem::Text(t) => kip_nexus::BatchItem::Text(t),
+                        BatchItem::WithParameters {
+                            command,
+                            parameters,
+                        } => kip_nexus::BatchItem::WithParameters {
+                            command,
+                            parameters,
+                        },
+                    })
+                    .collect()
+            }),
+            parameters: r.parameters,
+            dry_run: r.dry_run,
+            explain: r.explain,
+        }
+    }
+}
+
+/// A KIP response (seed 001 §6.2): `result` on success, `error` on failure,
+/// `next_cursor` when more rows exist. A batch's `result` is an array of
+/// such objects, one per executed command.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct KipResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional, type = "JsonValue"))]
+    pub result: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub error: Option<ApiError>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub next_cursor: Option<String>,
+}
+
+/// Check KIP text for an editor.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct ValidateRequest {
+    /// The editor's whole text (one or more commands).
+    pub text: String,
+    /// The parameters panel's values. When absent, placeholders are not
+    /// checked (the editor may not know them yet); when present, a missing
+    /// one is a `KIP_3001` diagnostic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional, type = "{ [key in string]?: JsonValue }"))]
+    pub parameters: Option<Map<String, Json>>,
+}
+
+/// All problems found in a text, each with its exact range.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct ValidateResponse {
+    /// No diagnostics.
+    pub ok: bool,
+    /// Commands in the text (0 when it does not parse).
+    pub commands: u32,
+    /// Whether the text was also checked against the live schema (defined
+    /// types and predicates). That check runs for KQL and META when the
+    /// text parses and binds; KML is only checked for syntax, because a
+    /// schema check of a write would take the nexus's write lock on every
+    /// keystroke.
+    pub schema_checked: bool,
+    /// In source order.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// One problem in a text, with the range an editor underlines.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct Diagnostic {
+    pub code: crate::ErrorCode,
+    pub message: String,
+    pub hint: String,
+    /// Where the problem starts.
+    pub from: TextPosition,
+    /// Where it ends (exclusive); equal to `from` for a point.
+    pub to: TextPosition,
+    /// "Did you mean" candidates, best first.
+    pub suggestions: Vec<String>,
+}
+
+/// A position in a text in every unit an editor may need.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct TextPosition {
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column in Unicode scalar values (`阿司匹林` is 4 columns).
+    pub column: u32,
+    /// Byte offset in the UTF-8 text.
+    pub offset: u32,
+    /// Offset in UTF-16 code units: what JavaScript strings and CodeMirror count.
+    pub utf16: u32,
+}
+
+/// An element, by id or by its concept identity.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(untagged)]
+pub enum ElementRef {
+    /// `{"id": "C:12"}` or `{"id": "P:7"}`.
+    Id { id: String },
+    /// `{"type": "Drug", "name": "Aspirin"}`.
+    Concept {
+        #[serde(rename = "type")]
+        #[cfg_attr(test, ts(rename = "type"))]
+        ty: String,
+        name: String,
+    },
+}
+
+/// Which end of a link the element is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// The element is the subject: `(element, predicate, ?neighbour)`.
+    Outgoing,
+    /// The element is the object: `(?neighbour, predicate, element)`.
+    Incoming,
+}
+
+/// An element's neighbourhood: its links counted by predicate and
+/// direction, and, when `predicate` is given, one page of those links.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct NeighbourhoodRequest {
+    pub element: ElementRef,
+    /// The predicate whose links to page through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub predicate: Option<String>,
+    /// With `predicate`: which direction (default `outgoing`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub direction: Option<Direction>,
+    /// Links to skip (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub offset: Option<u64>,
+    /// Page size (default 50, at most 1,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub limit: Option<u32>,
+}
+
+/// The answer to a [`NeighbourhoodRequest`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct NeighbourhoodResponse {
+    /// The element's full object (as FIND returns it for a bare `?x`).
+    #[cfg_attr(test, ts(type = "JsonValue"))]
+    pub element: Json,
+    /// Links where the element is the subject, counted per predicate
+    /// (largest count first, then by name).
+    pub outgoing: Vec<PredicateCount>,
+    /// Links where the element is the object, counted per predicate.
+    pub incoming: Vec<PredicateCount>,
+    pub total_outgoing: u64,
+    pub total_incoming: u64,
+    /// The requested page, when a predicate was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub page: Option<LinkPage>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct PredicateCount {
+    pub predicate: String,
+    pub count: u64,
+}
+
+/// One page of an element's links with one predicate in one direction:
+/// "showing `links.length` of `total`".
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct LinkPage {
+    pub predicate: String,
+    pub direction: Direction,
+    pub offset: u64,
+    pub limit: u32,
+    /// All links with this predicate in this direction.
+    pub total: u64,
+    /// In a stable order (by the neighbour's id), so pages neither repeat
+    /// nor skip while nothing is written.
+    pub links: Vec<Link>,
+    /// The `offset` of the next page, if there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub next_offset: Option<u64>,
+}
+
+/// A link and the element at its other end.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct Link {
+    /// The proposition object (`_type: "PropositionLink"`).
+    #[cfg_attr(test, ts(type = "JsonValue"))]
+    pub proposition: Json,
+    /// The concept or proposition at the other end.
+    #[cfg_attr(test, ts(type = "JsonValue"))]
+    pub neighbour: Json,
+}
+
+/// Poll the change log.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct ChangesRequest {
+    /// The last sequence number already seen (0 for "from the start of the log").
+    #[serde(default)]
+    pub since: u64,
+    /// At most this many entries (default and maximum 1,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub limit: Option<u32>,
+}
+
+/// New change-log entries, oldest first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct ChangesResponse {
+    /// The sequence number of the last committed change.
+    pub last_seq: u64,
+    pub changes: Vec<Change>,
+    /// Entries after `since` were already dropped from the log (it keeps the
+    /// last 10,000), or the nexus was replaced: reload everything.
+    pub reset: bool,
+    /// More entries exist after the last one returned (ask again from its `seq`).
+    pub more: bool,
+}
+
+/// One committed write, as the engine logged it in the same transaction.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct Change {
+    pub seq: u64,
+    /// Who wrote: `kip-cli`, `kip-serve`, `kip-mcp`, `kip-explorer`, …
+    pub origin: String,
+    /// The writing process.
+    pub pid: u32,
+    /// When (ISO 8601, UTC).
+    pub at: String,
+    /// Whether the writing process is the one answering this request:
+    /// `false` marks another process's write (an agent, `kip exec`, …).
+    pub own_process: bool,
+    pub stats: ChangeStats,
+}
+
+/// What a write changed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(default)]
+pub struct ChangeStats {
+    pub concepts_created: u64,
+    pub concepts_updated: u64,
+    pub concepts_deleted: u64,
+    pub propositions_created: u64,
+    pub propositions_updated: u64,
+    pub propositions_deleted: u64,
+}
+
+/// Import one file's contents (a `.kip` capsule or a YAML knowledge bundle).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct ImportRequest {
+    /// The file's name; its extension (`.kip`, `.yaml`, `.yml`) picks the
+    /// format, and it names the file in error locations.
+    pub file_name: String,
+    /// The file's text.
+    pub text: String,
+}
+
+/// What a host serves.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct NexusInfo {
+    /// The nexus folder.
+    pub path: String,
+    /// Writes are refused with `KIP_3004`.
+    pub read_only: bool,
+    /// The origin this host writes under.
+    pub origin: String,
+    pub pid: u32,
+    pub concepts: u64,
+    pub propositions: u64,
+    pub last_change_seq: u64,
+    /// The version of KIP Explorer.
+    pub version: String,
+}

@@ -1,0 +1,326 @@
+//! The API's operations against a real nexus (the medical example capsules):
+//! execute and read-only refusal, editor diagnostics with exact ranges,
+//! neighbourhood counts and paging, change notifications, and dispatch by
+//! operation name.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use kip_api::{
+    Api, ChangesRequest, Direction, ElementRef, ErrorCode, ExecuteRequest, NeighbourhoodRequest,
+    Operation, ValidateRequest,
+};
+use kip_nexus::Nexus;
+use serde_json::{Value as Json, json};
+
+fn fixture() -> (tempfile::TempDir, Api) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let nexus = Nexus::open(dir.path()).expect("nexus opens");
+    let examples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../capsules/examples");
+    let api = Api::new(Arc::new(nexus), "test-host");
+    for name in ["10_medical_schema.kip", "11_medical_data.kip"] {
+        let text = std::fs::read_to_string(examples.join(name)).expect("example capsule");
+        let r = api.execute(ExecuteRequest::command(text));
+        assert!(r.get("error").is_none(), "{name}: {r:#}");
+    }
+    (dir, api)
+}
+
+#[track_caller]
+fn ok(api: &Api, command: &str) -> Json {
+    let r = api.execute(ExecuteRequest::command(command));
+    assert!(r.get("error").is_none(), "{command}\n{r:#}");
+    r["result"].clone()
+}
+
+// ------------------------------------------------------------------ execute
+
+#[test]
+fn execute_returns_the_kip_response_and_read_only_refuses_kml() {
+    let (_dir, api) = fixture();
+    let names = ok(&api, r#"FIND(?d.name) WHERE { ?d {type: "Drug", name: "Aspirin"} }"#);
+    assert_eq!(names, json!(["Aspirin"]));
+
+    let upsert = r#"UPSERT { CONCEPT ?s { {type: "Symptom", name: "Nausea"} } }"#;
+    let refused = api.execute_readonly(ExecuteRequest::command(upsert));
+    assert_eq!(refused["error"]["code"], "KIP_3004");
+    assert_eq!(refused["error"]["data"]["line"], 1);
+
+    let ro = api.clone().read_only(true);
+    let refused = ro.execute(ExecuteRequest::command(upsert));
+    assert_eq!(refused["error"]["code"], "KIP_3004");
+    let found = ok(&api, r#"FIND(COUNT(?s)) WHERE { ?s {type: "Symptom", name: "Nausea"} }"#);
+    assert_eq!(found, json!(0), "a refused write changes nothing");
+
+    // A KIP error is a normal response, also through `call`.
+    let r = api
+        .call(Operation::Execute, json!({"command": "FIDN(?x)"}))
+        .expect("reaches the engine");
+    assert_eq!(r["error"]["code"], "KIP_1001");
+}
+
+#[test]
+fn execute_requests_have_the_same_json_as_the_engines_arguments() {
+    let samples = [
+        json!({"command": "DESCRIBE PRIMER"}),
+        json!({"command": "FIND(?x) WHERE { ?x {type: :t} }", "parameters": {"t": "Drug"}, "dry_run": true}),
+        json!({"commands": ["DESCRIBE PRIMER", {"command": "SEARCH CONCEPT :q", "parameters": {"q": "a"}}], "parameters": {"q": "b"}}),
+    ];
+    for sample in samples {
+        let ours: ExecuteRequest = serde_json::from_value(sample.clone()).expect("ours parses");
+        let engine: kip_nexus::ExecuteKip =
+            serde_json::from_value(sample.clone()).expect("the engine's parses");
+        assert_eq!(kip_nexus::ExecuteKip::from(ours.clone()), engine);
+        assert_eq!(serde_json::to_value(&ours).ok(), Some(sample));
+    }
+    // Unknown fields are refused by both, so a typo is never silently ignored.
+    let typo = json!({"comand": "DESCRIBE PRIMER"});
+    assert!(serde_json::from_value::<ExecuteRequest>(typo.clone()).is_err());
+    assert!(serde_json::from_value::<kip_nexus::ExecuteKip>(typo).is_err());
+}
+
+// ------------------------------------------------------------------ validate
+
+fn validate(api: &Api, text: &str, parameters: Option<Json>) -> kip_api::ValidateResponse {
+    api.validate(&ValidateRequest {
+        text: text.to_owned(),
+        parameters: parameters.and_then(|p| p.as_object().cloned()),
+    })
+}
+
+#[test]
+fn validate_reports_every_error_with_ranges_in_bytes_columns_and_utf16() {
+    let (_dir, api) = fixture();
+    // Line 2 starts with a CJK name (3 bytes, 1 column, 1 UTF-16 unit per
+    // character) and an emoji (4 bytes, 1 column, 2 UTF-16 units) before
+    // the undefined variable `?y`.
+    let text = "FIND(?x)\nWHERE { ?x {name: \"阿司匹林😀\"} FILTER(?y.name == \"a\" && ?z.name == \"b\") }";
+    let r = validate(&api, text, None);
+    assert!(!r.ok);
+    assert_eq!(r.diagnostics.len(), 2, "{r:#?}");
+    let d = &r.diagnostics[0];
+    assert_eq!(d.code, ErrorCode::ReferenceError);
+    let y = text.find("?y").expect("?y");
+    assert_eq!(d.from.offset as usize, y);
+    assert_eq!(d.from.line, 2);
+    let line_start = text.find('\n').expect("newline") + 1;
+    assert_eq!(d.from.column as usize, text[line_start..y].chars().count() + 1);
+    assert_eq!(d.from.utf16 as usize, text[..y].encode_utf16().count());
+    assert_ne!(d.from.utf16, d.from.offset, "the CJK text makes the units differ");
+    assert!(d.to.offset > d.from.offset);
+    assert!(!d.hint.is_empty());
+    assert_eq!(r.diagnostics[1].from.offset as usize, text.find("?z").expect("?z"));
+}
+
+#[test]
+fn validate_suggests_the_keyword_and_checks_names_against_the_live_schema() {
+    let (_dir, api) = fixture();
+    let r = validate(&api, "FIDN(?x) WHERE { ?x {type: \"Drug\"} }", None);
+    assert_eq!(r.diagnostics[0].code, ErrorCode::InvalidSyntax);
+    assert_eq!(r.diagnostics[0].suggestions, ["FIND"]);
+    assert_eq!((r.diagnostics[0].from.offset, r.diagnostics[0].to.offset), (0, 4));
+
+    let r = validate(&api, "FIND(?x) WHERE { ?x {type: \"Drugg\"} }", None);
+    assert!(r.schema_checked);
+    assert_eq!(r.diagnostics.len(), 1, "{r:#?}");
+    assert_eq!(r.diagnostics[0].code, ErrorCode::TypeMismatch);
+    assert!(r.diagnostics[0].suggestions.contains(&"Drug".to_owned()));
+
+    let r = validate(&api, "FIND(?x) WHERE { ?x {type: \"Drug\"} }", None);
+    assert!(r.ok && r.schema_checked && r.commands == 1);
+}
+
+#[test]
+fn validate_binds_placeholders_only_when_parameters_are_given() {
+    let (_dir, api) = fixture();
+    let text = "FIND(?x) WHERE { ?x {type: :t} } LIMIT :n";
+    let r = validate(&api, text, None);
+    assert!(r.ok && !r.schema_checked);
+    let r = validate(&api, text, Some(json!({"t": "Drug"})));
+    assert_eq!(r.diagnostics.len(), 1);
+    assert_eq!(r.diagnostics[0].code, ErrorCode::ReferenceError);
+    assert_eq!(r.diagnostics[0].from.offset as usize, text.find(":n").expect(":n"));
+    let r = validate(&api, text, Some(json!({"t": "Drug", "n": 3})));
+    assert!(r.ok && r.schema_checked);
+}
+
+#[test]
+fn validate_checks_kml_for_syntax_only_and_writes_nothing() {
+    let (_dir, api) = fixture();
+    let before = api.last_change_seq().expect("seq");
+    let r = validate(&api, r#"UPSERT { CONCEPT ?s { {type: "Symptom", name: "Nausea"} } }"#, None);
+    assert!(r.ok && !r.schema_checked);
+    assert_eq!(api.last_change_seq().expect("seq"), before);
+}
+
+// ------------------------------------------------------------------ neighbourhood
+
+/// One drug with `n` outgoing `treats` links to generated symptoms.
+fn hub(api: &Api, n: usize) {
+    let mut text = String::from("UPSERT {\n");
+    for i in 0..n {
+        text.push_str(&format!(
+            "  CONCEPT ?s{i} {{ {{type: \"Symptom\", name: \"S{i:04}\"}} }}\n"
+        ));
+    }
+    text.push_str("  CONCEPT ?hub { {type: \"Drug\", name: \"Hub\"} SET ATTRIBUTES { description: \"A hub.\" } SET PROPOSITIONS {\n");
+    for i in 0..n {
+        text.push_str(&format!("    (\"treats\", ?s{i})\n"));
+    }
+    text.push_str("  } }\n}");
+    ok(api, &text);
+}
+
+fn hub_request(offset: Option<u64>, limit: Option<u32>) -> NeighbourhoodRequest {
+    NeighbourhoodRequest {
+        element: ElementRef::Concept {
+            ty: "Drug".into(),
+            name: "Hub".into(),
+        },
+        predicate: Some("treats".into()),
+        direction: None,
+        offset,
+        limit,
+    }
+}
+
+#[test]
+fn neighbourhood_counts_links_by_predicate_and_pages_without_repeats() {
+    let (_dir, api) = fixture();
+    hub(&api, 120);
+    let first = api.neighbourhood(&hub_request(None, None)).expect("page 1");
+    assert_eq!(first.element["name"], "Hub");
+    let treats = first.outgoing.iter().find(|c| c.predicate == "treats").expect("treats");
+    assert_eq!(treats.count, 120);
+    assert_eq!(first.total_outgoing, first.outgoing.iter().map(|c| c.count).sum::<u64>());
+    let page = first.page.expect("a page");
+    assert_eq!((page.total, page.links.len(), page.next_offset), (120, 50, Some(50)));
+
+    let mut seen = std::collections::BTreeSet::new();
+    let mut offset = Some(0);
+    while let Some(o) = offset {
+        let page = api
+            .neighbourhood(&hub_request(Some(o), Some(50)))
+            .expect("page")
+            .page
+            .expect("a page");
+        for link in &page.links {
+            assert_eq!(link.proposition["predicate"], "treats");
+            assert_eq!(link.proposition["subject"], first.element["id"]);
+            assert_eq!(link.neighbour["type"], "Symptom");
+            assert!(seen.insert(link.neighbour["name"].to_string()), "repeated {}", link.neighbour["name"]);
+        }
+        offset = page.next_offset;
+    }
+    assert_eq!(seen.len(), 120);
+
+    // The same links seen from a symptom: one incoming `treats`.
+    let symptom = first_neighbour_id(&api);
+    let r = api
+        .neighbourhood(&NeighbourhoodRequest {
+            element: ElementRef::Id { id: symptom },
+            predicate: Some("treats".into()),
+            direction: Some(Direction::Incoming),
+            offset: None,
+            limit: Some(10),
+        })
+        .expect("incoming");
+    assert_eq!(r.total_incoming, 1);
+    let page = r.page.expect("a page");
+    assert_eq!(page.links[0].neighbour["name"], "Hub");
+    assert_eq!(page.next_offset, None);
+}
+
+fn first_neighbour_id(api: &Api) -> String {
+    let page = api
+        .neighbourhood(&hub_request(None, Some(1)))
+        .expect("page")
+        .page
+        .expect("a page");
+    page.links[0].neighbour["id"].as_str().expect("id").to_owned()
+}
+
+#[test]
+fn neighbourhood_errors_name_what_is_wrong() {
+    let (_dir, api) = fixture();
+    let by_id = |id: &str| NeighbourhoodRequest {
+        element: ElementRef::Id { id: id.into() },
+        predicate: None,
+        direction: None,
+        offset: None,
+        limit: None,
+    };
+    assert_eq!(api.neighbourhood(&by_id("C:x")).err().map(|e| e.code), Some(ErrorCode::BadRequest));
+    assert_eq!(api.neighbourhood(&by_id("C:999999")).err().map(|e| e.code), Some(ErrorCode::NotFound));
+    let mut unknown = hub_request(None, None);
+    hub(&api, 1);
+    unknown.predicate = Some("treat".into());
+    let e = api.neighbourhood(&unknown).expect_err("unknown predicate");
+    assert_eq!(e.code, ErrorCode::TypeMismatch);
+    assert_eq!(e.data["suggestions"][0], "treats");
+}
+
+// ------------------------------------------------------------------ changes
+
+#[test]
+fn changes_list_committed_writes_marked_with_their_process() {
+    let (_dir, api) = fixture();
+    let start = api.last_change_seq().expect("seq");
+    assert!(start >= 2, "the fixture's imports were logged");
+    ok(&api, r#"UPSERT { CONCEPT ?s { {type: "Symptom", name: "Nausea"} } }"#);
+    // A dry run and a no-op write are not changes.
+    api.execute(ExecuteRequest {
+        dry_run: Some(true),
+        ..ExecuteRequest::command(r#"UPSERT { CONCEPT ?s { {type: "Symptom", name: "Vertigo"} } }"#)
+    });
+    ok(&api, r#"UPSERT { CONCEPT ?s { {type: "Symptom", name: "Nausea"} } }"#);
+
+    let r = api.changes(&ChangesRequest { since: start, limit: None }).expect("changes");
+    assert_eq!(r.last_seq, start + 1);
+    assert_eq!(r.changes.len(), 1);
+    let c = &r.changes[0];
+    assert_eq!((c.seq, c.origin.as_str(), c.pid, c.own_process), (start + 1, "test-host", std::process::id(), true));
+    assert_eq!(c.stats.concepts_created, 1);
+    assert!(!r.reset && !r.more);
+
+    let r = api.changes(&ChangesRequest { since: 0, limit: Some(1) }).expect("from 0");
+    assert_eq!(r.changes.len(), 1);
+    assert!(r.more);
+    assert_eq!(r.changes[0].seq, 1);
+
+    let r = api.changes(&ChangesRequest { since: start + 1, limit: None }).expect("nothing new");
+    assert!(r.changes.is_empty() && !r.reset);
+    let r = api.changes(&ChangesRequest { since: start + 100, limit: None }).expect("future");
+    assert!(r.reset, "a sequence number from the future means the nexus was replaced");
+}
+
+// ------------------------------------------------------------------ dispatch
+
+#[test]
+fn calls_by_name_check_operation_and_body() {
+    let (_dir, api) = fixture();
+    let e = api.call_named("explode", json!({})).expect_err("unknown");
+    assert_eq!(e.code, ErrorCode::UnknownOperation);
+    assert!(e.hint.contains("execute_readonly"));
+
+    let e = api.call_named("validate", json!({"txt": "FIND"})).expect_err("bad body");
+    assert_eq!(e.code, ErrorCode::BadRequest);
+    assert!(e.message.contains("`validate`"), "{}", e.message);
+
+    let info = api.call_named("info", Json::Null).expect("info needs no body");
+    assert_eq!(info["origin"], "test-host");
+    assert_eq!(info["read_only"], false);
+    assert!(info["concepts"].as_u64().is_some_and(|n| n > 10));
+
+    let changes = api.call_named("changes", Json::Null).expect("since defaults to 0");
+    assert!(changes["changes"].as_array().is_some_and(|c| !c.is_empty()));
+
+    let ro = api.clone().read_only(true);
+    let e = ro
+        .call(Operation::Import, json!({"file_name": "a.kip", "text": "DESCRIBE PRIMER"}))
+        .expect_err("read-only refuses imports");
+    assert_eq!(e.code, ErrorCode::ImmutableTarget);
+    for op in Operation::ALL {
+        assert_eq!(Operation::from_name(op.name()), Some(op));
+    }
+}

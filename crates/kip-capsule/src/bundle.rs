@@ -1,0 +1,636 @@
+//! Reading a YAML knowledge bundle (BRIEF §4): the positioned YAML tree,
+//! its shape (a list of items, or `{metadata, items}`), and the structure
+//! check of every item against the JSON Schema that
+//! [`crate::schema`] generates, each error mapped back to its path
+//! (`[4].source.name`) and its line and column.
+//!
+//! Items are checked one by one against their own branch of the schema's
+//! `oneOf`, chosen by `type`: the branches are told apart by a `const`
+//! `type`, so this is exactly what the `oneOf` means, it names the one
+//! branch's errors instead of "matches none of 40 schemas", and it costs
+//! one branch per item instead of all of them. The branches are compiled
+//! from the schema of the nexus overlaid with the bundle's own definitions,
+//! so a bundle may define a type and use it.
+
+use std::collections::HashMap;
+
+use jsonschema::{ValidationError, ValidationErrorKind, Validator};
+use kip_lang::ErrorCode;
+use kip_nexus::graph::{CONCEPT_TYPE, PROPOSITION_TYPE};
+use serde_json::{Map, Value as Json};
+
+use crate::model::Model;
+use crate::ops::{Action, LinkRef, Loc, Op, Ref};
+use crate::report::{ImportError, Phase, Progress};
+use crate::schema::{self, CONCEPT_KEYS, PROPOSITION_KEYS};
+use crate::semantic::{DEFINE_PREDICATE, DEFINE_TYPE, unknown_name};
+use crate::text::LineIndex;
+use crate::yaml::{self, Kind, Node};
+
+/// A bundle read into ops.
+#[derive(Debug, Default)]
+pub(crate) struct Read {
+    pub(crate) ops: Vec<Op>,
+    pub(crate) items: usize,
+    /// The schema model with the bundle's own definitions laid over it.
+    pub(crate) model: Model,
+}
+
+/// A step of a path inside an item.
+#[derive(Clone, Debug, PartialEq)]
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+fn render(prefix: &str, segs: &[Seg]) -> String {
+    let mut out = prefix.to_owned();
+    for s in segs {
+        match s {
+            Seg::Index(i) => out.push_str(&format!("[{i}]")),
+            Seg::Key(k) if kip_lang::is_identifier(k) => {
+                out.push('.');
+                out.push_str(k);
+            }
+            Seg::Key(k) => out.push_str(&format!("[{}]", serde_json::to_string(k).unwrap_or_default())),
+        }
+    }
+    out
+}
+
+fn segments(pointer: &str) -> Vec<Seg> {
+    pointer
+        .split('/')
+        .skip(1)
+        .map(|s| {
+            let s = s.replace("~1", "/").replace("~0", "~");
+            match s.parse::<usize>() {
+                Ok(i) => Seg::Index(i),
+                Err(_) => Seg::Key(s),
+            }
+        })
+        .collect()
+}
+
+/// The node at `segs` under `node` (as deep as the path exists).
+fn node_at<'n>(node: &'n Node, segs: &[Seg]) -> &'n Node {
+    let mut cur = node;
+    for s in segs {
+        let next = match (s, &cur.kind) {
+            (Seg::Key(k), Kind::Map(_)) => cur.get(k),
+            (Seg::Index(i), Kind::Seq(items)) => items.get(*i),
+            // A numeric-looking key of a mapping.
+            (Seg::Index(i), Kind::Map(_)) => cur.get(&i.to_string()),
+            _ => None,
+        };
+        match next {
+            Some(n) => cur = n,
+            None => break,
+        }
+    }
+    cur
+}
+
+/// Reads the bundle and checks its structure; structural errors go to
+/// `errors`. Items that failed become placeholders, so that the meaning
+/// checks that follow neither run on them nor report their consequences.
+pub(crate) fn read(
+    text: &str,
+    lines: &LineIndex,
+    live: &Model,
+    errors: &mut Vec<ImportError>,
+    progress: &mut dyn FnMut(Progress),
+) -> Read {
+    let at = |e: ImportError, path: Option<String>, offset: usize| {
+        let (line, column) = lines.position(text, offset);
+        ImportError {
+            path,
+            line: Some(line),
+            column: Some(column),
+            ..e
+        }
+    };
+    let root = match yaml::parse(text) {
+        Ok(Some(root)) => root,
+        Ok(None) => return Read::default(),
+        Err(e) => {
+            errors.push(at(
+                ImportError::new(ErrorCode::InvalidSyntax, e.message).hint(e.hint),
+                None,
+                e.offset,
+            ));
+            return Read::default();
+        }
+    };
+    let mut defaults = Map::new();
+    let items: &[Node] = match &root.kind {
+        Kind::Seq(items) => items,
+        Kind::Map(entries) => {
+            let mut items: &[Node] = &[];
+            let looks_like_item = root.get("type").is_some();
+            for e in entries {
+                match e.key.as_str() {
+                    "items" => match &e.value.kind {
+                        Kind::Seq(list) => items = list,
+                        Kind::Null => {}
+                        _ => errors.push(at(
+                            ImportError::new(
+                                ErrorCode::InvalidValueType,
+                                format!("`items` must be a list, found {}", e.value.kind_name()),
+                            )
+                            .hint("Write each item on its own line starting with `- `."),
+                            Some("items".into()),
+                            e.value.start,
+                        )),
+                    },
+                    "metadata" => match &e.value.kind {
+                        Kind::Map(meta) => {
+                            for m in meta {
+                                if m.key.starts_with('_') {
+                                    errors.push(at(reserved(&m.key), Some(format!("metadata.{}", m.key)), m.key_start));
+                                } else {
+                                    defaults.insert(m.key.clone(), m.value.to_json());
+                                }
+                            }
+                        }
+                        Kind::Null => {}
+                        _ => errors.push(at(
+                            ImportError::new(
+                                ErrorCode::InvalidValueType,
+                                format!("`metadata` must be a mapping, found {}", e.value.kind_name()),
+                            )
+                            .hint("Write metadata as `key: value` lines, e.g. `source: …` and `confidence: 0.9`."),
+                            Some("metadata".into()),
+                            e.value.start,
+                        )),
+                    },
+                    other if !looks_like_item => errors.push(at(
+                        ImportError::new(
+                            ErrorCode::InvalidSyntax,
+                            format!("unexpected key `{other}` at the top of the bundle"),
+                        )
+                        .hint("A bundle is a list of items, or a mapping with exactly `metadata` and `items`."),
+                        Some(other.to_owned()),
+                        e.key_start,
+                    )),
+                    _ => {}
+                }
+            }
+            if looks_like_item {
+                errors.push(at(
+                    ImportError::new(ErrorCode::InvalidSyntax, "a bundle is a list of items, but this file is a single mapping")
+                        .hint("Start the item with `- ` (a list of one item): `- type: …`."),
+                    None,
+                    root.start,
+                ));
+                return Read::default();
+            }
+            items
+        }
+        _ => {
+            errors.push(at(
+                ImportError::new(
+                    ErrorCode::InvalidSyntax,
+                    format!("a bundle is a list of items, found {}", root.kind_name()),
+                )
+                .hint("Write one item per `- type: …` entry; see `kip schema` for an example."),
+                None,
+                root.start,
+            ));
+            return Read::default();
+        }
+    };
+
+    // The bundle's own definitions, laid over the nexus's schema.
+    let mut model = live.clone();
+    for item in items {
+        if let (Some(ty), Some(name)) = (item.get("type").and_then(Node::as_str), item.get("name").and_then(Node::as_str))
+            && (ty == CONCEPT_TYPE || ty == PROPOSITION_TYPE)
+            && item.get("action").and_then(Node::as_str) != Some("delete")
+        {
+            let (attrs, _) = split(item, &CONCEPT_KEYS);
+            model.define(ty, name, &attrs);
+        }
+    }
+
+    let mut reader = Reader {
+        text,
+        lines,
+        model: &model,
+        defs: schema::definitions(&model),
+        validators: HashMap::new(),
+        defaults,
+    };
+    let total = items.len() as u64;
+    let mut ops = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        if i % 1000 == 0 {
+            progress(Progress {
+                phase: Phase::Validating,
+                done: i as u64,
+                total,
+            });
+        }
+        let before = errors.len();
+        reader.item(i, item, errors);
+        if errors.len() == before {
+            ops.push(reader.op(i, item));
+        } else if let Some(p) = placeholder(item) {
+            ops.push(p);
+        }
+    }
+    drop(reader);
+    Read {
+        ops,
+        items: items.len(),
+        model,
+    }
+}
+
+fn reserved(key: &str) -> ImportError {
+    ImportError::new(
+        ErrorCode::ImmutableTarget,
+        format!("`{key}` is reserved for the engine: keys starting with '_' cannot be written"),
+    )
+    .hint("The engine maintains _created_at and _updated_at itself; rename the key without the leading underscore.")
+}
+
+/// What a failed item still tells about identity.
+fn placeholder(item: &Node) -> Option<Op> {
+    let ty = item.get("type")?.as_str()?;
+    let name = item.get("name")?.as_str()?;
+    Some(Op::Placeholder {
+        ty: ty.to_owned(),
+        name: name.to_owned(),
+    })
+}
+
+/// An item's attributes (its keys other than `own`, and the entries of its
+/// `attributes` mapping) and its metadata.
+fn split(item: &Node, own: &[&str]) -> (Map<String, Json>, Map<String, Json>) {
+    let mut attrs = Map::new();
+    let mut meta = Map::new();
+    for e in item.entries().unwrap_or_default() {
+        if !own.contains(&e.key.as_str()) {
+            attrs.insert(e.key.clone(), e.value.to_json());
+        } else if e.key == "attributes" {
+            for a in e.value.entries().unwrap_or_default() {
+                attrs.insert(a.key.clone(), a.value.to_json());
+            }
+        } else if e.key == "metadata" {
+            for m in e.value.entries().unwrap_or_default() {
+                meta.insert(m.key.clone(), m.value.to_json());
+            }
+        }
+    }
+    (attrs, meta)
+}
+
+struct Reader<'a> {
+    text: &'a str,
+    lines: &'a LineIndex,
+    model: &'a Model,
+    defs: Json,
+    /// One compiled branch per name used (`None`: the branch failed to
+    /// compile, which an invalid `instance_schema` can cause).
+    validators: HashMap<String, Option<Validator>>,
+    defaults: Map<String, Json>,
+}
+
+impl Reader<'_> {
+    fn error(&self, e: ImportError, path: String, offset: usize) -> ImportError {
+        let (line, column) = self.lines.position(self.text, offset);
+        ImportError {
+            path: Some(path),
+            line: Some(line),
+            column: Some(column),
+            ..e
+        }
+    }
+
+    fn validator(&mut self, name: &str) -> Option<&Validator> {
+        if !self.validators.contains_key(name) {
+            let compiled = schema::branch(self.model, name).and_then(|mut branch| {
+                branch["definitions"] = self.defs.clone();
+                jsonschema::draft7::new(&branch).ok()
+            });
+            self.validators.insert(name.to_owned(), compiled);
+        }
+        self.validators.get(name).and_then(Option::as_ref)
+    }
+
+    /// Checks one item's structure; errors go to `out`.
+    fn item(&mut self, i: usize, item: &Node, out: &mut Vec<ImportError>) {
+        let prefix = format!("[{i}]");
+        if item.entries().is_none() {
+            out.push(self.error(
+                ImportError::new(
+                    ErrorCode::InvalidValueType,
+                    format!("an item is a mapping with a `type`, found {}", item.kind_name()),
+                )
+                .hint("Write the item as `- type: …` followed by its keys, indented."),
+                prefix,
+                item.start,
+            ));
+            return;
+        }
+        let Some(type_node) = item.get("type") else {
+            out.push(self.error(
+                ImportError::new(ErrorCode::ConstraintViolation, "`type` is required")
+                    .hint("Every item names its concept type (for a concept) or its predicate (for a proposition) in `type`."),
+                format!("{prefix}.type"),
+                item.start,
+            ));
+            return;
+        };
+        let Some(ty) = type_node.as_str() else {
+            out.push(self.error(
+                ImportError::new(
+                    ErrorCode::InvalidValueType,
+                    format!("`type` must be a string, found {}", type_node.kind_name()),
+                ),
+                format!("{prefix}.type"),
+                type_node.start,
+            ));
+            return;
+        };
+        if !self.model.knows(ty) {
+            let link = item.get("source").is_some() || item.get("target").is_some();
+            let e = if link {
+                unknown_name("Predicate", ty, self.model.predicates.keys().cloned(), DEFINE_PREDICATE)
+            } else {
+                unknown_name("Entity type", ty, self.model.types.keys().cloned(), DEFINE_TYPE)
+            };
+            out.push(self.error(e, format!("{prefix}.type"), type_node.start));
+            return;
+        }
+        let json = item.to_json();
+        let Some(validator) = self.validator(ty) else {
+            out.push(self.error(
+                ImportError::new(
+                    ErrorCode::InternalError,
+                    format!("the schema of '{ty}' cannot be compiled"),
+                )
+                .hint(format!("Check the instance_schema of '{ty}' (DESCRIBE CONCEPT TYPE \"{ty}\").")),
+                prefix,
+                item.start,
+            ));
+            return;
+        };
+        let found: Vec<ValidationError<'_>> = validator.iter_errors(&json).collect();
+        let predicate = self.model.predicates.contains_key(ty).then_some(ty);
+        for e in &found {
+            self.map(e, item, &prefix, predicate, out);
+        }
+    }
+
+    /// One schema error, as import errors (an `anyOf` becomes the errors of
+    /// the alternative the item was evidently written for).
+    fn map(&self, e: &ValidationError<'_>, item: &Node, prefix: &str, predicate: Option<&str>, out: &mut Vec<ImportError>) {
+        let segs = segments(e.instance_path().as_str());
+        let node = node_at(item, &segs);
+        let path = render(prefix, &segs);
+        let code_msg: (ErrorCode, String, String) = match e.kind() {
+            ValidationErrorKind::Required { property } => {
+                let p = property.as_str().unwrap_or_default();
+                let mut child = segs.clone();
+                child.push(Seg::Key(p.to_owned()));
+                let why = if segs.is_empty() && !["type", "name", "source", "target"].contains(&p) {
+                    " (its type's instance_schema marks it is_required)"
+                } else {
+                    ""
+                };
+                out.push(self.error(
+                    ImportError::new(ErrorCode::ConstraintViolation, format!("`{p}` is required{why}"))
+                        .hint(format!("Add `{p}: …` to this mapping.")),
+                    render(prefix, &child),
+                    node.start,
+                ));
+                return;
+            }
+            ValidationErrorKind::Type { kind } => (
+                ErrorCode::InvalidValueType,
+                format!("expected {}, found {}", type_words(kind), node.kind_name()),
+                "Correct the value's type (quote a text, leave numbers unquoted).".to_owned(),
+            ),
+            ValidationErrorKind::Enum { options } => {
+                let allowed: Vec<String> = options
+                    .as_array()
+                    .map(|a| a.iter().map(|o| o.as_str().map_or_else(|| o.to_string(), str::to_owned)).collect())
+                    .unwrap_or_default();
+                let value = node.as_str().map_or_else(|| node.to_json().to_string(), str::to_owned);
+                let end = segs.len() >= 2 && segs.last() == Some(&Seg::Key("type".into()));
+                let role = segs.iter().rev().nth(1).and_then(|s| match s {
+                    Seg::Key(k) if k == "source" || k == "target" => Some(k.as_str()),
+                    _ => None,
+                });
+                if let (true, Some(role), Some(p)) = (end, role, predicate)
+                    && segs.len() == 2
+                {
+                    (
+                        ErrorCode::TypeMismatch,
+                        format!("Cannot create '{p}': its {role} must be a {}, not a {value}", allowed.join(" or ")),
+                        format!("Check the direction and the types of '{p}' (`kip schema` lists them)."),
+                    )
+                } else if end {
+                    let e = unknown_name("Entity type", &value, allowed, DEFINE_TYPE);
+                    (e.code, e.message, e.hint)
+                } else {
+                    let suggestions = kip_lang::suggest::similar(&value, allowed.iter().map(String::as_str));
+                    let mean = suggestions.first().map(|s| format!(" Did you mean '{s}'?")).unwrap_or_default();
+                    (
+                        ErrorCode::ConstraintViolation,
+                        format!("`{value}` is not one of: {}.{mean}", allowed.join(", ")),
+                        "Use one of the listed values.".to_owned(),
+                    )
+                }
+            }
+            ValidationErrorKind::AdditionalProperties { unexpected } => {
+                for k in unexpected {
+                    let entry = node.entry(k);
+                    let mut child = segs.clone();
+                    child.push(Seg::Key(k.clone()));
+                    out.push(self.error(
+                        ImportError::new(ErrorCode::InvalidSyntax, format!("unexpected key `{k}`"))
+                            .hint("A reference is {type, name} for a concept, {id} for an element, or {type, source, target} for a proposition."),
+                        render(prefix, &child),
+                        entry.map_or(node.start, |e| e.key_start),
+                    ));
+                }
+                return;
+            }
+            ValidationErrorKind::PropertyNames { error } => {
+                let key = error.instance().as_str().map(str::to_owned).unwrap_or_default();
+                let entry = node.entry(&key);
+                let mut child = segs.clone();
+                child.push(Seg::Key(key.clone()));
+                let deleting = e.schema_path().as_str().contains("then");
+                let err = if deleting {
+                    ImportError::new(
+                        ErrorCode::InvalidSyntax,
+                        format!("an item that deletes takes only its identity and `action`; `{key}` is not allowed"),
+                    )
+                    .hint("Remove the key, or remove `action: delete` to write the item.")
+                } else {
+                    reserved(&key)
+                };
+                out.push(self.error(err, render(prefix, &child), entry.map_or(node.start, |e| e.key_start)));
+                return;
+            }
+            ValidationErrorKind::Pattern { pattern } => {
+                let value = node.as_str().unwrap_or_default();
+                if segs == [Seg::Key("name".into())] {
+                    (
+                        ErrorCode::InvalidIdentifier,
+                        format!("'{value}' is not a valid name for a type or predicate"),
+                        "Use letters, digits and '_' only, not starting with a digit (e.g. DrugClass, treats).".to_owned(),
+                    )
+                } else {
+                    (
+                        ErrorCode::ConstraintViolation,
+                        format!("'{value}' does not match {pattern}"),
+                        "An id is C:<number> for a concept or P:<number> for a proposition.".to_owned(),
+                    )
+                }
+            }
+            ValidationErrorKind::MinLength { .. } => (
+                ErrorCode::ConstraintViolation,
+                "must not be empty".to_owned(),
+                "Give the element a name.".to_owned(),
+            ),
+            ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
+                if node.entries().is_none() {
+                    (
+                        ErrorCode::InvalidValueType,
+                        format!("expected a reference like {{type: …, name: …}} or {{id: …}}, found {}", node.kind_name()),
+                        "Refer to a concept as {type: Drug, name: Aspirin}, or to any element as {id: C:12}.".to_owned(),
+                    )
+                } else {
+                    let branch = if node.get("id").is_some() {
+                        1
+                    } else if (node.get("source").is_some() || node.get("target").is_some()) && context.len() > 2 {
+                        2
+                    } else {
+                        0
+                    };
+                    if let Some(errs) = context.get(branch) {
+                        for inner in errs {
+                            self.map(inner, item, prefix, predicate, out);
+                        }
+                    }
+                    return;
+                }
+            }
+            _ => (
+                ErrorCode::ConstraintViolation,
+                e.to_string(),
+                ErrorCode::ConstraintViolation.default_hint().to_owned(),
+            ),
+        };
+        let (code, message, hint) = code_msg;
+        out.push(self.error(ImportError::new(code, message).hint(hint), path, node.start));
+    }
+
+    /// Builds the op of a structurally valid item.
+    fn op(&self, i: usize, item: &Node) -> Op {
+        let prefix = format!("[{i}]");
+        let ty = item.get("type").and_then(Node::as_str).unwrap_or_default().to_owned();
+        let action = if item.get("action").and_then(Node::as_str) == Some("delete") {
+            Action::Delete
+        } else {
+            Action::Upsert
+        };
+        let loc = |path: String, node: &Node| Loc {
+            path: Some(path),
+            start: node.start,
+            end: node.end,
+        };
+        let type_node = item.get("type").unwrap_or(item);
+        if self.model.predicates.contains_key(&ty) {
+            let (attrs, meta) = split(item, &PROPOSITION_KEYS);
+            let mut full = self.defaults.clone();
+            full.extend(meta);
+            let source = item.get("source").map_or(Ref::Unknown, |n| reference(n, &format!("{prefix}.source")));
+            let target = item.get("target").map_or(Ref::Unknown, |n| reference(n, &format!("{prefix}.target")));
+            Op::Link {
+                link: LinkRef {
+                    subject: source,
+                    predicate: ty,
+                    predicate_loc: loc(format!("{prefix}.type"), type_node),
+                    object: target,
+                    loc: loc(prefix.clone(), item),
+                },
+                attrs,
+                meta: full,
+                action,
+                loc: loc(prefix, item),
+            }
+        } else {
+            let (attrs, meta) = split(item, &CONCEPT_KEYS);
+            let mut full = self.defaults.clone();
+            full.extend(meta);
+            let name = item.get("name").and_then(Node::as_str).unwrap_or_default().to_owned();
+            Op::Concept {
+                ty,
+                name,
+                attrs,
+                meta: full,
+                action,
+                loc: loc(prefix, item),
+                ty_loc: loc(format!("{prefix}.type"), type_node),
+            }
+        }
+    }
+}
+
+/// A `source` / `target` the schema accepted.
+fn reference(node: &Node, path: &str) -> Ref {
+    let loc = Loc {
+        path: Some(path.to_owned()),
+        start: node.start,
+        end: node.end,
+    };
+    if let Some(id) = node.get("id").and_then(Node::as_str) {
+        return Ref::Id { id: id.to_owned(), loc };
+    }
+    let ty = node.get("type").and_then(Node::as_str).unwrap_or_default().to_owned();
+    let type_node = node.get("type").unwrap_or(node);
+    let ty_loc = Loc {
+        path: Some(format!("{path}.type")),
+        start: type_node.start,
+        end: type_node.end,
+    };
+    if node.get("source").is_some() || node.get("target").is_some() {
+        return Ref::Link(Box::new(LinkRef {
+            subject: node.get("source").map_or(Ref::Unknown, |n| reference(n, &format!("{path}.source"))),
+            predicate: ty,
+            predicate_loc: ty_loc,
+            object: node.get("target").map_or(Ref::Unknown, |n| reference(n, &format!("{path}.target"))),
+            loc,
+        }));
+    }
+    let name = node.get("name").and_then(Node::as_str).unwrap_or_default().to_owned();
+    Ref::Concept { ty, name, ty_loc, loc }
+}
+
+fn type_words(kind: &jsonschema::error::TypeKind) -> String {
+    let words = |t: jsonschema::JsonType| -> &'static str {
+        match t {
+            jsonschema::JsonType::Array => "a list",
+            jsonschema::JsonType::Boolean => "a boolean",
+            jsonschema::JsonType::Integer => "an integer",
+            jsonschema::JsonType::Null => "null",
+            jsonschema::JsonType::Number => "a number",
+            jsonschema::JsonType::Object => "a mapping",
+            jsonschema::JsonType::String => "a string",
+        }
+    };
+    match kind {
+        jsonschema::error::TypeKind::Single(t) => words(*t).to_owned(),
+        jsonschema::error::TypeKind::Multiple(set) => {
+            let all: Vec<&str> = set.iter().map(words).collect();
+            all.join(" or ")
+        }
+    }
+}
+

@@ -1,0 +1,3 @@
+//! stub
+mod text;
+mod yaml;

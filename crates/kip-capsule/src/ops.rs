@@ -1,0 +1,475 @@
+//! The import's plan: what a file asks of the nexus, as a list of [`Op`]s
+//! in file order, whichever format it came in.
+//!
+//! A YAML bundle is read into ops (by [`crate::bundle`]) and the ops become
+//! KIP commands ([`to_commands`]) that the nexus runs in one transaction. A
+//! `.kip` capsule runs as written; its UPSERTs are lowered into ops
+//! ([`lower_kip`]) only so that the meaning checks of [`crate::semantic`]
+//! can report every problem at once, which the nexus, stopping at the
+//! first, cannot. Either way the nexus is the final judge of every write.
+//!
+//! Spans are byte ranges of the file's own text; commands built here carry
+//! them too, so an error the nexus raises while applying a bundle points at
+//! the YAML line it came from.
+
+use std::collections::HashMap;
+
+use kip_lang::ast::{
+    Arg, Command, ConceptBlock, ConceptClause, ConceptMatcher, Delete, DeleteTarget, Group,
+    Object, Pattern, PredicateExpr, PropositionBlock, PropositionClause, PropositionMatcher, Span,
+    Term, Triple, Upsert, UpsertItem, Value, Var,
+};
+use serde_json::{Map, Value as Json};
+
+/// Where something is: a path inside a bundle (`[4].source`) and its bytes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Loc {
+    pub(crate) path: Option<String>,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+}
+
+impl Loc {
+    pub(crate) fn span(&self) -> Span {
+        Span::new(self.start, self.end.max(self.start))
+    }
+
+    fn of_span(span: Span) -> Loc {
+        Loc {
+            path: None,
+            start: span.start,
+            end: span.end,
+        }
+    }
+}
+
+/// A reference to an element from a proposition's end.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Ref {
+    Concept {
+        ty: String,
+        name: String,
+        ty_loc: Loc,
+        loc: Loc,
+    },
+    Id {
+        id: String,
+        loc: Loc,
+    },
+    Link(Box<LinkRef>),
+    /// A KIP handle the checks cannot follow; the nexus will.
+    Unknown,
+}
+
+impl Ref {
+    pub(crate) fn loc(&self) -> Option<&Loc> {
+        match self {
+            Ref::Concept { loc, .. } | Ref::Id { loc, .. } => Some(loc),
+            Ref::Link(l) => Some(&l.loc),
+            Ref::Unknown => None,
+        }
+    }
+}
+
+/// A proposition by its ends.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct LinkRef {
+    pub(crate) subject: Ref,
+    pub(crate) predicate: String,
+    pub(crate) predicate_loc: Loc,
+    pub(crate) object: Ref,
+    pub(crate) loc: Loc,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Action {
+    Upsert,
+    Delete,
+}
+
+/// One step of an import.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Op {
+    Concept {
+        ty: String,
+        name: String,
+        attrs: Map<String, Json>,
+        meta: Map<String, Json>,
+        action: Action,
+        loc: Loc,
+        ty_loc: Loc,
+    },
+    /// A KIP block that matches an existing element by id.
+    ById { id: String, loc: Loc },
+    Link {
+        link: LinkRef,
+        attrs: Map<String, Json>,
+        meta: Map<String, Json>,
+        action: Action,
+        loc: Loc,
+    },
+    /// A bundle item that failed the structure check: its identity is known
+    /// (so later items that refer to it are not reported a second time),
+    /// nothing else about it is checked, and nothing is applied.
+    Placeholder { ty: String, name: String },
+}
+
+// ------------------------------------------------------------------ KIP → ops
+
+fn object_json(o: Option<&Object>) -> Map<String, Json> {
+    o.and_then(Object::to_json).unwrap_or_default()
+}
+
+fn merged(base: &Map<String, Json>, over: &Map<String, Json>) -> Map<String, Json> {
+    let mut out = base.clone();
+    for (k, v) in over {
+        out.insert(k.clone(), v.clone());
+    }
+    out
+}
+
+fn lit(arg: &Arg<String>) -> Option<&str> {
+    arg.lit().map(String::as_str)
+}
+
+fn term(t: &Term, handles: &HashMap<String, Ref>) -> Ref {
+    match t {
+        Term::Var(v) => handles.get(&v.name).cloned().unwrap_or(Ref::Unknown),
+        Term::Concept(ConceptMatcher::TypeName { ty, name }, span) => match (lit(ty), lit(name)) {
+            (Some(t), Some(n)) => Ref::Concept {
+                ty: t.to_owned(),
+                name: n.to_owned(),
+                ty_loc: Loc::of_span(ty.span()),
+                loc: Loc::of_span(*span),
+            },
+            _ => Ref::Unknown,
+        },
+        Term::Concept(ConceptMatcher::Id(id), span)
+        | Term::Proposition(PropositionMatcher::Id(id), span) => match lit(id) {
+            Some(i) => Ref::Id {
+                id: i.to_owned(),
+                loc: Loc::of_span(*span),
+            },
+            None => Ref::Unknown,
+        },
+        Term::Concept(_, _) => Ref::Unknown,
+        Term::Proposition(PropositionMatcher::Triple(t), span) => match triple(t, handles, *span) {
+            Some(l) => Ref::Link(Box::new(l)),
+            None => Ref::Unknown,
+        },
+    }
+}
+
+fn triple(t: &Triple, handles: &HashMap<String, Ref>, span: Span) -> Option<LinkRef> {
+    let PredicateExpr::Names { names, .. } = &t.predicate else {
+        return None;
+    };
+    let first = names.first()?;
+    Some(LinkRef {
+        subject: term(&t.subject, handles),
+        predicate: lit(first)?.to_owned(),
+        predicate_loc: Loc::of_span(first.span()),
+        object: term(&t.object, handles),
+        loc: Loc::of_span(span),
+    })
+}
+
+/// The UPSERTs of a bound capsule as ops (other commands are left to the
+/// nexus).
+pub(crate) fn lower_kip(commands: &[Command]) -> Vec<Op> {
+    let mut ops = Vec::new();
+    for command in commands {
+        let Command::Upsert(u) = command else {
+            continue;
+        };
+        let defaults = object_json(u.metadata.as_ref());
+        let mut handles: HashMap<String, Ref> = HashMap::new();
+        for item in &u.items {
+            match item {
+                UpsertItem::Concept(c) => {
+                    let meta = merged(&defaults, &object_json(c.metadata.as_ref()));
+                    let attrs = object_json(c.attributes.as_ref());
+                    let me = match &c.matcher {
+                        ConceptMatcher::TypeName { ty, name } => match (lit(ty), lit(name)) {
+                            (Some(t), Some(n)) => {
+                                ops.push(Op::Concept {
+                                    ty: t.to_owned(),
+                                    name: n.to_owned(),
+                                    attrs,
+                                    meta: meta.clone(),
+                                    action: Action::Upsert,
+                                    loc: Loc::of_span(c.span),
+                                    ty_loc: Loc::of_span(ty.span()),
+                                });
+                                Ref::Concept {
+                                    ty: t.to_owned(),
+                                    name: n.to_owned(),
+                                    ty_loc: Loc::of_span(ty.span()),
+                                    loc: Loc::of_span(c.span),
+                                }
+                            }
+                            _ => Ref::Unknown,
+                        },
+                        ConceptMatcher::Id(id) => match lit(id) {
+                            Some(i) => {
+                                ops.push(Op::ById {
+                                    id: i.to_owned(),
+                                    loc: Loc::of_span(id.span()),
+                                });
+                                Ref::Id {
+                                    id: i.to_owned(),
+                                    loc: Loc::of_span(id.span()),
+                                }
+                            }
+                            None => Ref::Unknown,
+                        },
+                        _ => Ref::Unknown,
+                    };
+                    for entry in c.propositions.iter().flatten() {
+                        let Some(predicate) = lit(&entry.predicate) else {
+                            continue;
+                        };
+                        ops.push(Op::Link {
+                            link: LinkRef {
+                                subject: me.clone(),
+                                predicate: predicate.to_owned(),
+                                predicate_loc: Loc::of_span(entry.predicate.span()),
+                                object: term(&entry.target, &handles),
+                                loc: Loc::of_span(entry.span),
+                            },
+                            attrs: Map::new(),
+                            meta: merged(&meta, &object_json(entry.metadata.as_ref())),
+                            action: Action::Upsert,
+                            loc: Loc::of_span(entry.span),
+                        });
+                    }
+                    if let Some(h) = &c.handle {
+                        handles.insert(h.name.clone(), me);
+                    }
+                }
+                UpsertItem::Proposition(p) => {
+                    let meta = merged(&defaults, &object_json(p.metadata.as_ref()));
+                    let attrs = object_json(p.attributes.as_ref());
+                    let me = match &p.matcher {
+                        PropositionMatcher::Triple(t) => match triple(t, &handles, p.span) {
+                            Some(link) => {
+                                ops.push(Op::Link {
+                                    link: link.clone(),
+                                    attrs,
+                                    meta,
+                                    action: Action::Upsert,
+                                    loc: Loc::of_span(p.span),
+                                });
+                                Ref::Link(Box::new(link))
+                            }
+                            None => Ref::Unknown,
+                        },
+                        PropositionMatcher::Id(id) => match lit(id) {
+                            Some(i) => {
+                                ops.push(Op::ById {
+                                    id: i.to_owned(),
+                                    loc: Loc::of_span(id.span()),
+                                });
+                                Ref::Id {
+                                    id: i.to_owned(),
+                                    loc: Loc::of_span(id.span()),
+                                }
+                            }
+                            None => Ref::Unknown,
+                        },
+                    };
+                    if let Some(h) = &p.handle {
+                        handles.insert(h.name.clone(), me);
+                    }
+                }
+            }
+        }
+    }
+    ops
+}
+
+// ------------------------------------------------------------------ ops → KIP
+
+fn object(map: &Map<String, Json>, span: Span) -> Option<Object> {
+    if map.is_empty() {
+        return None;
+    }
+    Some(Object {
+        members: map
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::from_json(v, span)))
+            .collect(),
+        span,
+    })
+}
+
+fn text(s: &str, loc: &Loc) -> Arg<String> {
+    Arg::Lit(s.to_owned(), loc.span())
+}
+
+fn ref_term(r: &Ref) -> Term {
+    match r {
+        Ref::Concept {
+            ty,
+            name,
+            ty_loc,
+            loc,
+        } => Term::Concept(
+            ConceptMatcher::TypeName {
+                ty: text(ty, ty_loc),
+                name: text(name, loc),
+            },
+            loc.span(),
+        ),
+        Ref::Id { id, loc } if id.starts_with("P:") => {
+            Term::Proposition(PropositionMatcher::Id(text(id, loc)), loc.span())
+        }
+        Ref::Id { id, loc } => Term::Concept(ConceptMatcher::Id(text(id, loc)), loc.span()),
+        Ref::Link(l) => Term::Proposition(PropositionMatcher::Triple(Box::new(link_triple(l))), l.loc.span()),
+        // Bundles never produce unknown references; an empty id fails in
+        // the nexus with a positioned "does not exist" rather than panicking.
+        Ref::Unknown => Term::Concept(ConceptMatcher::Id(Arg::Lit(String::new(), Span::default())), Span::default()),
+    }
+}
+
+fn link_triple(l: &LinkRef) -> Triple {
+    Triple {
+        subject: ref_term(&l.subject),
+        predicate: PredicateExpr::Names {
+            names: vec![text(&l.predicate, &l.predicate_loc)],
+            hops: None,
+            span: l.predicate_loc.span(),
+        },
+        object: ref_term(&l.object),
+    }
+}
+
+/// The KIP commands that apply a bundle's ops, in order: runs of upserts
+/// become one UPSERT each, every delete a DELETE.
+pub(crate) fn to_commands(ops: &[Op]) -> Vec<Command> {
+    let mut commands = Vec::new();
+    let mut items: Vec<UpsertItem> = Vec::new();
+    let mut first: Option<Span> = None;
+    let mut last = Span::default();
+    let flush = |items: &mut Vec<UpsertItem>, commands: &mut Vec<Command>, first: &mut Option<Span>, last: Span| {
+        if items.is_empty() {
+            return;
+        }
+        let start = first.take().unwrap_or_default();
+        let span = Span::new(start.start, last.end.max(start.start));
+        commands.push(Command::Upsert(Upsert {
+            items: std::mem::take(items),
+            metadata: None,
+            body: span,
+            span,
+        }));
+    };
+    for op in ops {
+        match op {
+            Op::Concept {
+                ty,
+                name,
+                attrs,
+                meta,
+                action: Action::Upsert,
+                loc,
+                ty_loc,
+            } => {
+                let span = loc.span();
+                first.get_or_insert(span);
+                last = span;
+                items.push(UpsertItem::Concept(ConceptBlock {
+                    handle: None,
+                    matcher: ConceptMatcher::TypeName {
+                        ty: text(ty, ty_loc),
+                        name: text(name, loc),
+                    },
+                    attributes: object(attrs, span),
+                    propositions: None,
+                    metadata: object(meta, span),
+                    body: span,
+                    span,
+                }));
+            }
+            Op::Link {
+                link,
+                attrs,
+                meta,
+                action: Action::Upsert,
+                loc,
+            } => {
+                let span = loc.span();
+                first.get_or_insert(span);
+                last = span;
+                items.push(UpsertItem::Proposition(PropositionBlock {
+                    handle: None,
+                    matcher: PropositionMatcher::Triple(Box::new(link_triple(link))),
+                    attributes: object(attrs, span),
+                    metadata: object(meta, span),
+                    body: span,
+                    span,
+                }));
+            }
+            Op::Concept {
+                ty,
+                name,
+                action: Action::Delete,
+                loc,
+                ty_loc,
+                ..
+            } => {
+                flush(&mut items, &mut commands, &mut first, last);
+                let span = loc.span();
+                let var = Var {
+                    name: "n".into(),
+                    span,
+                };
+                commands.push(Command::Delete(Delete {
+                    target: DeleteTarget::Concept,
+                    var: var.clone(),
+                    where_: Group {
+                        items: vec![Pattern::Concept(ConceptClause {
+                            var: Some(var),
+                            matcher: ConceptMatcher::TypeName {
+                                ty: text(ty, ty_loc),
+                                name: text(name, loc),
+                            },
+                            span,
+                        })],
+                        span,
+                    },
+                    span,
+                }));
+            }
+            Op::Link {
+                link,
+                action: Action::Delete,
+                loc,
+                ..
+            } => {
+                flush(&mut items, &mut commands, &mut first, last);
+                let span = loc.span();
+                let var = Var {
+                    name: "l".into(),
+                    span,
+                };
+                commands.push(Command::Delete(Delete {
+                    target: DeleteTarget::Propositions,
+                    var: var.clone(),
+                    where_: Group {
+                        items: vec![Pattern::Proposition(PropositionClause {
+                            var: Some(var),
+                            matcher: PropositionMatcher::Triple(Box::new(link_triple(link))),
+                            span,
+                        })],
+                        span,
+                    },
+                    span,
+                }));
+            }
+            Op::ById { .. } | Op::Placeholder { .. } => {}
+        }
+    }
+    flush(&mut items, &mut commands, &mut first, last);
+    commands
+}

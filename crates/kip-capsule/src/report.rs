@@ -1,0 +1,401 @@
+//! What an import says about one file: [`ImportReport`], its
+//! [`ImportError`]s and the [`Progress`] of a long import.
+//!
+//! Reports are plain data (serde both ways) because they travel: to the
+//! command line as JSON, to the app's UI through the watcher's events, into
+//! the nexus's state (the watcher's memory of each file's last result), and
+//! to agents through `import_knowledge_bundle`.
+
+use kip_lang::{ErrorCode, KipError};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value as Json, json};
+
+/// How many errors a report lists; the rest are only counted
+/// ([`ImportReport::errors_omitted`]), so a file with an error in every
+/// line of a million still yields a readable report.
+pub const MAX_ERRORS: usize = 500;
+
+/// The kind of file, chosen by its extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// A `.kip` capsule: KIP commands.
+    Kip,
+    /// A `.yaml` / `.yml` knowledge bundle.
+    Yaml,
+}
+
+impl Format {
+    /// The format of a file name (`None` for anything but `.kip`, `.yaml`
+    /// and `.yml`, in any letter case).
+    pub fn of(file_name: &str) -> Option<Format> {
+        let ext = std::path::Path::new(file_name)
+            .extension()?
+            .to_str()?
+            .to_ascii_lowercase();
+        match ext.as_str() {
+            "kip" => Some(Format::Kip),
+            "yaml" | "yml" => Some(Format::Yaml),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a file landed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Everything in the file was applied in one transaction (or, for a dry
+    /// run, would have been).
+    Imported,
+    /// Nothing was applied; `errors` says why.
+    Failed,
+}
+
+/// Elements created, updated and deleted by one file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    pub concepts_created: u64,
+    pub concepts_updated: u64,
+    pub concepts_deleted: u64,
+    pub propositions_created: u64,
+    pub propositions_updated: u64,
+    pub propositions_deleted: u64,
+}
+
+impl From<kip_nexus::Stats> for Counts {
+    fn from(s: kip_nexus::Stats) -> Counts {
+        Counts {
+            concepts_created: s.concepts_created,
+            concepts_updated: s.concepts_updated,
+            concepts_deleted: s.concepts_deleted,
+            propositions_created: s.propositions_created,
+            propositions_updated: s.propositions_updated,
+            propositions_deleted: s.propositions_deleted,
+        }
+    }
+}
+
+impl Counts {
+    /// Whether the import changed anything.
+    pub fn changed(&self) -> bool {
+        *self != Counts::default()
+    }
+}
+
+/// One problem in a file, with where it is and how to fix it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ImportError {
+    pub code: ErrorCode,
+    pub message: String,
+    /// Where in a bundle: `[4].source.name` (the item's index in the list,
+    /// then keys). `None` for `.kip` capsules and whole-file problems.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// 1-based line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// 1-based column, in Unicode scalar values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub column: Option<usize>,
+    /// What to do about it.
+    pub hint: String,
+    /// "Did you mean" candidates, best first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<String>,
+}
+
+impl ImportError {
+    pub(crate) fn new(code: ErrorCode, message: impl Into<String>) -> ImportError {
+        ImportError {
+            code,
+            message: message.into(),
+            path: None,
+            line: None,
+            column: None,
+            hint: code.default_hint().to_owned(),
+            suggestions: Vec::new(),
+        }
+    }
+
+    pub(crate) fn hint(mut self, hint: impl Into<String>) -> ImportError {
+        self.hint = hint.into();
+        self
+    }
+
+    pub(crate) fn suggestions(mut self, suggestions: Vec<String>) -> ImportError {
+        self.suggestions = suggestions;
+        self
+    }
+
+    /// The errors a KIP error object carries: itself, or the list in its
+    /// `data.errors` when it collapsed several.
+    pub(crate) fn from_kip(e: &KipError) -> Vec<ImportError> {
+        if let Some(Json::Array(all)) = e.data.get("errors") {
+            let parsed: Vec<ImportError> = all
+                .iter()
+                .filter_map(|v| serde_json::from_value::<KipError>(v.clone()).ok())
+                .map(|k| ImportError::from_one(&k))
+                .collect();
+            if !parsed.is_empty() {
+                return parsed;
+            }
+        }
+        vec![ImportError::from_one(e)]
+    }
+
+    fn from_one(e: &KipError) -> ImportError {
+        let number = |k: &str| {
+            e.data
+                .get(k)
+                .and_then(Json::as_u64)
+                .and_then(|n| usize::try_from(n).ok())
+        };
+        let suggestions = e
+            .data
+            .get("suggestions")
+            .and_then(Json::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        ImportError {
+            code: e.code,
+            message: e.message.clone(),
+            path: e
+                .data
+                .get("path")
+                .and_then(Json::as_str)
+                .map(str::to_owned),
+            line: number("line"),
+            column: number("column"),
+            hint: e.hint.clone(),
+            suggestions,
+        }
+    }
+
+    /// The error as a KIP error object (`data.path`, `data.line`,
+    /// `data.column`, `data.suggestions`).
+    pub fn to_kip_error(&self) -> KipError {
+        let mut e = KipError::new(self.code, self.message.clone()).with_hint(self.hint.clone());
+        if let Some(p) = &self.path {
+            e = e.with_data("path", p.clone());
+        }
+        if let Some(l) = self.line {
+            e = e.with_data("line", l);
+        }
+        if let Some(c) = self.column {
+            e = e.with_data("column", c);
+        }
+        e.with_suggestions(&self.suggestions)
+    }
+}
+
+/// The outcome of importing one file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ImportReport {
+    /// The file as it was named to the importer.
+    pub file: String,
+    /// `None` when the extension is not a capsule's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<Format>,
+    pub status: Status,
+    /// A validation and an aborted transaction: nothing was written.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
+    /// `sha256:<hex>` of the file's bytes.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub hash: String,
+    /// Items of a bundle, or commands of a capsule.
+    pub items: usize,
+    /// What changed (all zero when the file failed, or repeated knowledge
+    /// the nexus already held).
+    pub stats: Counts,
+    /// Wall-clock time of the whole import, reading to commit.
+    pub duration_ms: f64,
+    /// Every problem found (at most [`MAX_ERRORS`]); empty when imported.
+    pub errors: Vec<ImportError>,
+    /// Errors found beyond the first [`MAX_ERRORS`].
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub errors_omitted: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+impl ImportReport {
+    pub(crate) fn new(file: &str, format: Option<Format>) -> ImportReport {
+        ImportReport {
+            file: file.to_owned(),
+            format,
+            status: Status::Failed,
+            dry_run: false,
+            hash: String::new(),
+            items: 0,
+            stats: Counts::default(),
+            duration_ms: 0.0,
+            errors: Vec::new(),
+            errors_omitted: 0,
+        }
+    }
+
+    /// Whether the file landed.
+    pub fn is_imported(&self) -> bool {
+        self.status == Status::Imported
+    }
+
+    /// One line per error, `file:line:column: KIP_xxxx message (at path)`,
+    /// the form editors and terminals link to.
+    pub fn error_lines(&self) -> Vec<String> {
+        self.errors
+            .iter()
+            .map(|e| {
+                let mut place = self.file.clone();
+                if let Some(l) = e.line {
+                    place.push_str(&format!(":{l}"));
+                    if let Some(c) = e.column {
+                        place.push_str(&format!(":{c}"));
+                    }
+                }
+                let at = e
+                    .path
+                    .as_ref()
+                    .map(|p| format!(" (at {p})"))
+                    .unwrap_or_default();
+                format!("{place}: {} {}{at}. {}", e.code, e.message, e.hint)
+            })
+            .collect()
+    }
+
+    /// A failed report as one KIP error object: the first error, with all
+    /// of them in `data.errors` and the file in `data.file` (the shape
+    /// `execute_kip` clients already read). `None` when imported.
+    pub fn to_kip_error(&self) -> Option<KipError> {
+        let first = self.errors.first()?;
+        let mut e = first.to_kip_error().with_data("file", self.file.clone());
+        if self.errors.len() > 1 || self.errors_omitted > 0 {
+            let more = self.errors.len() - 1 + self.errors_omitted;
+            let noun = if more == 1 { "error" } else { "errors" };
+            e.message = format!("{} (and {more} more {noun})", e.message);
+            let all: Vec<Json> = self
+                .errors
+                .iter()
+                .map(|x| x.to_kip_error().to_json())
+                .collect();
+            e = e.with_data("errors", Json::Array(all));
+        }
+        Some(e)
+    }
+
+    /// The report as JSON.
+    pub fn to_json(&self) -> Json {
+        serde_json::to_value(self).unwrap_or_else(|_| json!({"file": self.file}))
+    }
+
+    /// Adds errors, keeping at most [`MAX_ERRORS`].
+    pub(crate) fn add_errors(&mut self, errors: impl IntoIterator<Item = ImportError>) {
+        for e in errors {
+            if self.errors.len() < MAX_ERRORS {
+                self.errors.push(e);
+            } else {
+                self.errors_omitted += 1;
+            }
+        }
+    }
+}
+
+/// The stage an import is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Reading the file and parsing its syntax.
+    Parsing,
+    /// Checking structure and meaning; `done` / `total` count items.
+    Validating,
+    /// Writing, in one transaction; `done` / `total` count items.
+    Applying,
+}
+
+/// Where a long import is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Progress {
+    pub phase: Phase,
+    pub done: u64,
+    pub total: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wire_shape_of_a_failed_report_is_stable() {
+        let mut r = ImportReport::new("bundle.yaml", Some(Format::Yaml));
+        r.hash = "sha256:00".into();
+        r.items = 3;
+        r.add_errors([ImportError {
+            code: ErrorCode::TypeMismatch,
+            message: "Entity type 'Human' is not defined".into(),
+            path: Some("[1].type".into()),
+            line: Some(4),
+            column: Some(9),
+            hint: "Did you mean 'Person'?".into(),
+            suggestions: vec!["Person".into()],
+        }]);
+        assert_eq!(
+            r.to_json(),
+            json!({
+                "file": "bundle.yaml",
+                "format": "yaml",
+                "status": "failed",
+                "hash": "sha256:00",
+                "items": 3,
+                "stats": {
+                    "concepts_created": 0, "concepts_updated": 0, "concepts_deleted": 0,
+                    "propositions_created": 0, "propositions_updated": 0, "propositions_deleted": 0
+                },
+                "duration_ms": 0.0,
+                "errors": [{
+                    "code": "KIP_2001",
+                    "message": "Entity type 'Human' is not defined",
+                    "path": "[1].type",
+                    "line": 4,
+                    "column": 9,
+                    "hint": "Did you mean 'Person'?",
+                    "suggestions": ["Person"]
+                }]
+            })
+        );
+        let back: ImportReport = serde_json::from_value(r.to_json()).expect("round trip");
+        assert_eq!(back, r);
+        assert_eq!(
+            r.error_lines(),
+            ["bundle.yaml:4:9: KIP_2001 Entity type 'Human' is not defined (at [1].type). Did you mean 'Person'?"]
+        );
+        let k = r.to_kip_error().expect("failed");
+        assert_eq!(k.data["file"], "bundle.yaml");
+        assert_eq!(k.data["path"], "[1].type");
+    }
+
+    #[test]
+    fn keeps_at_most_max_errors_and_counts_the_rest() {
+        let mut r = ImportReport::new("x.kip", Some(Format::Kip));
+        r.add_errors((0..MAX_ERRORS + 7).map(|i| ImportError::new(ErrorCode::NotFound, format!("{i}"))));
+        assert_eq!(r.errors.len(), MAX_ERRORS);
+        assert_eq!(r.errors_omitted, 7);
+        let k = r.to_kip_error().expect("failed");
+        assert!(k.message.ends_with(&format!("(and {} more errors)", MAX_ERRORS + 6)));
+    }
+
+    #[test]
+    fn formats_come_from_extensions() {
+        assert_eq!(Format::of("a/b.KIP"), Some(Format::Kip));
+        assert_eq!(Format::of("b.yml"), Some(Format::Yaml));
+        assert_eq!(Format::of("b.Yaml"), Some(Format::Yaml));
+        assert_eq!(Format::of("b.yaml.swp"), None);
+        assert_eq!(Format::of("b"), None);
+    }
+}

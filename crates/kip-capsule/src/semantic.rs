@@ -1,0 +1,745 @@
+//! The meaning checks: a file's ops against the nexus, in file order,
+//! collecting every problem instead of stopping at the first.
+//!
+//! - every concept type and predicate is defined, by the nexus or by an
+//!   earlier item of the same file, with "did you mean";
+//! - every `source` / `target` (subject / object) exists, in the nexus or
+//!   created earlier in the file, and was not deleted in between;
+//! - the ends have the types the predicate's `subject_types` /
+//!   `object_types` allow;
+//! - protected elements are neither deleted nor given a new `id`;
+//! - in a bundle (a declarative set, unlike a capsule's sequence of
+//!   commands), no element is given two different values for one key, or
+//!   both upserted and deleted.
+//!
+//! The checks read one snapshot of the nexus and never write. They do not
+//! replace the nexus's own checks, which run again when the file is applied.
+
+use std::collections::{HashMap, HashSet};
+
+use kip_lang::{ErrorCode, suggest};
+use kip_nexus::graph::{CONCEPT_TYPE, Graph, PROPOSITION_TYPE, Result};
+use kip_nexus::schema::{has_immutable_id, is_protected};
+use kip_store::ElementId;
+use serde_json::{Map, Value as Json};
+
+use crate::model::{Definition, Model};
+use crate::ops::{Action, LinkRef, Loc, Op, Ref};
+use crate::report::ImportError;
+use crate::text::LineIndex;
+
+/// How an end of a proposition resolved.
+#[derive(Clone, Debug, PartialEq)]
+enum Kind {
+    Concept(String),
+    Proposition,
+    /// Not followed (a KIP handle the checks cannot see through).
+    Unknown,
+}
+
+/// The identity of an element, comparable across items.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Key {
+    Concept(String, String),
+    Id(String),
+    Link(Box<(Key, String, Key)>),
+    Unknown,
+}
+
+/// A resolved end: what it is, its identity, and its id if it is stored.
+struct End {
+    kind: Kind,
+    key: Key,
+    stored: Option<ElementId>,
+}
+
+/// What the file has done to an element so far.
+enum Seen {
+    Upserted {
+        attrs: Map<String, Json>,
+        meta: Map<String, Json>,
+        loc: Loc,
+    },
+    Deleted {
+        loc: Loc,
+    },
+    /// An item that failed earlier checks: it counts as present.
+    Present,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    Defined,
+    Deleted,
+}
+
+/// Words for a proposition's ends: `source` / `target` in bundles,
+/// `subject` / `object` in capsules.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Roles {
+    pub(crate) subject: &'static str,
+    pub(crate) object: &'static str,
+}
+
+pub(crate) const BUNDLE_ROLES: Roles = Roles {
+    subject: "source",
+    object: "target",
+};
+pub(crate) const KIP_ROLES: Roles = Roles {
+    subject: "subject",
+    object: "object",
+};
+
+/// "Entity type 'Human' is not defined. Did you mean 'Person'?", as an error.
+pub(crate) fn unknown_name(
+    what: &str,
+    name: &str,
+    candidates: impl IntoIterator<Item = String>,
+    define: &str,
+) -> ImportError {
+    let candidates: Vec<String> = candidates.into_iter().collect();
+    let suggestions = suggest::similar(name, candidates.iter().map(String::as_str));
+    let message = match suggestions.first() {
+        Some(s) => format!("{what} '{name}' is not defined. Did you mean '{s}'?"),
+        None => format!("{what} '{name}' is not defined"),
+    };
+    ImportError::new(ErrorCode::TypeMismatch, message)
+        .hint(format!(
+            "Names are case-sensitive. {define} Run `kip schema` (get_knowledge_schema) to see every defined type and predicate."
+        ))
+        .suggestions(suggestions)
+}
+
+pub(crate) const DEFINE_TYPE: &str = "Define a new concept type with a `$ConceptType` item (or UPSERT) before its first use.";
+pub(crate) const DEFINE_PREDICATE: &str = "Define a new predicate with a `$PropositionType` item (or UPSERT) before its first use, with its subject_types and object_types.";
+
+fn describe_ref(r: &Ref) -> String {
+    match r {
+        Ref::Concept { ty, name, .. } => format!("{ty} '{name}'"),
+        Ref::Id { id, .. } => format!("element {id}"),
+        Ref::Link(l) => format!(
+            "proposition ({}, '{}', {})",
+            describe_ref(&l.subject),
+            l.predicate,
+            describe_ref(&l.object)
+        ),
+        Ref::Unknown => "element".to_owned(),
+    }
+}
+
+/// Checks ops in order against one snapshot of the nexus.
+pub(crate) struct Checker<'a, 'g> {
+    g: &'a Graph<'g>,
+    model: &'a Model,
+    source: &'a str,
+    lines: &'a LineIndex,
+    roles: Roles,
+    /// Contradictions are errors (bundles), or later writes simply win
+    /// (capsules).
+    strict: bool,
+    types: HashMap<String, State>,
+    predicates: HashMap<String, (State, Definition)>,
+    /// Where the file defines each type and predicate (its first
+    /// definition), to tell "used before its definition" from "unknown".
+    defined_at: HashMap<String, Loc>,
+    concepts: HashMap<(String, String), Seen>,
+    links: HashMap<Key, Seen>,
+    stored_names: HashMap<String, Vec<String>>,
+    pub(crate) errors: Vec<ImportError>,
+}
+
+impl<'a, 'g> Checker<'a, 'g> {
+    pub(crate) fn new(
+        g: &'a Graph<'g>,
+        model: &'a Model,
+        source: &'a str,
+        lines: &'a LineIndex,
+        roles: Roles,
+        strict: bool,
+        ops: &[Op],
+    ) -> Checker<'a, 'g> {
+        let mut defined_at = HashMap::new();
+        for op in ops {
+            if let Op::Concept {
+                ty,
+                name,
+                action: Action::Upsert,
+                loc,
+                ..
+            } = op
+                && (ty == CONCEPT_TYPE || ty == PROPOSITION_TYPE)
+            {
+                defined_at.entry(name.clone()).or_insert_with(|| loc.clone());
+            }
+        }
+        Checker {
+            g,
+            model,
+            source,
+            lines,
+            roles,
+            strict,
+            types: HashMap::new(),
+            predicates: HashMap::new(),
+            defined_at,
+            concepts: HashMap::new(),
+            links: HashMap::new(),
+            stored_names: HashMap::new(),
+            errors: Vec::new(),
+        }
+    }
+
+    fn at(&self, e: ImportError, loc: &Loc) -> ImportError {
+        let (line, column) = self.lines.position(self.source, loc.start);
+        ImportError {
+            path: loc.path.clone(),
+            line: Some(line),
+            column: Some(column),
+            ..e
+        }
+    }
+
+    fn report(&mut self, e: ImportError, loc: &Loc) {
+        let e = self.at(e, loc);
+        self.errors.push(e);
+    }
+
+    fn place(&self, loc: &Loc) -> String {
+        let (line, _) = self.lines.position(self.source, loc.start);
+        match &loc.path {
+            Some(p) => format!("{p} (line {line})"),
+            None => format!("line {line}"),
+        }
+    }
+
+    fn type_defined(&self, ty: &str) -> bool {
+        if ty == CONCEPT_TYPE {
+            return true; // the root defines itself
+        }
+        match self.types.get(ty) {
+            Some(State::Defined) => true,
+            Some(State::Deleted) => false,
+            None => self.model.types.contains_key(ty),
+        }
+    }
+
+    fn predicate(&self, p: &str) -> Option<&Definition> {
+        match self.predicates.get(p) {
+            Some((State::Defined, def)) => Some(def),
+            Some((State::Deleted, _)) => None,
+            None => self.model.predicates.get(p),
+        }
+    }
+
+    fn check_type(&mut self, ty: &str, loc: &Loc) -> bool {
+        if self.type_defined(ty) {
+            return true;
+        }
+        if let Some(def) = self.defined_at.get(ty).cloned() {
+            let e = ImportError::new(
+                ErrorCode::TypeMismatch,
+                format!(
+                    "concept type '{ty}' is used here before its definition at {}",
+                    self.place(&def)
+                ),
+            )
+            .hint("Move the `$ConceptType` item above every item that uses the type: a file is applied in order.");
+            self.report(e, loc);
+            return false;
+        }
+        let mut candidates: HashSet<String> = self.model.types.keys().cloned().collect();
+        candidates.extend(
+            self.types
+                .iter()
+                .filter(|(_, s)| **s == State::Defined)
+                .map(|(t, _)| t.clone()),
+        );
+        let mut sorted: Vec<String> = candidates.into_iter().collect();
+        sorted.sort();
+        let e = unknown_name("Entity type", ty, sorted, DEFINE_TYPE);
+        self.report(e, loc);
+        false
+    }
+
+    fn check_predicate(&mut self, p: &str, loc: &Loc) -> bool {
+        if self.predicate(p).is_some() {
+            return true;
+        }
+        if let Some(def) = self.defined_at.get(p).cloned() {
+            let e = ImportError::new(
+                ErrorCode::TypeMismatch,
+                format!(
+                    "predicate '{p}' is used here before its definition at {}",
+                    self.place(&def)
+                ),
+            )
+            .hint("Move the `$PropositionType` item above every item that uses the predicate: a file is applied in order.");
+            self.report(e, loc);
+            return false;
+        }
+        let mut candidates: HashSet<String> = self.model.predicates.keys().cloned().collect();
+        candidates.extend(
+            self.predicates
+                .iter()
+                .filter(|(_, (s, _))| *s == State::Defined)
+                .map(|(t, _)| t.clone()),
+        );
+        let mut sorted: Vec<String> = candidates.into_iter().collect();
+        sorted.sort();
+        let e = unknown_name("Predicate", p, sorted, DEFINE_PREDICATE);
+        self.report(e, loc);
+        false
+    }
+
+    /// Stored names of type `ty` (for "did you mean"), at most a few
+    /// thousand: past that, comparing is not cheap and SEARCH helps more.
+    fn names_of(&mut self, ty: &str) -> Result<Vec<String>> {
+        if let Some(n) = self.stored_names.get(ty) {
+            return Ok(n.clone());
+        }
+        let mut names = Vec::new();
+        if let Some(t) = self.g.type_id(ty)? {
+            let ids = self.g.concepts_of_type(t)?;
+            if ids.len() <= 5_000 {
+                for id in ids {
+                    if let Some(c) = self.g.concept(id)? {
+                        names.push(c.name.clone());
+                    }
+                }
+            }
+        }
+        self.stored_names.insert(ty.to_owned(), names.clone());
+        Ok(names)
+    }
+
+    /// Resolves an end; reports what is wrong with it when `must_exist`.
+    fn resolve(&mut self, r: &Ref, predicate: &str, role: &str, must_exist: bool) -> Result<Option<End>> {
+        match r {
+            Ref::Unknown => Ok(Some(End {
+                kind: Kind::Unknown,
+                key: Key::Unknown,
+                stored: None,
+            })),
+            Ref::Concept {
+                ty,
+                name,
+                ty_loc,
+                loc,
+            } => {
+                if !self.check_type(ty, ty_loc) {
+                    return Ok(None);
+                }
+                let key = Key::Concept(ty.clone(), name.clone());
+                let stored = self.g.find_concept_by_names(ty, name)?.map(ElementId::Concept);
+                let present = match self.concepts.get(&(ty.clone(), name.clone())) {
+                    Some(Seen::Upserted { .. } | Seen::Present) => true,
+                    Some(Seen::Deleted { loc: deleted }) => {
+                        if must_exist {
+                            let e = ImportError::new(
+                                ErrorCode::NotFound,
+                                format!(
+                                    "Cannot create '{predicate}': {role} {ty} '{name}' is deleted earlier in this file, at {}",
+                                    self.place(deleted)
+                                ),
+                            )
+                            .hint("Remove the delete, or this item.");
+                            self.report(e, loc);
+                        }
+                        return Ok(None);
+                    }
+                    None => stored.is_some(),
+                };
+                if !present {
+                    if must_exist {
+                        let mut candidates = self.names_of(ty)?;
+                        candidates.extend(
+                            self.concepts
+                                .iter()
+                                .filter(|((t, _), s)| t == ty && !matches!(s, Seen::Deleted { .. }))
+                                .map(|((_, n), _)| n.clone()),
+                        );
+                        let suggestions = suggest::similar(name, candidates.iter().map(String::as_str));
+                        let message = match suggestions.first() {
+                            Some(s) => format!(
+                                "Cannot create '{predicate}': {role} {ty} '{name}' not found. Did you mean '{s}'?"
+                            ),
+                            None => format!("Cannot create '{predicate}': {role} {ty} '{name}' not found"),
+                        };
+                        let e = ImportError::new(ErrorCode::NotFound, message)
+                            .hint(format!(
+                                "Create {ty} '{name}' with an item earlier in this file, or correct the name (names are exact and case-sensitive)."
+                            ))
+                            .suggestions(suggestions);
+                        self.report(e, loc);
+                    }
+                    return Ok(None);
+                }
+                Ok(Some(End {
+                    kind: Kind::Concept(ty.clone()),
+                    key,
+                    stored,
+                }))
+            }
+            Ref::Id { id, loc } => {
+                let element = id.parse::<ElementId>().ok();
+                let found = match element {
+                    Some(ElementId::Concept(c)) => match self.g.concept(c)? {
+                        Some(rec) => {
+                            let ty = self.g.type_name(rec.type_id)?.to_string();
+                            let key = Key::Concept(ty.clone(), rec.name.clone());
+                            let deleted = matches!(
+                                self.concepts.get(&(ty.clone(), rec.name.clone())),
+                                Some(Seen::Deleted { .. })
+                            );
+                            (!deleted).then_some((Kind::Concept(ty), key))
+                        }
+                        None => None,
+                    },
+                    Some(ElementId::Proposition(p)) => self
+                        .g
+                        .proposition(p)?
+                        .map(|_| (Kind::Proposition, Key::Id(id.clone()))),
+                    None => None,
+                };
+                match found {
+                    Some((kind, key)) => Ok(Some(End {
+                        kind,
+                        key,
+                        stored: element,
+                    })),
+                    None => {
+                        if must_exist {
+                            let e = ImportError::new(
+                                ErrorCode::NotFound,
+                                format!("Cannot create '{predicate}': {role} {id} not found"),
+                            )
+                            .hint("An {id} reference names an element that already exists (C:… concepts, P:… propositions). Find ids with SEARCH or FIND(?x.id), or refer to the concept by {type, name}.");
+                            self.report(e, loc);
+                        }
+                        Ok(None)
+                    }
+                }
+            }
+            Ref::Link(l) => {
+                if !self.check_predicate(&l.predicate, &l.predicate_loc) {
+                    return Ok(None);
+                }
+                let s = self.resolve(&l.subject, &l.predicate, self.roles.subject, must_exist)?;
+                let o = self.resolve(&l.object, &l.predicate, self.roles.object, must_exist)?;
+                let (Some(s), Some(o)) = (s, o) else {
+                    return Ok(None);
+                };
+                let key = Key::Link(Box::new((s.key, l.predicate.clone(), o.key)));
+                let stored = match (s.stored, o.stored, self.g.predicate_id(&l.predicate)?) {
+                    (Some(si), Some(oi), Some(p)) => self
+                        .g
+                        .propositions(Some(si), Some(p), Some(oi))?
+                        .first()
+                        .map(|m| ElementId::Proposition(m.0)),
+                    _ => None,
+                };
+                let present = match self.links.get(&key) {
+                    Some(Seen::Upserted { .. } | Seen::Present) => true,
+                    Some(Seen::Deleted { .. }) => false,
+                    None => stored.is_some() || s.kind == Kind::Unknown || o.kind == Kind::Unknown,
+                };
+                if !present {
+                    if must_exist {
+                        let e = ImportError::new(
+                            ErrorCode::NotFound,
+                            format!("Cannot create '{predicate}': {role} {} not found", describe_ref(r)),
+                        )
+                        .hint("A proposition used as an end must exist: create it with an item earlier in this file.");
+                        self.report(e, &l.loc);
+                    }
+                    return Ok(None);
+                }
+                Ok(Some(End {
+                    kind: Kind::Proposition,
+                    key,
+                    stored,
+                }))
+            }
+        }
+    }
+
+    fn check_end_type(&mut self, predicate: &str, end: &End, allowed: Option<Vec<String>>, role: &str, r: &Ref) {
+        let Some(allowed) = allowed else { return };
+        let ok = match &end.kind {
+            Kind::Concept(t) => allowed.iter().any(|a| a == t),
+            Kind::Proposition => false,
+            Kind::Unknown => true,
+        };
+        if ok {
+            return;
+        }
+        let found = match &end.kind {
+            Kind::Concept(t) => format!("a {t}"),
+            _ => "a proposition".to_owned(),
+        };
+        let e = ImportError::new(
+            ErrorCode::TypeMismatch,
+            format!(
+                "Cannot create '{predicate}': its {role} must be a {}, but {} is {found}",
+                allowed.join(" or "),
+                describe_ref(r)
+            ),
+        )
+        .hint(format!(
+            "Check the direction and the types: '{predicate}' goes from {} to {}.",
+            self.predicate(predicate)
+                .and_then(|d| d.end_types("subject_types"))
+                .map_or("anything".to_owned(), |l| l.join(" or ")),
+            self.predicate(predicate)
+                .and_then(|d| d.end_types("object_types"))
+                .map_or("anything".to_owned(), |l| l.join(" or ")),
+        ));
+        if let Some(loc) = r.loc().cloned() {
+            self.report(e, &loc);
+        }
+    }
+
+    /// Reports each key given two different values for one element.
+    fn contradictions(&mut self, what: &str, old: &Seen, attrs: &Map<String, Json>, meta: &Map<String, Json>, loc: &Loc) {
+        match old {
+            Seen::Upserted {
+                attrs: a0,
+                meta: m0,
+                loc: l0,
+            } => {
+                for (section, new, before) in [("", attrs, a0), ("metadata.", meta, m0)] {
+                    for (k, v) in new {
+                        if let Some(v0) = before.get(k)
+                            && v0 != v
+                        {
+                            let e = ImportError::new(
+                                ErrorCode::DuplicateExists,
+                                format!(
+                                    "{what} is given {section}{k} = {v} here but {v0} at {}",
+                                    self.place(l0)
+                                ),
+                            )
+                            .hint("One element, one value per key: keep one of the two, or merge the items.");
+                            self.report(e, loc);
+                        }
+                    }
+                }
+            }
+            Seen::Deleted { loc: l0 } => {
+                let e = ImportError::new(
+                    ErrorCode::DuplicateExists,
+                    format!("{what} is deleted at {} and written again here", self.place(l0)),
+                )
+                .hint("A bundle states what should be: keep either the delete or the item.");
+                self.report(e, loc);
+            }
+            Seen::Present => {}
+        }
+    }
+
+    /// Checks one op and records what it does.
+    pub(crate) fn op(&mut self, op: &Op) -> Result<()> {
+        match op {
+            Op::Placeholder { ty, name } => {
+                self.define(ty, name, &Map::new(), true);
+                self.concepts.insert((ty.clone(), name.clone()), Seen::Present);
+            }
+            Op::ById { id, loc } => {
+                let exists = match id.parse::<ElementId>() {
+                    Ok(ElementId::Concept(c)) => self.g.concept(c)?.is_some(),
+                    Ok(ElementId::Proposition(p)) => self.g.proposition(p)?.is_some(),
+                    Err(_) => false,
+                };
+                if !exists {
+                    let e = ImportError::new(ErrorCode::NotFound, format!("element {id:?} does not exist"))
+                        .hint("{id: …} only matches an existing element. Find its id with SEARCH or FIND(?x.id), or refer to a concept by {type, name}.");
+                    self.report(e, loc);
+                }
+            }
+            Op::Concept {
+                ty,
+                name,
+                attrs,
+                meta,
+                action,
+                loc,
+                ty_loc,
+            } => {
+                let key = (ty.clone(), name.clone());
+                if !self.check_type(ty, ty_loc) {
+                    self.define(ty, name, attrs, *action == Action::Upsert);
+                    self.concepts.insert(key, Seen::Present);
+                    return Ok(());
+                }
+                let what = format!("{ty} '{name}'");
+                match action {
+                    Action::Upsert => {
+                        if has_immutable_id(ty, name)
+                            && let Some(new_id) = attrs.get("id")
+                        {
+                            let old_id = match self.concepts.get(&key) {
+                                Some(Seen::Upserted { attrs: a, .. }) => a.get("id").cloned(),
+                                _ => match self.g.find_concept_by_names(ty, name)? {
+                                    Some(c) => self.g.concept(c)?.and_then(|r| r.attributes.get("id").cloned()),
+                                    None => None,
+                                },
+                            };
+                            if old_id.as_ref().is_some_and(|o| o != new_id) {
+                                let e = ImportError::new(
+                                    ErrorCode::ImmutableTarget,
+                                    format!("{what} is protected and cannot be given a new `id`"),
+                                )
+                                .hint("The id of $self and $system never changes; leave `id` out, other attributes may grow.");
+                                self.report(e, loc);
+                            }
+                        }
+                        let merged = match self.concepts.remove(&key) {
+                            Some(old) => {
+                                if self.strict {
+                                    self.contradictions(&what, &old, attrs, meta, loc);
+                                }
+                                match old {
+                                    Seen::Upserted {
+                                        attrs: mut a0,
+                                        meta: mut m0,
+                                        ..
+                                    } => {
+                                        a0.extend(attrs.clone());
+                                        m0.extend(meta.clone());
+                                        (a0, m0)
+                                    }
+                                    _ => (attrs.clone(), meta.clone()),
+                                }
+                            }
+                            None => (attrs.clone(), meta.clone()),
+                        };
+                        self.define(ty, name, attrs, true);
+                        self.concepts.insert(
+                            key,
+                            Seen::Upserted {
+                                attrs: merged.0,
+                                meta: merged.1,
+                                loc: loc.clone(),
+                            },
+                        );
+                    }
+                    Action::Delete => {
+                        if is_protected(ty, name) {
+                            let e = ImportError::new(
+                                ErrorCode::ImmutableTarget,
+                                format!("{what} is protected and cannot be deleted"),
+                            )
+                            .hint("The meta-types, $self, $system, the CoreSchema domain and belongs_to_domain are the nexus's foundation; remove this item.");
+                            self.report(e, loc);
+                        }
+                        if self.strict
+                            && let Some(old) = self.concepts.get(&key)
+                            && let Seen::Upserted { loc: l0, .. } = old
+                        {
+                            let e = ImportError::new(
+                                ErrorCode::DuplicateExists,
+                                format!("{what} is written at {} and deleted here", self.place(l0)),
+                            )
+                            .hint("A bundle states what should be: keep either the item or the delete.");
+                            self.report(e, loc);
+                        }
+                        self.define(ty, name, attrs, false);
+                        self.concepts.insert(key, Seen::Deleted { loc: loc.clone() });
+                    }
+                }
+            }
+            Op::Link {
+                link,
+                attrs,
+                meta,
+                action,
+                loc,
+            } => self.link(link, attrs, meta, *action, loc)?,
+        }
+        Ok(())
+    }
+
+    fn link(&mut self, link: &LinkRef, attrs: &Map<String, Json>, meta: &Map<String, Json>, action: Action, loc: &Loc) -> Result<()> {
+        let p = &link.predicate;
+        if !self.check_predicate(p, &link.predicate_loc) {
+            return Ok(());
+        }
+        let must_exist = action == Action::Upsert;
+        let (sr, or) = (self.roles.subject, self.roles.object);
+        let s = self.resolve(&link.subject, p, sr, must_exist)?;
+        let o = self.resolve(&link.object, p, or, must_exist)?;
+        let (Some(s), Some(o)) = (s, o) else {
+            return Ok(());
+        };
+        if must_exist {
+            let def = self.predicate(p).cloned().unwrap_or_default();
+            self.check_end_type(p, &s, def.end_types("subject_types"), sr, &link.subject);
+            self.check_end_type(p, &o, def.end_types("object_types"), or, &link.object);
+        }
+        let key = Key::Link(Box::new((s.key, p.clone(), o.key)));
+        let what = format!("proposition {}", describe_ref(&Ref::Link(Box::new(link.clone()))));
+        match action {
+            Action::Upsert => {
+                let merged = match self.links.remove(&key) {
+                    Some(old) => {
+                        if self.strict {
+                            self.contradictions(&what, &old, attrs, meta, loc);
+                        }
+                        match old {
+                            Seen::Upserted {
+                                attrs: mut a0,
+                                meta: mut m0,
+                                ..
+                            } => {
+                                a0.extend(attrs.clone());
+                                m0.extend(meta.clone());
+                                (a0, m0)
+                            }
+                            _ => (attrs.clone(), meta.clone()),
+                        }
+                    }
+                    None => (attrs.clone(), meta.clone()),
+                };
+                self.links.insert(
+                    key,
+                    Seen::Upserted {
+                        attrs: merged.0,
+                        meta: merged.1,
+                        loc: loc.clone(),
+                    },
+                );
+            }
+            Action::Delete => {
+                if self.strict
+                    && let Some(Seen::Upserted { loc: l0, .. }) = self.links.get(&key)
+                {
+                    let e = ImportError::new(
+                        ErrorCode::DuplicateExists,
+                        format!("{what} is written at {} and deleted here", self.place(l0)),
+                    )
+                    .hint("A bundle states what should be: keep either the item or the delete.");
+                    self.report(e, loc);
+                }
+                self.links.insert(key, Seen::Deleted { loc: loc.clone() });
+            }
+        }
+        Ok(())
+    }
+
+    /// Records the effect of a definition item on the schema.
+    fn define(&mut self, ty: &str, name: &str, attrs: &Map<String, Json>, upsert: bool) {
+        let state = if upsert { State::Defined } else { State::Deleted };
+        if ty == CONCEPT_TYPE {
+            self.types.insert(name.to_owned(), state);
+        } else if ty == PROPOSITION_TYPE {
+            let mut def = match self.predicates.get(name) {
+                Some((_, d)) => d.clone(),
+                None => self.model.predicates.get(name).cloned().unwrap_or_default(),
+            };
+            for (k, v) in attrs {
+                def.attributes.insert(k.clone(), v.clone());
+            }
+            self.predicates.insert(name.to_owned(), (state, def));
+        }
+    }
+}

@@ -1,0 +1,620 @@
+//! YAML with positions: a bundle file becomes a tree of [`Node`]s that
+//! remember the byte range they were written at, so every error can name its
+//! line and column; and the writer's side, scalars and keys quoted so that
+//! they read back as the same JSON value.
+//!
+//! The tree is built from `saphyr-parser`'s event stream rather than from a
+//! generic YAML value, because bundle errors need what generic loaders drop:
+//! the position of every key and value, duplicate keys (refused here, not
+//! silently overwritten), and a bound on alias expansion. Scalars resolve by
+//! the YAML 1.2 core schema (`saphyr`'s resolver), so `yes` is a string and
+//! `1.0` a number, as JSON tools expect.
+//!
+//! Limits (each an error, never a crash): one document per file, nesting at
+//! most [`MAX_DEPTH`] deep, alias expansion bounded by [`MAX_NODES`] or eight
+//! nodes per byte of input, whichever is larger, no non-finite numbers (JSON
+//! has none).
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use saphyr::{Scalar, ScalarStyle};
+use saphyr_parser::{Event, Parser, Tag};
+use serde_json::{Map, Number, Value as Json};
+
+use crate::text::CharToByte;
+
+/// How deep collections may nest.
+pub(crate) const MAX_DEPTH: usize = 200;
+/// The floor of the node budget (aliases expand into copies).
+pub(crate) const MAX_NODES: usize = 1_000_000;
+
+/// A YAML node and the bytes it was written at.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Node {
+    pub(crate) kind: Kind,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Kind {
+    Null,
+    Bool(bool),
+    Number(Number),
+    Str(String),
+    Seq(Vec<Node>),
+    Map(Vec<Entry>),
+}
+
+/// A mapping entry: the key as text, where it was written, and its value.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Entry {
+    pub(crate) key: String,
+    pub(crate) key_start: usize,
+    pub(crate) key_end: usize,
+    pub(crate) value: Node,
+}
+
+/// A YAML syntax problem at a byte offset.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct YamlError {
+    pub(crate) message: String,
+    pub(crate) hint: String,
+    pub(crate) offset: usize,
+}
+
+impl Node {
+    /// The entries of a mapping.
+    pub(crate) fn entries(&self) -> Option<&[Entry]> {
+        match &self.kind {
+            Kind::Map(entries) => Some(entries),
+            _ => None,
+        }
+    }
+
+    /// The entry `key` of a mapping.
+    pub(crate) fn entry(&self, key: &str) -> Option<&Entry> {
+        self.entries()?.iter().find(|e| e.key == key)
+    }
+
+    /// The value of `key` in a mapping.
+    pub(crate) fn get(&self, key: &str) -> Option<&Node> {
+        self.entry(key).map(|e| &e.value)
+    }
+
+    pub(crate) fn as_str(&self) -> Option<&str> {
+        match &self.kind {
+            Kind::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The node as JSON (key order kept).
+    pub(crate) fn to_json(&self) -> Json {
+        match &self.kind {
+            Kind::Null => Json::Null,
+            Kind::Bool(b) => Json::Bool(*b),
+            Kind::Number(n) => Json::Number(n.clone()),
+            Kind::Str(s) => Json::String(s.clone()),
+            Kind::Seq(items) => Json::Array(items.iter().map(Node::to_json).collect()),
+            Kind::Map(entries) => Json::Object(
+                entries
+                    .iter()
+                    .map(|e| (e.key.clone(), e.value.to_json()))
+                    .collect::<Map<String, Json>>(),
+            ),
+        }
+    }
+
+    /// How to name the node's kind in a message.
+    pub(crate) fn kind_name(&self) -> &'static str {
+        match &self.kind {
+            Kind::Null => "null",
+            Kind::Bool(_) => "a boolean",
+            Kind::Number(_) => "a number",
+            Kind::Str(_) => "a string",
+            Kind::Seq(_) => "a list",
+            Kind::Map(_) => "a mapping",
+        }
+    }
+
+    fn size(&self) -> usize {
+        match &self.kind {
+            Kind::Seq(items) => 1 + items.iter().map(Node::size).sum::<usize>(),
+            Kind::Map(entries) => 1 + entries.iter().map(|e| 1 + e.value.size()).sum::<usize>(),
+            _ => 1,
+        }
+    }
+}
+
+/// A collection being built.
+enum Frame {
+    Seq {
+        items: Vec<Node>,
+        start: usize,
+        anchor: usize,
+    },
+    Map {
+        entries: Vec<Entry>,
+        key: Option<(String, usize, usize)>,
+        start: usize,
+        anchor: usize,
+    },
+}
+
+fn error(offset: usize, message: impl Into<String>, hint: impl Into<String>) -> YamlError {
+    YamlError {
+        message: message.into(),
+        hint: hint.into(),
+        offset,
+    }
+}
+
+/// Parses a YAML text of at most one document. `Ok(None)` for a text with
+/// no document (empty, or only comments).
+pub(crate) fn parse(text: &str) -> Result<Option<Node>, YamlError> {
+    let mut parser = Parser::new_from_str(text);
+    let mut bytes = CharToByte::new(text);
+    let budget = MAX_NODES.max(text.len().saturating_mul(8));
+    let mut nodes = 0usize;
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut anchors: HashMap<usize, (Node, usize)> = HashMap::new();
+    let mut root: Option<Node> = None;
+    let mut documents = 0;
+    while let Some(event) = parser.next_event() {
+        let (event, span) = match event {
+            Ok(e) => e,
+            Err(e) => {
+                let offset = bytes.byte(e.marker().index());
+                return Err(error(
+                    offset,
+                    format!("invalid YAML: {}", e.info()),
+                    "Check the indentation (spaces, not tabs), the `- ` before each list item, the `key: value` spacing, and that quotes and brackets are closed.",
+                ));
+            }
+        };
+        let start = bytes.byte(span.start.index());
+        let end = bytes.byte(span.end.index()).max(start);
+        let done: Option<(Node, usize)> = match event {
+            Event::StreamStart | Event::StreamEnd | Event::Nothing | Event::DocumentEnd => None,
+            Event::DocumentStart(_) => {
+                documents += 1;
+                if documents > 1 {
+                    return Err(error(
+                        start,
+                        "a bundle file holds one YAML document; a second one starts here",
+                        "Put every item in one list, or split the documents into separate files.",
+                    ));
+                }
+                None
+            }
+            Event::Alias(id) => {
+                let Some((node, size)) = anchors.get(&id) else {
+                    return Err(error(
+                        start,
+                        "this alias names no anchor defined before it",
+                        "Define `&name` before using `*name`.",
+                    ));
+                };
+                nodes = nodes.saturating_add(*size);
+                if nodes > budget {
+                    return Err(error(
+                        start,
+                        "aliases expand into too many nodes",
+                        "Write the repeated values out, or use fewer nested aliases.",
+                    ));
+                }
+                let mut copy = node.clone();
+                copy.start = start;
+                copy.end = end.max(start);
+                Some((copy, 0))
+            }
+            Event::Scalar(value, style, anchor, tag) => {
+                nodes += 1;
+                let kind = scalar(value, style, tag.as_ref()).map_err(|m| {
+                    error(
+                        start,
+                        m,
+                        "Remove the tag, or write a value of the type it names.",
+                    )
+                })?;
+                Some((Node { kind, start, end }, anchor))
+            }
+            Event::SequenceStart(anchor, _) => {
+                nodes += 1;
+                if stack.len() >= MAX_DEPTH {
+                    return Err(error(
+                        start,
+                        format!("collections nest more than {MAX_DEPTH} levels deep"),
+                        "Flatten the structure.",
+                    ));
+                }
+                stack.push(Frame::Seq {
+                    items: Vec::new(),
+                    start,
+                    anchor,
+                });
+                None
+            }
+            Event::MappingStart(anchor, _) => {
+                nodes += 1;
+                if stack.len() >= MAX_DEPTH {
+                    return Err(error(
+                        start,
+                        format!("collections nest more than {MAX_DEPTH} levels deep"),
+                        "Flatten the structure.",
+                    ));
+                }
+                stack.push(Frame::Map {
+                    entries: Vec::new(),
+                    key: None,
+                    start,
+                    anchor,
+                });
+                None
+            }
+            Event::SequenceEnd => match stack.pop() {
+                Some(Frame::Seq {
+                    items,
+                    start: s,
+                    anchor,
+                }) => Some((
+                    Node {
+                        kind: Kind::Seq(items),
+                        start: s,
+                        end,
+                    },
+                    anchor,
+                )),
+                _ => return Err(error(start, "unbalanced YAML structure", "")),
+            },
+            Event::MappingEnd => match stack.pop() {
+                Some(Frame::Map {
+                    entries,
+                    start: s,
+                    anchor,
+                    ..
+                }) => Some((
+                    Node {
+                        kind: Kind::Map(entries),
+                        start: s,
+                        end,
+                    },
+                    anchor,
+                )),
+                _ => return Err(error(start, "unbalanced YAML structure", "")),
+            },
+        };
+        let Some((node, anchor)) = done else { continue };
+        if nodes > budget {
+            return Err(error(
+                node.start,
+                "the document has too many nodes",
+                "Split the bundle into several files.",
+            ));
+        }
+        if anchor > 0 {
+            let size = node.size();
+            anchors.insert(anchor, (node.clone(), size));
+        }
+        match stack.last_mut() {
+            None => root = Some(node),
+            Some(Frame::Seq { items, .. }) => items.push(node),
+            Some(Frame::Map { entries, key, .. }) => match key.take() {
+                None => {
+                    let text = match &node.kind {
+                        Kind::Str(s) => s.clone(),
+                        Kind::Null => "null".to_owned(),
+                        Kind::Bool(b) => b.to_string(),
+                        Kind::Number(n) => n.to_string(),
+                        Kind::Seq(_) | Kind::Map(_) => {
+                            return Err(error(
+                                node.start,
+                                "a mapping key must be plain text, not a list or a mapping",
+                                "Write `key: value` with a text key.",
+                            ));
+                        }
+                    };
+                    if let Some(first) = entries.iter().find(|e| e.key == text) {
+                        let _ = first;
+                        return Err(error(
+                            node.start,
+                            format!("the key `{text}` appears twice in this mapping"),
+                            "Keep one of them: YAML keys are unique, and a second one would silently replace the first.",
+                        ));
+                    }
+                    *key = Some((text, node.start, node.end));
+                }
+                Some((k, key_start, key_end)) => entries.push(Entry {
+                    key: k,
+                    key_start,
+                    key_end,
+                    value: node,
+                }),
+            },
+        }
+    }
+    Ok(root)
+}
+
+/// Resolves a scalar by the YAML 1.2 core schema.
+fn scalar(value: Cow<'_, str>, style: ScalarStyle, tag: Option<&Cow<'_, Tag>>) -> Result<Kind, String> {
+    let integer_like = style == ScalarStyle::Plain && is_integer_text(&value);
+    let text = value.clone();
+    let resolved = Scalar::parse_from_cow_and_metadata(value, style, tag).ok_or_else(|| {
+        let name = tag.map(|t| t.to_string()).unwrap_or_default();
+        format!("`{text}` is not a valid {name} value")
+    })?;
+    Ok(match resolved {
+        Scalar::Null => Kind::Null,
+        Scalar::Boolean(b) => Kind::Bool(b),
+        Scalar::Integer(i) => Kind::Number(i.into()),
+        Scalar::FloatingPoint(f) => {
+            // Integers past i64 resolve as floats; keep those that fit a u64 exact.
+            if integer_like && let Ok(u) = text.trim_start_matches('+').parse::<u64>() {
+                return Ok(Kind::Number(u.into()));
+            }
+            match Number::from_f64(f.into_inner()) {
+                Some(n) => Kind::Number(n),
+                None => {
+                    return Err(format!(
+                        "`{text}` is not a finite number, and JSON numbers must be"
+                    ));
+                }
+            }
+        }
+        Scalar::String(s) => Kind::Str(s.into_owned()),
+    })
+}
+
+fn is_integer_text(s: &str) -> bool {
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+// ------------------------------------------------------------------ writing
+
+/// Whether a string can be written without quotes and read back as the
+/// same string by any YAML reader (1.1 readers included, hence the
+/// conservative character set and the quoted `yes` / `no` / `on` / `off`).
+fn plain_ok(s: &str) -> bool {
+    let Some(first) = s.chars().next() else {
+        return false;
+    };
+    let last = s.chars().next_back().unwrap_or(first);
+    if first.is_whitespace() || last.is_whitespace() || last == ':' {
+        return false;
+    }
+    if "-?:,[]{}#&*!|>'\"%@`~".contains(first) {
+        return false;
+    }
+    if s.contains(": ") || s.contains(" #") || s.starts_with("---") || s.starts_with("...") {
+        return false;
+    }
+    if s
+        .chars()
+        .any(|c| c.is_control() || needs_escape(c) || ",[]{}\"'\\#".contains(c))
+    {
+        return false;
+    }
+    let lower = s.to_ascii_lowercase();
+    if matches!(
+        lower.as_str(),
+        "y" | "n" | "yes" | "no" | "on" | "off" | "true" | "false" | "null" | "~"
+    ) {
+        return false;
+    }
+    // Anything the core schema would read as a number, a boolean or null.
+    matches!(Scalar::parse_from_cow(Cow::Borrowed(s)), Scalar::String(_))
+        && !looks_numeric(s)
+}
+
+/// Texts a YAML 1.1 reader might take for a number (`1_000`, `0b1`, `1:30`).
+fn looks_numeric(s: &str) -> bool {
+    let t = s.strip_prefix(['+', '-', '.']).unwrap_or(s);
+    t.chars().next().is_some_and(|c| c.is_ascii_digit())
+        && t
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._:".contains(c))
+}
+
+/// Characters YAML does not allow raw in a double-quoted string.
+fn needs_escape(c: char) -> bool {
+    matches!(c, '\u{85}' | '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}')
+}
+
+/// A double-quoted YAML string (JSON escapes are YAML escapes).
+pub(crate) fn quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() || needs_escape(c) => {
+                out.push_str(&format!("\\u{:04x}", u32::from(c)));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A string scalar: plain when safe, else double-quoted.
+pub(crate) fn string(s: &str) -> String {
+    if plain_ok(s) { s.to_owned() } else { quoted(s) }
+}
+
+/// A mapping key.
+pub(crate) fn key(k: &str) -> String {
+    let simple = k
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+        && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+    if simple && plain_ok(k) { k.to_owned() } else { quoted(k) }
+}
+
+/// A value in flow style (`{a: 1, b: [x, y]}`), on one line.
+pub(crate) fn flow(value: &Json) -> String {
+    match value {
+        Json::Null => "null".to_owned(),
+        Json::Bool(b) => b.to_string(),
+        Json::Number(n) => n.to_string(),
+        Json::String(s) => string(s),
+        Json::Array(items) => {
+            let inner: Vec<String> = items.iter().map(flow).collect();
+            format!("[{}]", inner.join(", "))
+        }
+        Json::Object(map) => {
+            let inner: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}: {}", key(k), flow(v)))
+                .collect();
+            format!("{{{}}}", inner.join(", "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn value(text: &str) -> Json {
+        parse(text).expect("parses").expect("a document").to_json()
+    }
+
+    #[test]
+    fn resolves_scalars_by_the_core_schema() {
+        assert_eq!(
+            value("a: yes\nb: 1.5\nc: ~\nd: '12'\ne: true\nf: 0x1F\ng: 18446744073709551615\nh:"),
+            json!({"a": "yes", "b": 1.5, "c": null, "d": "12", "e": true, "f": 31, "g": 18446744073709551615u64, "h": null})
+        );
+    }
+
+    #[test]
+    fn records_byte_positions_of_keys_and_values() {
+        let text = "- type: Drug\n  name: 阿司匹林\n  risk: 2\n";
+        let root = parse(text).expect("parses").expect("doc");
+        let Kind::Seq(items) = &root.kind else {
+            panic!("a list")
+        };
+        let risk = items[0].entry("risk").expect("risk");
+        assert_eq!(&text[risk.key_start..risk.key_end], "risk");
+        assert_eq!(&text[risk.value.start..risk.value.end], "2");
+        let name = items[0].get("name").expect("name");
+        assert_eq!(&text[name.start..name.end], "阿司匹林");
+        assert_eq!(items[0].start, text.find("type").expect("type"));
+    }
+
+    #[test]
+    fn refuses_duplicate_keys_several_documents_and_bad_syntax() {
+        let dup = parse("a: 1\nb: 2\na: 3\n").expect_err("duplicate");
+        assert_eq!(dup.offset, 10);
+        let two = parse("a: 1\n---\nb: 2\n").expect_err("two documents");
+        assert!(two.message.contains("one YAML document"), "{two:?}");
+        let bad = parse("a: [1, 2\nb: 3\n").expect_err("unclosed");
+        assert!(bad.message.starts_with("invalid YAML"), "{bad:?}");
+        assert!(parse("x: .inf").is_err());
+        assert_eq!(parse("# only a comment\n").expect("parses"), None);
+    }
+
+    #[test]
+    fn bounds_alias_expansion() {
+        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..12 {
+            let p = i - 1;
+            text.push_str(&format!(
+                "a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
+            ));
+        }
+        let e = parse(&text).expect_err("a billion laughs");
+        assert!(e.message.contains("too many"), "{e:?}");
+        assert_eq!(
+            value("base: &m {source: x}\nitem: *m\n"),
+            json!({"base": {"source": "x"}, "item": {"source": "x"}})
+        );
+    }
+
+    #[test]
+    fn bounds_nesting() {
+        let text = "[".repeat(MAX_DEPTH + 5);
+        assert!(parse(&text).is_err());
+    }
+
+    #[test]
+    fn written_strings_read_back_unchanged() {
+        for s in [
+            "Aspirin",
+            "Brain Fog",
+            "阿司匹林",
+            "yes",
+            "No",
+            "1.0",
+            "0x10",
+            "1_000",
+            "12:30",
+            "a: b",
+            "a #b",
+            "- x",
+            "#x",
+            "",
+            " padded ",
+            "trailing:",
+            "line\nbreak",
+            "tab\there",
+            "quote \" and \\ backslash",
+            "nel\u{85}x",
+            "ls\u{2028}x",
+            "bom\u{feff}",
+            "null",
+            "~",
+            "@at",
+            "`tick",
+            "%pct",
+            "C9H8O4",
+            "500mg",
+            "😀 emoji",
+            "---",
+            "...",
+            "e1",
+            ".5",
+            "-",
+            "?",
+        ] {
+            let doc = format!("k: {}\nf: {}\n", string(s), flow(&json!([s, {"x": s}])));
+            assert_eq!(
+                value(&doc),
+                json!({"k": s, "f": [s, {"x": s}]}),
+                "string {s:?} written as {doc:?}"
+            );
+            let keyed = format!("{}: 1\n", key(s));
+            if !s.is_empty() {
+                assert_eq!(value(&keyed), json!({ s: 1 }), "key {s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn written_numbers_read_back_unchanged() {
+        for n in [
+            json!(0),
+            json!(-7),
+            json!(1.5),
+            json!(-0.25),
+            json!(1e300),
+            json!(1.0),
+            json!(i64::MAX),
+            json!(u64::MAX),
+        ] {
+            let doc = format!("k: {}\n", flow(&n));
+            assert_eq!(value(&doc), json!({ "k": n }), "{doc}");
+        }
+    }
+}

@@ -1,0 +1,312 @@
+//! `kip mcp`: the nexus as an MCP server over stdio, with the official Rust
+//! SDK (`rmcp`).
+//!
+//! Tools: `execute_kip`, `execute_kip_readonly`, `get_knowledge_schema`,
+//! `import_knowledge_bundle` — their names, descriptions and argument
+//! schemas come from `kip_api::tools`. Every result carries the answer as
+//! structured content and as the same JSON in a text block; a KIP error is
+//! a tool result with `isError: true` (so the model reads the code and the
+//! hint and corrects itself), not a protocol error.
+//!
+//! Resources: the KIP reference for LLMs (`kip://docs/syntax-reference`)
+//! and the live Primer (`kip://nexus/primer`, `DESCRIBE PRIMER` run at
+//! read time).
+//!
+//! Standard output carries the protocol and nothing else: logs go to
+//! standard error through `tracing`.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use kip_api::{Api, ApiError, ErrorCode, ExecuteRequest, ImportRequest, tools};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt as _};
+use serde::Deserialize;
+use serde_json::{Map, Value as Json, json};
+
+const INSTRUCTIONS: &str = "This server is your long-term memory: a knowledge graph (the Cognitive Nexus) spoken to in KIP. Start every session with execute_kip_readonly {\"command\": \"DESCRIBE PRIMER\"} to learn who you are and what you know; ground names with SEARCH and DESCRIBE before querying; store new, confirmed knowledge with UPSERT through execute_kip. Read the resource kip://docs/syntax-reference for the syntax, the result shapes and how to recover from each error code.";
+
+/// Runs the MCP server on stdin/stdout until the client disconnects.
+pub fn run(api: Api, read_only: bool) -> anyhow::Result<ExitCode> {
+    let server = KipMcp {
+        api: api.read_only(read_only),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        tracing::info!(
+            "kip mcp: serving the nexus at {} over stdio ({})",
+            server.api.nexus().store().path().display(),
+            if read_only { "read-only" } else { "read-write" }
+        );
+        let service = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| anyhow::anyhow!("the MCP session did not start: {e}"))?;
+        let reason = service.waiting().await?;
+        tracing::info!("kip mcp: session ended ({reason:?})");
+        Ok::<_, anyhow::Error>(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Clone, Debug)]
+struct KipMcp {
+    api: Api,
+}
+
+fn tool(def: tools::ToolDefinition) -> Tool {
+    let schema = match def.input_schema {
+        Json::Object(map) => map,
+        _ => Map::new(),
+    };
+    let mut annotations = ToolAnnotations::new()
+        .read_only(def.read_only)
+        .destructive(def.destructive)
+        .open_world(false);
+    annotations.title = Some(def.title.to_owned());
+    Tool::new(def.name, def.description, Arc::new(schema))
+        .with_title(def.title)
+        .with_annotations(annotations)
+}
+
+/// A KIP response as a tool result. A response carrying an error (or a
+/// batch stopped by one) is flagged so the model knows to correct itself.
+fn kip_result(response: Json, batch: bool) -> CallToolResult {
+    let failed = response.get("error").is_some()
+        || (batch
+            && response["result"]
+                .as_array()
+                .is_some_and(|items| items.iter().any(|r| r.get("error").is_some())));
+    if failed {
+        CallToolResult::structured_error(response)
+    } else {
+        CallToolResult::structured(response)
+    }
+}
+
+fn error_result(e: &ApiError) -> CallToolResult {
+    CallToolResult::structured_error(e.to_response())
+}
+
+fn arguments<T: for<'de> Deserialize<'de>>(
+    tool: &str,
+    args: Option<Map<String, Json>>,
+) -> Result<T, ApiError> {
+    serde_json::from_value(Json::Object(args.unwrap_or_default()))
+        .map_err(|e| ApiError::bad_request(tool, e))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ImportArgs {
+    yaml: Option<String>,
+    path: Option<String>,
+    file_name: Option<String>,
+}
+
+impl KipMcp {
+    async fn blocking(
+        &self,
+        f: impl FnOnce(&Api) -> Result<Json, ApiError> + Send + 'static,
+    ) -> Result<Json, ApiError> {
+        let api = self.api.clone();
+        tokio::task::spawn_blocking(move || f(&api))
+            .await
+            .unwrap_or_else(|e| {
+                Err(ApiError::new(
+                    ErrorCode::InternalError,
+                    format!("the call failed: {e}"),
+                    "Retry; if it keeps failing, report it.",
+                ))
+            })
+    }
+
+    async fn call(
+        &self,
+        name: &str,
+        args: Option<Map<String, Json>>,
+    ) -> Result<CallToolResult, McpError> {
+        let outcome = match name {
+            "execute_kip" | "execute_kip_readonly" => {
+                let request: ExecuteRequest = match arguments(name, args) {
+                    Ok(r) => r,
+                    Err(e) => return Ok(error_result(&e)),
+                };
+                let readonly = name == "execute_kip_readonly";
+                let batch = request.commands.is_some();
+                self.blocking(move |api| {
+                    Ok(if readonly {
+                        api.execute_readonly(request)
+                    } else {
+                        api.execute(request)
+                    })
+                })
+                .await
+                .map(|response| kip_result(response, batch))
+            }
+            "get_knowledge_schema" => {
+                if let Err(e) = arguments::<Map<String, Json>>(name, args.clone()) {
+                    return Ok(error_result(&e));
+                }
+                self.blocking(|api| api.knowledge_schema())
+                    .await
+                    .map(CallToolResult::structured)
+            }
+            "import_knowledge_bundle" => {
+                let args: ImportArgs = match arguments(name, args) {
+                    Ok(a) => a,
+                    Err(e) => return Ok(error_result(&e)),
+                };
+                let request = match import_request(args).await {
+                    Ok(r) => r,
+                    Err(e) => return Ok(error_result(&e)),
+                };
+                self.blocking(move |api| api.import(&request))
+                    .await
+                    .map(|report| {
+                        let imported =
+                            report.get("status").and_then(Json::as_str) == Some("imported");
+                        if imported {
+                            CallToolResult::structured(report)
+                        } else {
+                            CallToolResult::structured_error(report)
+                        }
+                    })
+            }
+            other => {
+                return Err(McpError::invalid_params(
+                    format!(
+                        "unknown tool `{other}`; the tools are execute_kip, execute_kip_readonly, get_knowledge_schema and import_knowledge_bundle"
+                    ),
+                    None,
+                ));
+            }
+        };
+        Ok(outcome.unwrap_or_else(|e| error_result(&e)))
+    }
+}
+
+/// The file contents to import: the `yaml` text, or the file at `path`.
+async fn import_request(args: ImportArgs) -> Result<ImportRequest, ApiError> {
+    match (args.yaml, args.path) {
+        (Some(text), None) => Ok(ImportRequest {
+            file_name: args.file_name.unwrap_or_else(|| "bundle.yaml".to_owned()),
+            text,
+        }),
+        (None, Some(path)) => {
+            let text = tokio::fs::read_to_string(&path).await.map_err(|e| {
+                ApiError::new(
+                    ErrorCode::Io,
+                    format!("cannot read `{path}`: {e}"),
+                    "Pass an absolute path to a file this server can read, or send the bundle's text in `yaml` instead.",
+                )
+                .with_data("path", path.clone())
+            })?;
+            let file_name = args.file_name.unwrap_or_else(|| {
+                std::path::Path::new(&path)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or(path.clone())
+            });
+            Ok(ImportRequest { file_name, text })
+        }
+        _ => Err(ApiError::new(
+            ErrorCode::BadRequest,
+            "import_knowledge_bundle needs exactly one of `yaml` and `path`",
+            "Send {\"yaml\": \"- type: …\"} with the bundle's text, or {\"path\": \"/absolute/file.yaml\"}.",
+        )),
+    }
+}
+
+impl ServerHandler for KipMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(
+            Implementation::new("kip-explorer", env!("CARGO_PKG_VERSION"))
+                .with_title("KIP Explorer: the Cognitive Nexus"),
+        )
+        .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(
+            tools::all().into_iter().map(tool).collect(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        self.call(&request.name, request.arguments)
+            .await
+            .map(CallToolResponse::from)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Ok(ListResourcesResult::with_all_items(vec![
+            Resource::new(tools::REFERENCE_URI, "kip-syntax-reference")
+                .with_title("KIP syntax reference")
+                .with_description("KIP commands, result shapes, error codes and how to recover from each. Read once per session before writing KIP.")
+                .with_mime_type("text/markdown")
+                .with_size(tools::KIP_REFERENCE.len() as u64),
+            Resource::new(tools::PRIMER_URI, "cognitive-primer")
+                .with_title("Cognitive Primer (live)")
+                .with_description("The result of DESCRIBE PRIMER right now: who you are ($self) and a map of the domains, types and predicates in memory.")
+                .with_mime_type("application/json"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let uri = request.uri;
+        let contents = match uri.as_str() {
+            tools::REFERENCE_URI => ResourceContents::text(tools::KIP_REFERENCE, uri.clone())
+                .with_mime_type("text/markdown"),
+            tools::PRIMER_URI => {
+                let response = self
+                    .blocking(|api| {
+                        Ok(api.execute_readonly(ExecuteRequest::command("DESCRIBE PRIMER")))
+                    })
+                    .await
+                    .unwrap_or_else(|e| e.to_response());
+                let text = serde_json::to_string_pretty(&response).unwrap_or_default();
+                ResourceContents::text(text, uri.clone()).with_mime_type("application/json")
+            }
+            other => {
+                return Err(McpError::resource_not_found(
+                    format!("no resource `{other}`"),
+                    Some(
+                        json!({"uri": other, "resources": [tools::REFERENCE_URI, tools::PRIMER_URI]}),
+                    ),
+                ));
+            }
+        };
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+}

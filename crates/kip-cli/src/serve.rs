@@ -1,0 +1,520 @@
+//! `kip serve`: the `kip-api` operations over HTTP, server-sent events for
+//! changes, and the web UI's static files.
+//!
+//! Routes:
+//! - `POST /api/kip` — body: `execute_kip` arguments; answer: the KIP
+//!   response, HTTP 200 also when it carries a KIP error.
+//! - `POST /kip` — `{"method": "execute_kip" | "execute_kip_readonly", "params": {…}}`,
+//!   for existing KIP clients; answer: the KIP response.
+//! - `POST /api/<operation>` — every `kip-api` operation by name (`execute`,
+//!   `execute_readonly`, `validate`, `schema`, `import`, `neighbourhood`,
+//!   `changes`, `info`); `GET` works for those that need no body. Failures
+//!   answer `{"error": {code, message, hint, data?}}` with a 4xx/5xx status.
+//! - `GET /api/events` — server-sent events: `ready` once, then one
+//!   `change` per change-log entry (`id:` is its sequence number, so a
+//!   reconnecting `EventSource` resumes where it stopped), `reset` when the
+//!   client fell too far behind.
+//! - anything else — the files of the web UI (`ui/dist`) when present.
+//!
+//! Changes are found by polling the nexus's change log, not by listening to
+//! this process's own writes, so writes by other processes (`kip exec`, an
+//! agent through `kip mcp`, the desktop app) reach the browser within one
+//! poll interval.
+//!
+//! Security: loopback by default; any other address requires `--token`,
+//! checked on every API request in constant time (`Authorization: Bearer`,
+//! or `?access_token=` for `EventSource`, which cannot send headers).
+//! `--read-only` refuses every write with `KIP_3004`.
+//!
+//! This module only adapts HTTP to `kip_api::Api`; it holds no KIP logic.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use kip_api::{Api, ApiError, ChangesRequest, ErrorCode, Operation};
+use serde::Deserialize;
+use serde_json::{Value as Json, json};
+use tokio::sync::watch;
+
+/// How often the change log is polled for writes by any process.
+const POLL_INTERVAL: Duration = Duration::from_millis(200);
+/// The largest request body (an imported bundle can be big).
+const BODY_LIMIT: usize = 64 * 1024 * 1024;
+
+/// The options of `kip serve`.
+#[derive(Debug)]
+pub struct Options {
+    pub addr: SocketAddr,
+    pub read_only: bool,
+    pub token: Option<String>,
+    /// The web UI's folder; `None` looks for `ui/dist` (see [`ui_dir`]).
+    pub ui: Option<PathBuf>,
+}
+
+#[derive(Clone)]
+struct AppState {
+    api: Api,
+    token: Option<Arc<str>>,
+    /// The last change sequence number seen by the poller.
+    seq: watch::Receiver<u64>,
+}
+
+/// Runs the server until the process is stopped.
+pub fn run(api: Api, options: Options) -> anyhow::Result<ExitCode> {
+    let token = options.token.filter(|t| !t.is_empty());
+    if !options.addr.ip().is_loopback() && token.is_none() {
+        anyhow::bail!(
+            "refusing to serve on {} without a token: any address other than loopback needs `--token TOKEN` (clients then send `Authorization: Bearer TOKEN`)",
+            options.addr
+        );
+    }
+    let api = api.read_only(options.read_only);
+    let ui = options.ui.or_else(ui_dir).filter(|d| d.is_dir());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(serve(api, options.addr, token, ui))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `ui/dist` in the current folder, or next to the workspace the binary was
+/// built in (`target/<profile>/kip` → `../../ui/dist`).
+fn ui_dir() -> Option<PathBuf> {
+    let mut candidates = vec![PathBuf::from("ui/dist")];
+    if let Ok(exe) = std::env::current_exe()
+        && let Some(root) = exe
+            .parent()
+            .and_then(|p| p.parent())
+            .and_then(|p| p.parent())
+    {
+        candidates.push(root.join("ui/dist"));
+    }
+    candidates
+        .into_iter()
+        .find(|d| d.join("index.html").is_file())
+}
+
+async fn serve(
+    api: Api,
+    addr: SocketAddr,
+    token: Option<String>,
+    ui: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    let initial = blocking(api.clone(), |api| api.last_change_seq())
+        .await
+        .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    let (tx, rx) = watch::channel(initial);
+    tokio::spawn(poll_changes(api.clone(), tx));
+
+    let state = AppState {
+        api: api.clone(),
+        token: token.map(Arc::from),
+        seq: rx,
+    };
+    let guarded = Router::new()
+        .route("/api/kip", post(execute_kip))
+        .route("/kip", post(kip_method))
+        .route("/api/events", get(events))
+        .route("/api/{operation}", post(operation_post).get(operation_get))
+        .layer(middleware::from_fn_with_state(state.clone(), authorize));
+    let mut app = guarded.with_state(state);
+    app = match &ui {
+        Some(dir) => app.fallback_service(
+            tower_http::services::ServeDir::new(dir)
+                .fallback(tower_http::services::ServeFile::new(dir.join("index.html"))),
+        ),
+        None => app.fallback(no_ui),
+    };
+    let app = app.layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT));
+
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
+    let local = listener.local_addr()?;
+    tracing::info!(
+        "serving the nexus at {} on http://{local} ({}{})",
+        api.nexus().store().path().display(),
+        if api.is_read_only() {
+            "read-only"
+        } else {
+            "read-write"
+        },
+        match &ui {
+            Some(d) => format!(", web UI from {}", d.display()),
+            None => ", no web UI built".to_owned(),
+        }
+    );
+    // The one line on standard output: scripts and tests read the port from it.
+    crate::out(&format!("listening on http://{local}\n"));
+    axum::serve(listener, app).await?;
+    Ok(())
+}
+
+/// Runs an API call on the blocking pool: the engine's calls are
+/// synchronous, and a write may wait for another process's writer.
+async fn blocking<T: Send + 'static>(
+    api: Api,
+    f: impl FnOnce(&Api) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(move || f(&api))
+        .await
+        .unwrap_or_else(|e| {
+            Err(ApiError::new(
+                ErrorCode::InternalError,
+                format!("the request failed: {e}"),
+                "Retry; if it keeps failing, report it with the request that caused it.",
+            ))
+        })
+}
+
+/// Publishes the change log's sequence number whenever it moves.
+async fn poll_changes(api: Api, tx: watch::Sender<u64>) {
+    let mut interval = tokio::time::interval(POLL_INTERVAL);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        interval.tick().await;
+        match blocking(api.clone(), |api| api.last_change_seq()).await {
+            Ok(seq) => {
+                tx.send_if_modified(|last| {
+                    let moved = *last != seq;
+                    *last = seq;
+                    moved
+                });
+            }
+            Err(e) => tracing::warn!("polling the change log failed: {e}"),
+        }
+    }
+}
+
+fn status_of(code: ErrorCode) -> StatusCode {
+    match code {
+        ErrorCode::Unauthorized => StatusCode::UNAUTHORIZED,
+        ErrorCode::UnknownOperation | ErrorCode::NotFound => StatusCode::NOT_FOUND,
+        ErrorCode::ImmutableTarget => StatusCode::FORBIDDEN,
+        ErrorCode::BadRequest
+        | ErrorCode::InvalidSyntax
+        | ErrorCode::InvalidIdentifier
+        | ErrorCode::UnsupportedVersion
+        | ErrorCode::TypeMismatch
+        | ErrorCode::AttributeUndefined
+        | ErrorCode::ConstraintViolation
+        | ErrorCode::InvalidValueType
+        | ErrorCode::ReferenceError
+        | ErrorCode::DuplicateExists => StatusCode::BAD_REQUEST,
+        ErrorCode::ExecutionTimeout
+        | ErrorCode::ResourceExhausted
+        | ErrorCode::InternalError
+        | ErrorCode::Io => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+fn error_response(e: &ApiError) -> Response {
+    (status_of(e.code), axum::Json(e.to_response())).into_response()
+}
+
+fn json_body(operation: &str, body: &Bytes) -> Result<Json, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Json::Null);
+    }
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(operation, format!("the body is not JSON: {e}")))
+}
+
+/// Bearer-token check on every API route (when a token is configured).
+async fn authorize(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let Some(expected) = &state.token else {
+        return next.run(request).await;
+    };
+    let from_header = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::to_owned);
+    let from_query = request.uri().query().and_then(|q| {
+        q.split('&')
+            .find_map(|pair| pair.strip_prefix("access_token="))
+            .map(str::to_owned)
+    });
+    let presented = from_header.or(from_query).unwrap_or_default();
+    if token_matches(expected, &presented) {
+        return next.run(request).await;
+    }
+    let e = ApiError::new(
+        ErrorCode::Unauthorized,
+        "a valid bearer token is required",
+        "Send `Authorization: Bearer <token>` with the token `kip serve` was started with (or `?access_token=<token>` for server-sent events).",
+    );
+    let mut response = error_response(&e);
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        header::HeaderValue::from_static("Bearer"),
+    );
+    response
+}
+
+/// Compares in time independent of where the texts differ, so the token
+/// cannot be guessed byte by byte from response times.
+fn token_matches(expected: &str, presented: &str) -> bool {
+    use subtle::ConstantTimeEq as _;
+    expected.as_bytes().ct_eq(presented.as_bytes()).into()
+}
+
+async fn execute_kip(State(state): State<AppState>, body: Bytes) -> Response {
+    call(state.api, Operation::Execute, "execute_kip", body).await
+}
+
+async fn call(api: Api, operation: Operation, name: &'static str, body: Bytes) -> Response {
+    let body = match json_body(name, &body) {
+        Ok(b) => b,
+        Err(e) => return error_response(&e),
+    };
+    match blocking(api, move |api| api.call(operation, body)).await {
+        Ok(answer) => axum::Json(answer).into_response(),
+        Err(e) => error_response(&e),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MethodCall {
+    method: String,
+    #[serde(default)]
+    params: Json,
+}
+
+/// `POST /kip`: the `{method, params}` envelope of existing KIP clients.
+async fn kip_method(State(state): State<AppState>, body: Bytes) -> Response {
+    let parsed: Result<MethodCall, ApiError> = json_body("kip", &body)
+        .and_then(|b| serde_json::from_value(b).map_err(|e| ApiError::bad_request("kip", e)));
+    let call_ = match parsed {
+        Ok(c) => c,
+        Err(e) => return error_response(&e),
+    };
+    let operation = match call_.method.as_str() {
+        "execute_kip" => Operation::Execute,
+        "execute_kip_readonly" => Operation::ExecuteReadonly,
+        other => {
+            let e = ApiError::new(
+                ErrorCode::UnknownOperation,
+                format!("unknown method `{other}`"),
+                "Use `execute_kip` or `execute_kip_readonly`.",
+            );
+            return error_response(&e);
+        }
+    };
+    match blocking(state.api, move |api| api.call(operation, call_.params)).await {
+        Ok(answer) => axum::Json(answer).into_response(),
+        Err(e) => error_response(&e),
+    }
+}
+
+fn operation_named(name: &str) -> Result<Operation, ApiError> {
+    Operation::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = Operation::ALL.iter().map(|o| o.name()).collect();
+        ApiError::new(
+            ErrorCode::UnknownOperation,
+            format!("there is no operation `{name}`"),
+            format!("Use one of: {}.", names.join(", ")),
+        )
+    })
+}
+
+async fn operation_post(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> Response {
+    match operation_named(&name) {
+        Ok(op) => call(state.api, op, op.name(), body).await,
+        Err(e) => error_response(&e),
+    }
+}
+
+/// `GET /api/<operation>` for operations that take no body (`info`,
+/// `schema`) or only scalars (`changes?since=N`).
+async fn operation_get(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    Query(query): Query<std::collections::BTreeMap<String, String>>,
+) -> Response {
+    let op = match operation_named(&name) {
+        Ok(op) => op,
+        Err(e) => return error_response(&e),
+    };
+    let body = match op {
+        Operation::Info | Operation::Schema => Json::Null,
+        Operation::Changes => {
+            let mut body = serde_json::Map::new();
+            for key in ["since", "limit"] {
+                if let Some(v) = query.get(key) {
+                    match v.parse::<u64>() {
+                        Ok(n) => {
+                            body.insert(key.to_owned(), json!(n));
+                        }
+                        Err(_) => {
+                            return error_response(&ApiError::bad_request(
+                                "changes",
+                                format!("`{key}` must be a whole number, found `{v}`"),
+                            ));
+                        }
+                    }
+                }
+            }
+            Json::Object(body)
+        }
+        _ => {
+            let e = ApiError::new(
+                ErrorCode::BadRequest,
+                format!("`{name}` takes a JSON body"),
+                format!("Send `POST /api/{name}` with the request as JSON."),
+            );
+            return (StatusCode::METHOD_NOT_ALLOWED, axum::Json(e.to_response())).into_response();
+        }
+    };
+    match blocking(state.api, move |api| api.call(op, body)).await {
+        Ok(answer) => axum::Json(answer).into_response(),
+        Err(e) => error_response(&e),
+    }
+}
+
+#[derive(Deserialize)]
+struct EventsQuery {
+    since: Option<u64>,
+}
+
+/// `GET /api/events`: change notifications as server-sent events.
+async fn events(
+    State(state): State<AppState>,
+    Query(query): Query<EventsQuery>,
+    headers: HeaderMap,
+) -> Response {
+    // A reconnecting EventSource sends the id of the last event it got.
+    let resume = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let current = *state.seq.borrow();
+    let since = resume.or(query.since).unwrap_or(current);
+    let stream = futures_util::stream::unfold(
+        Feed {
+            api: state.api,
+            seq: state.seq,
+            since,
+            pending: std::collections::VecDeque::from([ready_event(since, current)]),
+        },
+        Feed::next,
+    );
+    Sse::new(stream)
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
+
+fn ready_event(since: u64, last_seq: u64) -> Event {
+    Event::default()
+        .event("ready")
+        .data(json!({"since": since, "last_seq": last_seq}).to_string())
+}
+
+/// The state of one event stream.
+struct Feed {
+    api: Api,
+    seq: watch::Receiver<u64>,
+    since: u64,
+    pending: std::collections::VecDeque<Event>,
+}
+
+impl Feed {
+    async fn next(mut self) -> Option<(Result<Event, std::convert::Infallible>, Feed)> {
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                return Some((Ok(event), self));
+            }
+            // Catch up on what is already logged before waiting: the first
+            // time through this also delivers what happened before the
+            // client connected, from `since` on.
+            if *self.seq.borrow_and_update() > self.since {
+                self.fetch().await;
+                if !self.pending.is_empty() {
+                    continue;
+                }
+            }
+            // The poller closed: the server is shutting down.
+            self.seq.changed().await.ok()?;
+        }
+    }
+
+    async fn fetch(&mut self) {
+        let since = self.since;
+        let request = ChangesRequest { since, limit: None };
+        match blocking(self.api.clone(), move |api| api.changes(&request)).await {
+            Ok(r) if r.reset => {
+                self.since = r.last_seq;
+                self.pending.push_back(
+                    Event::default()
+                        .event("reset")
+                        .id(r.last_seq.to_string())
+                        .data(json!({"last_seq": r.last_seq}).to_string()),
+                );
+            }
+            Ok(r) => {
+                for change in r.changes {
+                    self.since = change.seq;
+                    let data = serde_json::to_string(&change).unwrap_or_default();
+                    self.pending.push_back(
+                        Event::default()
+                            .event("change")
+                            .id(change.seq.to_string())
+                            .data(data),
+                    );
+                }
+            }
+            Err(e) => tracing::warn!("reading the change log failed: {e}"),
+        }
+    }
+}
+
+async fn no_ui() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        "KIP Explorer: the web UI is not built (run `npm ci --prefix ui && npm --prefix ui run build`). The API is at POST /api/kip, POST /kip and /api/<operation>.\n",
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_compare_by_content() {
+        assert!(token_matches("s3cret", "s3cret"));
+        assert!(!token_matches("s3cret", "s3cre"));
+        assert!(!token_matches("s3cret", "s3creT"));
+        assert!(!token_matches("s3cret", ""));
+    }
+
+    #[test]
+    fn every_error_code_has_an_http_status() {
+        for code in ErrorCode::ALL {
+            let status = status_of(code);
+            assert!(
+                status.is_client_error() || status.is_server_error(),
+                "{code}"
+            );
+        }
+        assert_eq!(status_of(ErrorCode::Unauthorized), StatusCode::UNAUTHORIZED);
+        assert_eq!(status_of(ErrorCode::ImmutableTarget), StatusCode::FORBIDDEN);
+    }
+}

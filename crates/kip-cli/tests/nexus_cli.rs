@@ -1,0 +1,160 @@
+//! `kip exec` and `kip import` on a real nexus folder, including several
+//! processes writing to the same nexus at once.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn kip(db: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kip"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .expect("kip runs")
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+fn examples() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../capsules/examples")
+}
+
+#[test]
+fn exec_prints_the_response_and_exits_by_outcome() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = kip(dir.path(), &["exec", "DESCRIBE PRIMER"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(json(&out)["result"]["identity"]["name"], "$self");
+
+    let out = kip(
+        dir.path(),
+        &["exec", r#"FIND(?x) WHERE { ?x {type: "Persn"} }"#],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(json(&out)["error"]["code"], "KIP_2001");
+
+    let out = kip(
+        dir.path(),
+        &[
+            "exec",
+            r#"FIND(?p.name) WHERE { ?p {type: "Person", name: :n} }"#,
+            "--params",
+            r#"{"n": "$system"}"#,
+        ],
+    );
+    assert_eq!(json(&out)["result"], serde_json::json!(["$system"]));
+
+    let out = kip(dir.path(), &["exec", "DESCRIBE PRIMER", "--params", "[1]"]);
+    assert_eq!(out.status.code(), Some(2), "--params must be an object");
+
+    let out = kip(
+        dir.path(),
+        &[
+            "exec",
+            r#"UPSERT { CONCEPT { {type: "Person", name: "Ada"} SET ATTRIBUTES { person_class: "Human" } } }"#,
+            "--dry-run",
+        ],
+    );
+    assert_eq!(json(&out)["result"]["dry_run"], true);
+    let out = kip(
+        dir.path(),
+        &["exec", r#"FIND(COUNT(?p)) WHERE { ?p {type: "Person"} }"#],
+    );
+    assert_eq!(json(&out)["result"], 2, "the dry run wrote nothing");
+}
+
+#[test]
+fn exec_takes_a_whole_request_from_a_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let request = dir.path().join("request.json");
+    std::fs::write(&request, r#"{"commands": ["DESCRIBE DOMAINS", {"command": "SEARCH CONCEPT :t", "parameters": {"t": "system"}}]}"#).expect("write");
+    let db = dir.path().join("nexus");
+    let out = kip(
+        &db,
+        &["exec", "--request", request.to_str().expect("utf-8")],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let r = json(&out);
+    assert_eq!(r["result"][0]["result"][0]["name"], "CoreSchema");
+    assert_eq!(r["result"][1]["result"][0]["name"], "$system");
+}
+
+#[test]
+fn import_reports_per_file_and_applies_nothing_from_a_broken_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("nexus");
+    let out = kip(&db, &["import", examples().to_str().expect("utf-8")]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let broken = dir.path().join("broken.kip");
+    std::fs::write(&broken, "UPSERT {\n  CONCEPT { {type: \"Drug\", name: \"New\"} }\n  CONCEPT { {type: \"Drugg\", name: \"Other\"} }\n}\n").expect("write");
+    let out = kip(&db, &["import", broken.to_str().expect("utf-8")]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let report: serde_json::Value =
+        serde_json::from_str(text.lines().next().expect("a report line")).expect("JSON");
+    assert_eq!(report["status"], "failed");
+    assert_eq!(report["errors"][0]["code"], "KIP_2001");
+    assert_eq!(report["errors"][0]["data"]["line"], 3);
+    let out = kip(
+        &db,
+        &[
+            "exec",
+            r#"FIND(COUNT(?d)) WHERE { ?d {type: "Drug", name: "New"} }"#,
+        ],
+    );
+    assert_eq!(json(&out)["result"], 0);
+}
+
+#[test]
+fn several_processes_writing_at_once_lose_nothing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("nexus");
+    let out = kip(
+        &db,
+        &[
+            "exec",
+            r#"UPSERT { CONCEPT { {type: "$ConceptType", name: "Note"} SET ATTRIBUTES { description: "n" } } }"#,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let workers: Vec<_> = (0..4)
+        .map(|w| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                for i in 0..8 {
+                    let text = format!(r#"UPSERT {{ CONCEPT {{ {{type: "Note", name: "w{w}-{i}"}} SET ATTRIBUTES {{ n: {i} }} }} }}"#);
+                    let out = kip(&db, &["exec", &text]);
+                    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().expect("worker");
+    }
+    let out = kip(
+        &db,
+        &[
+            "exec",
+            r#"FIND(COUNT(?n), SUM(?n.attributes.n)) WHERE { ?n {type: "Note"} }"#,
+        ],
+    );
+    assert_eq!(json(&out)["result"], serde_json::json!([32, 4 * 28]));
+}

@@ -1,0 +1,477 @@
+//! The store's rules, one test each: uniqueness, referential integrity,
+//! cascades over higher-order links, interning, the text index, state, the
+//! change log and counters.
+
+use kip_store::{
+    ConceptId, ConceptRecord, ElementId, MAX_CHANGES, Namespace, PropositionId, PropositionRecord,
+    RwTxn, Store, StoreError,
+};
+use serde_json::{Map, json};
+
+fn open() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path()).expect("open");
+    (dir, store)
+}
+
+fn concept(type_id: u32, name: &str) -> ConceptRecord {
+    ConceptRecord {
+        type_id,
+        name: name.to_owned(),
+        ..Default::default()
+    }
+}
+
+fn link(s: impl Into<ElementId>, p: u32, o: impl Into<ElementId>) -> PropositionRecord {
+    PropositionRecord {
+        subject: s.into(),
+        predicate: p,
+        object: o.into(),
+        attributes: Map::new(),
+        metadata: Map::new(),
+    }
+}
+
+/// Runs `f` in a write and returns its result (errors included) after the
+/// write committed or aborted.
+fn write<T>(
+    store: &Store,
+    f: impl FnMut(&mut RwTxn<'_>) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    store.write(f)
+}
+
+#[test]
+fn type_and_name_are_unique_and_renames_move_the_indexes() {
+    let (_dir, store) = open();
+    let (drug, a, b) = write(&store, |txn| {
+        let drug = store.intern(txn, Namespace::ConceptType, "Drug")?;
+        let a = store.create_concept(txn, &concept(drug, "Aspirin"))?;
+        let b = store.create_concept(txn, &concept(drug, "Ibuprofen"))?;
+        Ok((drug, a, b))
+    })
+    .expect("write");
+    let duplicate = write(&store, |txn| {
+        store.create_concept(txn, &concept(drug, "Aspirin"))
+    });
+    assert!(
+        matches!(&duplicate, Err(StoreError::DuplicateConcept { existing, .. }) if *existing == a),
+        "{duplicate:?}"
+    );
+    // The same name under another type is another concept.
+    let symptom_aspirin = write(&store, |txn| {
+        let symptom = store.intern(txn, Namespace::ConceptType, "Symptom")?;
+        store.create_concept(txn, &concept(symptom, "Aspirin"))
+    })
+    .expect("write");
+    let renamed_onto_a = write(&store, |txn| {
+        store.update_concept(txn, b, &concept(drug, "Aspirin"))
+    });
+    assert!(matches!(
+        renamed_onto_a,
+        Err(StoreError::DuplicateConcept { .. })
+    ));
+    write(&store, |txn| {
+        store.update_concept(txn, b, &concept(drug, "Advil"))
+    })
+    .expect("rename");
+    store
+        .read(|txn| {
+            assert_eq!(store.find_concept(txn, drug, "Ibuprofen")?, None);
+            assert_eq!(store.find_concept(txn, drug, "Advil")?, Some(b));
+            assert_eq!(
+                store.concepts_by_name(txn, "Aspirin")?,
+                vec![a, symptom_aspirin]
+            );
+            assert_eq!(store.concepts_by_name(txn, "Advil")?, vec![b]);
+            assert_eq!(store.concepts_by_type(txn, drug, None)?, vec![a, b]);
+            assert_eq!(store.concepts_by_type(txn, drug, Some(a))?, vec![b]);
+            assert_eq!(
+                store.concepts_by_type(txn, drug, Some(ConceptId(u64::MAX)))?,
+                vec![]
+            );
+            assert_eq!(store.concept_count_by_type(txn, drug)?, 2);
+            Ok::<_, StoreError>(())
+        })
+        .expect("read");
+    let missing = write(&store, |txn| {
+        store.update_concept(txn, ConceptId(99), &concept(drug, "X"))
+    });
+    assert!(matches!(missing, Err(StoreError::NotFound { .. })));
+}
+
+#[test]
+fn a_triple_is_unique_and_its_ends_must_exist() {
+    let (_dir, store) = open();
+    let (p, a, b) = write(&store, |txn| {
+        let t = store.intern(txn, Namespace::ConceptType, "T")?;
+        let p = store.intern(txn, Namespace::Predicate, "p")?;
+        let a = store.create_concept(txn, &concept(t, "a"))?;
+        let b = store.create_concept(txn, &concept(t, "b"))?;
+        Ok((p, a, b))
+    })
+    .expect("write");
+    let first = write(&store, |txn| store.create_proposition(txn, &link(a, p, b))).expect("create");
+    let again = write(&store, |txn| store.create_proposition(txn, &link(a, p, b)));
+    assert!(
+        matches!(&again, Err(StoreError::DuplicateProposition { existing }) if *existing == first),
+        "{again:?}"
+    );
+    let dangling = write(&store, |txn| {
+        store.create_proposition(txn, &link(a, p, ConceptId(99)))
+    });
+    assert!(
+        matches!(dangling, Err(StoreError::NotFound { element }) if element == ConceptId(99).into())
+    );
+    // The reverse direction is a different triple.
+    write(&store, |txn| store.create_proposition(txn, &link(b, p, a))).expect("reverse");
+    assert_eq!(
+        store
+            .read(|txn| store.proposition_count_by_predicate(txn, p))
+            .expect("read"),
+        2
+    );
+}
+
+#[test]
+fn referenced_elements_cannot_be_deleted_and_a_detach_cascade_reaches_links_about_links() {
+    let (_dir, store) = open();
+    let (a, b, ab, about) = write(&store, |txn| {
+        let t = store.intern(txn, Namespace::ConceptType, "T")?;
+        let p = store.intern(txn, Namespace::Predicate, "p")?;
+        let said = store.intern(txn, Namespace::Predicate, "stated_by")?;
+        let a = store.create_concept(txn, &concept(t, "a"))?;
+        let b = store.create_concept(txn, &concept(t, "b"))?;
+        let ab = store.create_proposition(txn, &link(a, p, b))?;
+        let about = store.create_proposition(txn, &link(ab, said, b))?;
+        store.index_document(txn, a.into(), &[("alpha".to_owned(), 1)], 1)?;
+        Ok((a, b, ab, about))
+    })
+    .expect("write");
+    let refused = write(&store, |txn| store.delete_concept(txn, a));
+    assert!(
+        matches!(refused, Err(StoreError::StillReferenced { element, by }) if element == a.into() && by == ab),
+        "{refused:?}"
+    );
+    let refused = write(&store, |txn| store.delete_proposition(txn, ab));
+    assert!(matches!(refused, Err(StoreError::StillReferenced { by, .. }) if by == about));
+
+    // What a DETACH delete of `a` does: links first (the ones about links
+    // before the links they are about), then the concept.
+    let mentioning = store
+        .read(|txn| store.propositions_mentioning(txn, a.into()))
+        .expect("read");
+    assert_eq!(mentioning, vec![ab]);
+    let about_ab = store
+        .read(|txn| store.propositions_mentioning(txn, ab.into()))
+        .expect("read");
+    assert_eq!(about_ab, vec![about]);
+    let about_b = store
+        .read(|txn| store.propositions_mentioning(txn, b.into()))
+        .expect("read");
+    assert_eq!(about_b, vec![ab, about]);
+    write(&store, |txn| {
+        store.delete_proposition(txn, about)?;
+        store.delete_proposition(txn, ab)?;
+        store.delete_concept(txn, a)?;
+        Ok(())
+    })
+    .expect("cascade");
+    store
+        .read(|txn| {
+            assert_eq!(store.proposition_count(txn)?, 0);
+            assert_eq!(store.concept_count(txn)?, 1);
+            // Deleting the element removed its search document.
+            assert_eq!(store.postings(txn, "alpha")?, vec![]);
+            assert_eq!(store.search_stats(txn)?, (0, 0));
+            Ok::<_, StoreError>(())
+        })
+        .expect("read");
+    // Deleting what is gone is not an error, and ids are never reused.
+    assert_eq!(
+        write(&store, |txn| store.delete_concept(txn, a)).expect("delete"),
+        None
+    );
+    let next = write(&store, |txn| store.create_concept(txn, &concept(1, "a"))).expect("create");
+    assert_eq!(next, ConceptId(3));
+    assert_eq!(
+        write(&store, |txn| store
+            .delete_proposition(txn, PropositionId(7)))
+        .expect("delete"),
+        None
+    );
+}
+
+#[test]
+fn names_are_interned_per_namespace_from_one() {
+    let (_dir, store) = open();
+    let long = "a very long type name ".repeat(30); // hashed key
+    let ids = write(&store, |txn| {
+        Ok((
+            store.intern(txn, Namespace::ConceptType, "Drug")?,
+            store.intern(txn, Namespace::Predicate, "Drug")?,
+            store.intern(txn, Namespace::ConceptType, "Symptom")?,
+            store.intern(txn, Namespace::ConceptType, "Drug")?,
+            store.intern(txn, Namespace::ConceptType, &long)?,
+        ))
+    })
+    .expect("write");
+    assert_eq!(ids, (1, 1, 2, 1, 3));
+    store
+        .read(|txn| {
+            assert_eq!(
+                store.lookup(txn, Namespace::ConceptType, "Symptom")?,
+                Some(2)
+            );
+            assert_eq!(store.lookup(txn, Namespace::Key, "Symptom")?, None);
+            assert_eq!(store.lookup(txn, Namespace::ConceptType, &long)?, Some(3));
+            assert_eq!(
+                store.lookup(txn, Namespace::ConceptType, &format!("{long}!"))?,
+                None
+            );
+            assert_eq!(
+                store.resolve(txn, Namespace::ConceptType, 2)?.as_deref(),
+                Some("Symptom")
+            );
+            assert_eq!(store.resolve(txn, Namespace::ConceptType, 9)?, None);
+            let names: Vec<String> = store
+                .names(txn, Namespace::ConceptType)?
+                .into_iter()
+                .map(|(_, n)| n)
+                .collect();
+            assert_eq!(
+                names,
+                vec!["Drug".to_owned(), "Symptom".to_owned(), long.clone()]
+            );
+            Ok::<_, StoreError>(())
+        })
+        .expect("read");
+}
+
+#[test]
+fn record_keys_are_interned_and_records_keep_their_key_order() {
+    let (_dir, store) = open();
+    let mut record = concept(1, "x");
+    record.attributes =
+        serde_json::from_value(json!({"zeta": 1, "alpha": [1.5, -2], "mid": {"b": 1, "a": 2}}))
+            .expect("object");
+    record.metadata =
+        serde_json::from_value(json!({"_updated_at": "2025-01-01T00:00:00Z"})).expect("object");
+    let id = write(&store, |txn| store.create_concept(txn, &record)).expect("write");
+    store
+        .read(|txn| {
+            let back = store.get_concept(txn, id)?.expect("record");
+            let keys: Vec<&String> = back.attributes.keys().collect();
+            assert_eq!(keys, ["zeta", "alpha", "mid"]);
+            assert_eq!(back, record);
+            let interned: Vec<String> = store
+                .names(txn, Namespace::Key)?
+                .into_iter()
+                .map(|(_, n)| n)
+                .collect();
+            assert_eq!(interned, ["zeta", "alpha", "mid", "_updated_at"]);
+            assert_eq!(store.concept_head(txn, id)?, Some((1, "x".to_owned())));
+            Ok::<_, StoreError>(())
+        })
+        .expect("read");
+}
+
+#[test]
+fn indexing_a_document_replaces_the_previous_one() {
+    let (_dir, store) = open();
+    let terms = |list: &[(&str, u32)]| -> Vec<(String, u32)> {
+        list.iter().map(|&(t, n)| (t.to_owned(), n)).collect()
+    };
+    let (a, b) = write(&store, |txn| {
+        let a = store.create_concept(txn, &concept(1, "a"))?;
+        let b = store.create_concept(txn, &concept(1, "b"))?;
+        store.index_document(
+            txn,
+            a.into(),
+            &terms(&[("aspirin", 2), ("a", 1), ("aspirin", 1)]),
+            4,
+        )?;
+        store.index_document(
+            txn,
+            b.into(),
+            &terms(&[("a\0x", 1), ("ibuprofen", 1), ("", 5), ("zero", 0)]),
+            2,
+        )?;
+        Ok((ElementId::from(a), ElementId::from(b)))
+    })
+    .expect("write");
+    store
+        .read(|txn| {
+            assert_eq!(
+                store.postings(txn, "aspirin")?,
+                vec![(a, 3)],
+                "repeated terms merge"
+            );
+            // "a\0x" shares the key prefix of "a" but is another term.
+            assert_eq!(store.postings(txn, "a")?, vec![(a, 1)]);
+            assert_eq!(store.terms_with_prefix(txn, "a")?, ["a", "a\0x", "aspirin"]);
+            assert_eq!(
+                store.document_frequency(txn, "zero")?,
+                0,
+                "zero frequencies are skipped"
+            );
+            assert_eq!(store.search_stats(txn)?, (2, 6));
+            assert_eq!(store.doc_len(txn, b)?, Some(2));
+            Ok::<_, StoreError>(())
+        })
+        .expect("read");
+    write(&store, |txn| {
+        store.index_document(txn, a, &terms(&[("ibuprofen", 1)]), 1)
+    })
+    .expect("reindex");
+    store
+        .read(|txn| {
+            assert_eq!(store.postings(txn, "aspirin")?, vec![]);
+            assert_eq!(store.postings(txn, "ibuprofen")?, vec![(a, 1), (b, 1)]);
+            assert_eq!(store.document_frequency(txn, "ibuprofen")?, 2);
+            assert_eq!(store.terms_with_prefix(txn, "a")?, ["a\0x"]);
+            assert_eq!(store.search_stats(txn)?, (2, 3));
+            let prefixed = store.postings_with_prefix(txn, "ibu")?;
+            assert_eq!(prefixed.len(), 2);
+            assert!(prefixed.iter().all(|p| p.term == "ibuprofen"));
+            Ok::<_, StoreError>(())
+        })
+        .expect("read");
+    assert!(write(&store, |txn| store.remove_document(txn, a)).expect("remove"));
+    assert!(!write(&store, |txn| store.remove_document(txn, a)).expect("remove again"));
+    let missing = write(&store, |txn| {
+        store.index_document(txn, ElementId::Proposition(PropositionId(5)), &[], 0)
+    });
+    assert!(matches!(missing, Err(StoreError::NotFound { .. })));
+    let long_term = "阿".repeat(200);
+    write(&store, |txn| {
+        store.index_document(txn, b, &[(long_term.clone(), 1)], 1)
+    })
+    .expect("long term");
+    assert_eq!(
+        store
+            .read(|txn| store.postings(txn, &long_term))
+            .expect("read"),
+        vec![(b, 1)]
+    );
+}
+
+#[test]
+fn state_round_trips_with_long_keys_and_prefix_listing() {
+    let (_dir, store) = open();
+    let long = format!("import/{}", "very/deep/path/".repeat(40));
+    write(&store, |txn| {
+        store.put_state(txn, "import/b.kip", &json!({"sha256": "bb"}))?;
+        store.put_state(txn, "import/a.kip", &json!({"sha256": "aa"}))?;
+        store.put_state(txn, &long, &json!(1))?;
+        store.put_state(txn, "other", &json!(null))?;
+        store.put_state(txn, "import/a.kip", &json!({"sha256": "a2"}))
+    })
+    .expect("write");
+    store
+        .read(|txn| {
+            assert_eq!(
+                store.get_state(txn, "import/a.kip")?,
+                Some(json!({"sha256": "a2"}))
+            );
+            assert_eq!(store.get_state(txn, &long)?, Some(json!(1)));
+            assert_eq!(store.get_state(txn, "other")?, Some(json!(null)));
+            assert_eq!(store.get_state(txn, "missing")?, None);
+            let keys: Vec<String> = store
+                .states_with_prefix(txn, "import/")?
+                .into_iter()
+                .map(|(k, _)| k)
+                .collect();
+            assert_eq!(
+                keys,
+                vec![
+                    "import/a.kip".to_owned(),
+                    "import/b.kip".to_owned(),
+                    long.clone()
+                ]
+            );
+            Ok::<_, StoreError>(())
+        })
+        .expect("read");
+    assert!(write(&store, |txn| store.delete_state(txn, &long)).expect("delete"));
+    assert!(!write(&store, |txn| store.delete_state(txn, &long)).expect("delete again"));
+    let empty = write(&store, |txn| store.put_state(txn, "", &json!(1)));
+    assert!(matches!(empty, Err(StoreError::Invalid { .. })));
+}
+
+#[test]
+fn the_change_log_is_monotonic_and_bounded() {
+    let (_dir, store) = open();
+    assert_eq!(store.current_change_seq().expect("seq"), 0);
+    let extra = 5;
+    let last = write(&store, |txn| {
+        let mut last = 0;
+        for i in 0..MAX_CHANGES + extra {
+            last = store.append_change(txn, &json!({ "i": i }))?;
+        }
+        Ok(last)
+    })
+    .expect("write");
+    assert_eq!(last, MAX_CHANGES + extra);
+    assert_eq!(store.current_change_seq().expect("seq"), last);
+    store
+        .read(|txn| {
+            let all = store.changes_since(txn, 0)?;
+            assert_eq!(all.len() as u64, MAX_CHANGES);
+            assert_eq!(all[0], (extra + 1, json!({ "i": extra })));
+            let tail = store.changes_since(txn, last - 2)?;
+            assert_eq!(
+                tail.iter().map(|c| c.0).collect::<Vec<_>>(),
+                vec![last - 1, last]
+            );
+            assert_eq!(store.changes_since(txn, last)?, vec![]);
+            Ok::<_, StoreError>(())
+        })
+        .expect("read");
+}
+
+#[test]
+fn counters_count_and_forget_zero() {
+    let (_dir, store) = open();
+    let values = write(&store, |txn| {
+        Ok((
+            store.add_counter(txn, b"domain/1/type/2", 3)?,
+            store.add_counter(txn, b"domain/1/type/2", -1)?,
+            store.add_counter(txn, b"domain/1/type/3", 1)?,
+            store.add_counter(txn, b"domain/1/type/3", -1)?,
+            store.add_counter(txn, b"domain/2/type/2", -4)?,
+        ))
+    })
+    .expect("write");
+    assert_eq!(values, (3, 2, 1, 0, -4));
+    store
+        .read(|txn| {
+            assert_eq!(store.counter(txn, b"domain/1/type/2")?, 2);
+            assert_eq!(store.counter(txn, b"never")?, 0);
+            assert_eq!(
+                store.counters_with_prefix(txn, b"domain/1/")?,
+                vec![(b"domain/1/type/2".to_vec(), 2)]
+            );
+            Ok::<_, StoreError>(())
+        })
+        .expect("read");
+    let empty = write(&store, |txn| store.add_counter(txn, b"", 1));
+    assert!(matches!(empty, Err(StoreError::Invalid { .. })));
+}
+
+#[test]
+fn store_errors_explain_themselves() {
+    let e = StoreError::StillReferenced {
+        element: ConceptId(3).into(),
+        by: PropositionId(9),
+    };
+    assert_eq!(
+        e.to_string(),
+        "C:3 cannot be deleted: P:9 still refers to it; delete the referring propositions first"
+    );
+    let e = StoreError::UnsupportedFormat {
+        found: 3,
+        supported: 1,
+    };
+    assert!(e.to_string().contains("newer KIP Explorer"));
+}

@@ -1,0 +1,288 @@
+// The explorer's graph: concepts as nodes, propositions as edges, in one
+// graphology multigraph that both renderers (WebGL and canvas) draw.
+//
+// A higher-order link — a proposition whose subject or object is another
+// proposition — cannot attach to an edge, so the target proposition also
+// gets a small "link node" (key: its id), anchored to its own endpoints by
+// thin unlabeled edges; the higher-order link then points at that node.
+import Graph from 'graphology';
+import { LINK_NODE_COLOR, typeColor } from '../colors';
+import { isConcept, isProposition, type ConceptNode, type Element, type PropositionLink } from '../kip';
+
+export interface NodeAttrs {
+  x: number;
+  y: number;
+  size: number;
+  color: string;
+  label: string;
+  kind: 'concept' | 'link';
+  kipType: string;
+  hidden?: boolean;
+  fixed?: boolean;
+  highlighted?: boolean;
+  forceLabel?: boolean;
+  zIndex?: number;
+}
+
+export interface EdgeAttrs {
+  label: string;
+  color: string;
+  size: number;
+  type: 'arrow' | 'line';
+  predicate: string;
+  anchor?: boolean;
+  hidden?: boolean;
+  forceLabel?: boolean;
+}
+
+export type KipGraph = Graph<NodeAttrs, EdgeAttrs>;
+
+export interface TypeInfo {
+  displayHint?: string;
+}
+
+const EDGE_COLOR = '#9aa3b5';
+
+export class GraphModel {
+  readonly graph: KipGraph = new Graph<NodeAttrs, EdgeAttrs>({ multi: true, type: 'directed', allowSelfLoops: true });
+  readonly elements = new Map<string, Element>();
+  readonly hiddenTypes = new Set<string>();
+  readonly hiddenPredicates = new Set<string>();
+  readonly hiddenNodes = new Set<string>();
+  private listeners = new Set<() => void>();
+  hint: (type: string) => string | undefined = () => undefined;
+
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+  private emit() {
+    for (const l of this.listeners) l();
+  }
+
+  clear() {
+    this.graph.clear();
+    this.elements.clear();
+    this.hiddenNodes.clear();
+    this.emit();
+  }
+
+  get size() {
+    return this.graph.order;
+  }
+
+  labelOf(c: ConceptNode): string {
+    const hint = this.hint(c.type);
+    return hint ? `${hint} ${c.name}` : c.name;
+  }
+
+  /** Ids that propositions among `elements` point at and the graph does not hold. */
+  missingEndpoints(elements: Iterable<Element>): string[] {
+    const missing = new Set<string>();
+    const known = (id: string) => this.elements.has(id);
+    const incoming = new Map<string, Element>();
+    for (const e of elements) incoming.set(e.id, e);
+    for (const e of incoming.values()) {
+      if (!isProposition(e)) continue;
+      for (const end of [e.subject, e.object]) if (!known(end) && !incoming.has(end)) missing.add(end);
+    }
+    return [...missing];
+  }
+
+  /**
+   * Adds (or refreshes) elements. New nodes appear around `near` when given,
+   * else around the centre. Propositions whose endpoints are unknown are
+   * skipped: call `missingEndpoints` first and add those too.
+   */
+  add(elements: Iterable<Element>, near?: string): string[] {
+    const list = [...elements];
+    const added: string[] = [];
+    const centre = near && this.graph.hasNode(near) ? this.graph.getNodeAttributes(near) : { x: 0, y: 0 };
+    const spread = Math.max(1, Math.sqrt(this.graph.order + list.length));
+    const place = () => ({
+      x: centre.x + (Math.random() - 0.5) * spread,
+      y: centre.y + (Math.random() - 0.5) * spread,
+    });
+    for (const e of list) this.elements.set(e.id, e);
+    for (const e of list) {
+      if (!isConcept(e)) continue;
+      const attrs = {
+        label: this.labelOf(e),
+        color: typeColor(e.type),
+        kind: 'concept' as const,
+        kipType: e.type,
+      };
+      if (this.graph.hasNode(e.id)) this.graph.mergeNodeAttributes(e.id, attrs);
+      else {
+        this.graph.addNode(e.id, { ...attrs, ...place(), size: 7 });
+        added.push(e.id);
+      }
+    }
+    // Propositions after concepts; several passes so a link to a link to a
+    // link resolves whatever order the elements came in.
+    let pending = list.filter(isProposition);
+    for (let pass = 0; pass < 4 && pending.length; pass++) {
+      const later: PropositionLink[] = [];
+      for (const p of pending) {
+        if (!this.endpointReady(p.subject) || !this.endpointReady(p.object)) {
+          later.push(p);
+          continue;
+        }
+        const s = this.ensureEndpoint(p.subject, place);
+        const o = this.ensureEndpoint(p.object, place);
+        if (!s || !o) continue;
+        if (this.graph.hasEdge(p.id)) continue;
+        this.graph.addDirectedEdgeWithKey(p.id, s, o, {
+          label: p.predicate,
+          predicate: p.predicate,
+          color: EDGE_COLOR,
+          size: 1.6,
+          type: 'arrow',
+        });
+        added.push(p.id);
+        if (this.graph.hasNode(p.id)) this.anchorLinkNode(p);
+      }
+      pending = later;
+    }
+    this.applyFilters();
+    this.updateSizes();
+    this.emit();
+    return added;
+  }
+
+  private endpointReady(id: string): boolean {
+    return this.elements.has(id);
+  }
+
+  /** The node standing for an endpoint: the concept, or the link node of a proposition. */
+  private ensureEndpoint(id: string, place: () => { x: number; y: number }): string | null {
+    const e = this.elements.get(id);
+    if (!e) return null;
+    if (isConcept(e)) return this.graph.hasNode(id) ? id : null;
+    if (!this.graph.hasNode(id)) {
+      const s = this.graph.hasNode(e.subject) ? this.graph.getNodeAttributes(e.subject) : null;
+      const o = this.graph.hasNode(e.object) ? this.graph.getNodeAttributes(e.object) : null;
+      const at = s && o ? { x: (s.x + o.x) / 2, y: (s.y + o.y) / 2 } : place();
+      this.graph.addNode(id, {
+        ...at,
+        size: 4,
+        color: LINK_NODE_COLOR,
+        label: `⟨${e.predicate}⟩`,
+        kind: 'link',
+        kipType: 'proposition',
+      });
+      this.anchorLinkNode(e);
+    }
+    return id;
+  }
+
+  private anchorLinkNode(p: PropositionLink) {
+    for (const [from, to, key] of [
+      [p.subject, p.id, `${p.id}#s`],
+      [p.id, p.object, `${p.id}#o`],
+    ] as const) {
+      if (this.graph.hasNode(from) && this.graph.hasNode(to) && !this.graph.hasEdge(key)) {
+        this.graph.addDirectedEdgeWithKey(key, from, to, {
+          label: '',
+          predicate: p.predicate,
+          color: '#c3c8d3',
+          size: 0.6,
+          type: 'line',
+          anchor: true,
+        });
+      }
+    }
+  }
+
+  remove(id: string) {
+    if (this.graph.hasNode(id)) this.graph.dropNode(id);
+    if (this.graph.hasEdge(id)) this.graph.dropEdge(id);
+    this.elements.delete(id);
+    this.emit();
+  }
+
+  /** Bigger nodes for better-connected concepts (log-scaled). */
+  updateSizes() {
+    this.graph.forEachNode((n, a) => {
+      if (a.kind !== 'concept') return;
+      const size = 5 + Math.min(10, Math.log2(1 + this.graph.degree(n)) * 2);
+      if (a.size !== size) this.graph.setNodeAttribute(n, 'size', size);
+    });
+  }
+
+  applyFilters() {
+    this.graph.forEachNode((n, a) => {
+      const hidden = this.hiddenNodes.has(n) || (a.kind === 'concept' && this.hiddenTypes.has(a.kipType));
+      if (!!a.hidden !== hidden) this.graph.setNodeAttribute(n, 'hidden', hidden);
+    });
+    this.graph.forEachEdge((e, a) => {
+      const hidden = this.hiddenPredicates.has(a.predicate);
+      if (!!a.hidden !== hidden) this.graph.setEdgeAttribute(e, 'hidden', hidden);
+    });
+  }
+
+  toggleType(type: string) {
+    if (this.hiddenTypes.has(type)) this.hiddenTypes.delete(type);
+    else this.hiddenTypes.add(type);
+    this.applyFilters();
+    this.emit();
+  }
+
+  togglePredicate(predicate: string) {
+    if (this.hiddenPredicates.has(predicate)) this.hiddenPredicates.delete(predicate);
+    else this.hiddenPredicates.add(predicate);
+    this.applyFilters();
+    this.emit();
+  }
+
+  hide(id: string) {
+    this.hiddenNodes.add(id);
+    this.applyFilters();
+    this.emit();
+  }
+
+  showAll() {
+    this.hiddenNodes.clear();
+    this.hiddenTypes.clear();
+    this.hiddenPredicates.clear();
+    this.applyFilters();
+    this.emit();
+  }
+
+  togglePin(id: string): boolean {
+    if (!this.graph.hasNode(id)) return false;
+    const pinned = !this.graph.getNodeAttribute(id, 'fixed');
+    this.graph.setNodeAttribute(id, 'fixed', pinned);
+    this.emit();
+    return pinned;
+  }
+
+  /** Concept types in the graph with their node counts, most frequent first. */
+  typeCounts(): { type: string; count: number; color: string }[] {
+    const counts = new Map<string, number>();
+    this.graph.forEachNode((_, a) => {
+      if (a.kind === 'concept') counts.set(a.kipType, (counts.get(a.kipType) ?? 0) + 1);
+    });
+    return [...counts]
+      .map(([type, count]) => ({ type, count, color: typeColor(type) }))
+      .sort((a, b) => b.count - a.count || a.type.localeCompare(b.type));
+  }
+
+  predicateCounts(): { predicate: string; count: number }[] {
+    const counts = new Map<string, number>();
+    this.graph.forEachEdge((_, a) => {
+      if (!a.anchor) counts.set(a.predicate, (counts.get(a.predicate) ?? 0) + 1);
+    });
+    return [...counts]
+      .map(([predicate, count]) => ({ predicate, count }))
+      .sort((a, b) => b.count - a.count || a.predicate.localeCompare(b.predicate));
+  }
+
+  visibleCount(): number {
+    let n = 0;
+    this.graph.forEachNode((_, a) => {
+      if (!a.hidden) n++;
+    });
+    return n;
+  }
+}

@@ -1,0 +1,555 @@
+// Two renderers of the same graphology graph behind one interface: sigma.js
+// (WebGL) when the platform has WebGL, and a plain canvas renderer when it
+// does not (headless browsers without a GPU, locked-down webviews). Both
+// support select, double-click to expand, drag to pin, pan, zoom and fit.
+import Sigma from 'sigma';
+import type { EdgeAttrs, KipGraph, NodeAttrs } from './model';
+
+export interface RendererEvents {
+  clickNode(id: string): void;
+  doubleClickNode(id: string): void;
+  clickEdge(id: string): void;
+  clickStage(): void;
+  dragEnd(id: string): void;
+  dragStart(id: string): void;
+}
+
+export interface Theme {
+  label: string;
+  edgeLabel: string;
+  accent: string;
+  dim: string;
+  background: string;
+}
+
+export interface GraphRenderer {
+  readonly kind: 'webgl' | 'canvas';
+  setSelected(id: string | null): void;
+  setTheme(theme: Theme): void;
+  fit(): void;
+  zoom(factor: number): void;
+  focus(id: string): void;
+  /** Where a node is drawn, in CSS pixels relative to the container. */
+  nodeViewportPosition(id: string): { x: number; y: number } | null;
+  refresh(): void;
+  kill(): void;
+}
+
+export const LABEL_FONT =
+  '"Inter", "Segoe UI", "Noto Sans", "Noto Sans CJK SC", "PingFang SC", "Microsoft YaHei", "Noto Color Emoji", sans-serif';
+
+export function webglAvailable(): boolean {
+  try {
+    const canvas = document.createElement('canvas');
+    const gl = canvas.getContext('webgl2') ?? canvas.getContext('webgl');
+    return !!gl;
+  } catch {
+    return false;
+  }
+}
+
+export function createRenderer(
+  graph: KipGraph,
+  container: HTMLElement,
+  events: RendererEvents,
+  theme: Theme,
+  forceCanvas = false,
+): GraphRenderer {
+  if (!forceCanvas && webglAvailable()) {
+    try {
+      return new SigmaRenderer(graph, container, events, theme);
+    } catch (e) {
+      console.warn('WebGL renderer failed, falling back to canvas', e);
+    }
+  }
+  return new CanvasRenderer(graph, container, events, theme);
+}
+
+function neighbourSet(graph: KipGraph, id: string | null): Set<string> {
+  const set = new Set<string>();
+  if (id && graph.hasNode(id)) {
+    set.add(id);
+    graph.forEachNeighbor(id, (n) => set.add(n));
+  }
+  return set;
+}
+
+class SigmaRenderer implements GraphRenderer {
+  readonly kind = 'webgl' as const;
+  private sigma: Sigma<NodeAttrs, EdgeAttrs>;
+  private selected: string | null = null;
+  private near = new Set<string>();
+  private theme: Theme;
+  private dragging: string | null = null;
+
+  constructor(private graph: KipGraph, container: HTMLElement, events: RendererEvents, theme: Theme) {
+    this.theme = theme;
+    this.sigma = new Sigma<NodeAttrs, EdgeAttrs>(graph, container, {
+      renderEdgeLabels: true,
+      enableEdgeEvents: true,
+      defaultEdgeType: 'arrow',
+      labelFont: LABEL_FONT,
+      edgeLabelFont: LABEL_FONT,
+      labelSize: 13,
+      labelWeight: '500',
+      edgeLabelSize: 11,
+      labelColor: { color: theme.label },
+      edgeLabelColor: { color: theme.edgeLabel },
+      labelRenderedSizeThreshold: 5,
+      labelDensity: 0.9,
+      zIndex: true,
+      stagePadding: 40,
+      hideEdgesOnMove: graph.order > 5000,
+      nodeReducer: (node, data) => {
+        if (!this.selected) return data;
+        if (node === this.selected) return { ...data, highlighted: true, forceLabel: true, zIndex: 2 };
+        if (this.near.has(node)) return { ...data, forceLabel: true, zIndex: 1 };
+        return { ...data, color: this.theme.dim, label: '', zIndex: 0 };
+      },
+      edgeReducer: (edge, data) => {
+        if (!this.selected) return data;
+        const [s, t] = this.graph.extremities(edge);
+        if (s === this.selected || t === this.selected)
+          return { ...data, color: this.theme.accent, size: data.size + 0.8, forceLabel: true, zIndex: 1 };
+        return { ...data, color: this.theme.dim, label: '' };
+      },
+    });
+    this.sigma.on('clickNode', ({ node }) => events.clickNode(node));
+    this.sigma.on('doubleClickNode', (e) => {
+      e.preventSigmaDefault();
+      events.doubleClickNode(e.node);
+    });
+    this.sigma.on('clickEdge', ({ edge }) => events.clickEdge(edge));
+    this.sigma.on('clickStage', () => events.clickStage());
+    // Dragging a node moves and pins it.
+    this.sigma.on('downNode', (e) => {
+      this.dragging = e.node;
+      events.dragStart(e.node);
+    });
+    const captor = this.sigma.getMouseCaptor();
+    captor.on('mousemovebody', (e) => {
+      if (!this.dragging) return;
+      const p = this.sigma.viewportToGraph(e);
+      this.graph.mergeNodeAttributes(this.dragging, { x: p.x, y: p.y, fixed: true });
+      e.preventSigmaDefault();
+      e.original.preventDefault();
+      e.original.stopPropagation();
+    });
+    captor.on('mouseup', () => {
+      if (this.dragging) events.dragEnd(this.dragging);
+      this.dragging = null;
+    });
+  }
+
+  setSelected(id: string | null) {
+    this.selected = id && this.graph.hasNode(id) ? id : null;
+    this.near = neighbourSet(this.graph, this.selected);
+    this.sigma.refresh({ skipIndexation: true });
+  }
+  setTheme(theme: Theme) {
+    this.theme = theme;
+    this.sigma.setSetting('labelColor', { color: theme.label });
+    this.sigma.setSetting('edgeLabelColor', { color: theme.edgeLabel });
+  }
+  fit() {
+    void this.sigma.getCamera().animatedReset({ duration: 300 });
+  }
+  zoom(factor: number) {
+    const camera = this.sigma.getCamera();
+    void camera.animate({ ratio: camera.ratio / factor }, { duration: 200 });
+  }
+  focus(id: string) {
+    if (!this.graph.hasNode(id)) return;
+    const display = this.sigma.getNodeDisplayData(id);
+    if (display) void this.sigma.getCamera().animate({ x: display.x, y: display.y, ratio: 0.6 }, { duration: 300 });
+  }
+  nodeViewportPosition(id: string) {
+    if (!this.graph.hasNode(id)) return null;
+    const a = this.graph.getNodeAttributes(id);
+    return this.sigma.graphToViewport({ x: a.x, y: a.y });
+  }
+  refresh() {
+    this.sigma.refresh();
+  }
+  kill() {
+    this.sigma.kill();
+  }
+}
+
+interface Camera {
+  x: number;
+  y: number;
+  scale: number;
+}
+
+/**
+ * The canvas fallback: draws edges, arrowheads, nodes and labels with the
+ * 2D context. Labels are culled by zoom and by overlap so large graphs stay
+ * readable and cheap; redraws are coalesced into one per animation frame.
+ */
+class CanvasRenderer implements GraphRenderer {
+  readonly kind = 'canvas' as const;
+  private canvas: HTMLCanvasElement;
+  private ctx: CanvasRenderingContext2D;
+  private camera: Camera = { x: 0, y: 0, scale: 1 };
+  private frame = 0;
+  private selected: string | null = null;
+  private near = new Set<string>();
+  private theme: Theme;
+  private width = 0;
+  private height = 0;
+  private fitted = false;
+  private cleanup: (() => void)[] = [];
+
+  constructor(private graph: KipGraph, private container: HTMLElement, private events: RendererEvents, theme: Theme) {
+    this.theme = theme;
+    this.canvas = document.createElement('canvas');
+    this.canvas.className = 'graph-canvas';
+    this.canvas.style.cssText = 'position:absolute;inset:0;width:100%;height:100%;touch-action:none';
+    container.appendChild(this.canvas);
+    const ctx = this.canvas.getContext('2d');
+    if (!ctx) throw new Error('no 2D canvas context');
+    this.ctx = ctx;
+    const schedule = () => this.schedule();
+    for (const ev of [
+      'nodeAdded', 'edgeAdded', 'nodeDropped', 'edgeDropped', 'cleared',
+      'nodeAttributesUpdated', 'edgeAttributesUpdated', 'eachNodeAttributesUpdated',
+    ] as const) {
+      graph.on(ev, schedule);
+      this.cleanup.push(() => graph.removeListener(ev, schedule));
+    }
+    const ro = new ResizeObserver(() => this.resize());
+    ro.observe(container);
+    this.cleanup.push(() => ro.disconnect());
+    this.bindInput();
+    this.resize();
+  }
+
+  private resize() {
+    const r = this.container.getBoundingClientRect();
+    const dpr = window.devicePixelRatio || 1;
+    this.width = r.width;
+    this.height = r.height;
+    this.canvas.width = Math.max(1, Math.round(r.width * dpr));
+    this.canvas.height = Math.max(1, Math.round(r.height * dpr));
+    this.ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    this.schedule();
+  }
+
+  private schedule() {
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      if (!this.fitted && this.graph.order > 0) {
+        this.fitted = true;
+        this.fitNow();
+      }
+      this.draw();
+    });
+  }
+
+  private toScreen(x: number, y: number) {
+    // Graph y grows upwards (as in sigma); the screen's grows downwards.
+    return {
+      x: (x - this.camera.x) * this.camera.scale + this.width / 2,
+      y: -(y - this.camera.y) * this.camera.scale + this.height / 2,
+    };
+  }
+  private toGraph(sx: number, sy: number) {
+    return {
+      x: (sx - this.width / 2) / this.camera.scale + this.camera.x,
+      y: -(sy - this.height / 2) / this.camera.scale + this.camera.y,
+    };
+  }
+
+  private nodeRadius(a: NodeAttrs) {
+    return a.size * Math.max(0.6, Math.min(1.6, Math.sqrt(this.camera.scale / this.baseScale())));
+  }
+  private baseScale() {
+    return this.base || 1;
+  }
+  private base = 1;
+
+  private fitNow() {
+    let minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity;
+    this.graph.forEachNode((_, a) => {
+      if (a.hidden) return;
+      minX = Math.min(minX, a.x); maxX = Math.max(maxX, a.x);
+      minY = Math.min(minY, a.y); maxY = Math.max(maxY, a.y);
+    });
+    if (!Number.isFinite(minX)) return;
+    const pad = 60;
+    const w = Math.max(maxX - minX, 1e-6);
+    const h = Math.max(maxY - minY, 1e-6);
+    const scale = Math.min((this.width - pad * 2) / w, (this.height - pad * 2) / h);
+    this.camera = { x: (minX + maxX) / 2, y: (minY + maxY) / 2, scale: Math.min(Number.isFinite(scale) ? scale : 1, 200) };
+    this.base = this.camera.scale;
+  }
+
+  private draw() {
+    const { ctx, graph } = this;
+    ctx.clearRect(0, 0, this.width, this.height);
+    const sel = this.selected;
+    const big = graph.order > 3000;
+    // Edges.
+    ctx.lineCap = 'round';
+    graph.forEachEdge((e, a, s, t, sa, ta) => {
+      if (a.hidden || sa.hidden || ta.hidden) return;
+      const p = this.toScreen(sa.x, sa.y);
+      const q = this.toScreen(ta.x, ta.y);
+      const touches = sel !== null && (s === sel || t === sel);
+      ctx.strokeStyle = sel && !touches ? this.theme.dim : touches ? this.theme.accent : a.color;
+      ctx.globalAlpha = a.anchor ? 0.6 : 0.85;
+      ctx.lineWidth = touches ? a.size + 1 : a.size;
+      ctx.beginPath();
+      ctx.moveTo(p.x, p.y);
+      ctx.lineTo(q.x, q.y);
+      ctx.stroke();
+      if (a.type === 'arrow' && !big) {
+        const r = this.nodeRadius(ta);
+        const ang = Math.atan2(q.y - p.y, q.x - p.x);
+        const tipX = q.x - Math.cos(ang) * r;
+        const tipY = q.y - Math.sin(ang) * r;
+        ctx.fillStyle = ctx.strokeStyle;
+        ctx.beginPath();
+        ctx.moveTo(tipX, tipY);
+        ctx.lineTo(tipX - Math.cos(ang - 0.4) * 8, tipY - Math.sin(ang - 0.4) * 8);
+        ctx.lineTo(tipX - Math.cos(ang + 0.4) * 8, tipY - Math.sin(ang + 0.4) * 8);
+        ctx.closePath();
+        ctx.fill();
+      }
+      void e;
+    });
+    ctx.globalAlpha = 1;
+    // Edge labels, when zoomed in enough to read them.
+    const zoomedIn = this.camera.scale >= this.base * 0.7 && graph.size < 2000;
+    if (zoomedIn) {
+      ctx.font = `11px ${LABEL_FONT}`;
+      ctx.textAlign = 'center';
+      ctx.textBaseline = 'middle';
+      graph.forEachEdge((_, a, s, t, sa, ta) => {
+        if (a.hidden || !a.label || sa.hidden || ta.hidden) return;
+        if (sel && s !== sel && t !== sel) return;
+        const p = this.toScreen(sa.x, sa.y);
+        const q = this.toScreen(ta.x, ta.y);
+        const len = Math.hypot(q.x - p.x, q.y - p.y);
+        if (len < ctx.measureText(a.label).width + 24) return;
+        let ang = Math.atan2(q.y - p.y, q.x - p.x);
+        if (ang > Math.PI / 2 || ang < -Math.PI / 2) ang += Math.PI;
+        ctx.save();
+        ctx.translate((p.x + q.x) / 2, (p.y + q.y) / 2);
+        ctx.rotate(ang);
+        ctx.fillStyle = this.theme.edgeLabel;
+        ctx.fillText(a.label, 0, -6);
+        ctx.restore();
+      });
+    }
+    // Nodes.
+    const order: [string, NodeAttrs][] = [];
+    graph.forEachNode((n, a) => {
+      if (!a.hidden) order.push([n, a]);
+    });
+    for (const [n, a] of order) {
+      const p = this.toScreen(a.x, a.y);
+      if (p.x < -20 || p.y < -20 || p.x > this.width + 20 || p.y > this.height + 20) continue;
+      const r = this.nodeRadius(a);
+      const dimmed = sel !== null && !this.near.has(n);
+      ctx.fillStyle = dimmed ? this.theme.dim : a.color;
+      ctx.beginPath();
+      if (a.kind === 'link') {
+        ctx.moveTo(p.x, p.y - r * 1.3);
+        ctx.lineTo(p.x + r * 1.3, p.y);
+        ctx.lineTo(p.x, p.y + r * 1.3);
+        ctx.lineTo(p.x - r * 1.3, p.y);
+        ctx.closePath();
+      } else ctx.arc(p.x, p.y, r, 0, Math.PI * 2);
+      ctx.fill();
+      if (n === sel) {
+        ctx.strokeStyle = this.theme.accent;
+        ctx.lineWidth = 3;
+        ctx.stroke();
+      }
+      if (a.fixed) {
+        ctx.fillStyle = this.theme.background;
+        ctx.beginPath();
+        ctx.arc(p.x, p.y, Math.max(1.5, r * 0.3), 0, Math.PI * 2);
+        ctx.fill();
+      }
+    }
+    // Node labels: largest first, skipping ones that would overlap.
+    ctx.font = `500 13px ${LABEL_FONT}`;
+    ctx.textAlign = 'left';
+    ctx.textBaseline = 'middle';
+    const taken: [number, number, number, number][] = [];
+    const showAll = this.camera.scale >= this.base * 0.5;
+    const ranked = order
+      .filter(([n, a]) => a.label && (showAll || a.size > 9 || n === sel))
+      .sort((x, y) => (y[0] === sel ? 1 : 0) - (x[0] === sel ? 1 : 0) || y[1].size - x[1].size);
+    let drawn = 0;
+    for (const [n, a] of ranked) {
+      if (drawn > 400) break;
+      if (sel && !this.near.has(n)) continue;
+      const p = this.toScreen(a.x, a.y);
+      if (p.x < 0 || p.y < 0 || p.x > this.width || p.y > this.height) continue;
+      const r = this.nodeRadius(a);
+      const w = ctx.measureText(a.label).width;
+      const box: [number, number, number, number] = [p.x + r + 3, p.y - 8, w, 16];
+      if (taken.some((b) => box[0] < b[0] + b[2] && box[0] + box[2] > b[0] && box[1] < b[1] + b[3] && box[1] + box[3] > b[1])) continue;
+      taken.push(box);
+      ctx.fillStyle = this.theme.label;
+      ctx.fillText(a.label, box[0], p.y);
+      drawn++;
+    }
+  }
+
+  private hitNode(sx: number, sy: number): string | null {
+    let best: string | null = null;
+    let bestD = Infinity;
+    this.graph.forEachNode((n, a) => {
+      if (a.hidden) return;
+      const p = this.toScreen(a.x, a.y);
+      const d = Math.hypot(p.x - sx, p.y - sy);
+      if (d <= Math.max(8, this.nodeRadius(a) + 3) && d < bestD) {
+        best = n;
+        bestD = d;
+      }
+    });
+    return best;
+  }
+
+  private hitEdge(sx: number, sy: number): string | null {
+    let best: string | null = null;
+    let bestD = 5;
+    this.graph.forEachEdge((e, a, _s, _t, sa, ta) => {
+      if (a.hidden || a.anchor || sa.hidden || ta.hidden) return;
+      const p = this.toScreen(sa.x, sa.y);
+      const q = this.toScreen(ta.x, ta.y);
+      const len2 = (q.x - p.x) ** 2 + (q.y - p.y) ** 2;
+      if (!len2) return;
+      const t = Math.max(0, Math.min(1, ((sx - p.x) * (q.x - p.x) + (sy - p.y) * (q.y - p.y)) / len2));
+      const d = Math.hypot(sx - (p.x + t * (q.x - p.x)), sy - (p.y + t * (q.y - p.y)));
+      if (d < bestD) {
+        best = e;
+        bestD = d;
+      }
+    });
+    return best;
+  }
+
+  private bindInput() {
+    const c = this.canvas;
+    let down: { x: number; y: number; node: string | null; cam: Camera; moved: boolean } | null = null;
+    const local = (e: MouseEvent) => {
+      const r = c.getBoundingClientRect();
+      return { x: e.clientX - r.left, y: e.clientY - r.top };
+    };
+    const onDown = (e: PointerEvent) => {
+      const p = local(e);
+      const node = this.hitNode(p.x, p.y);
+      down = { ...p, node, cam: { ...this.camera }, moved: false };
+      c.setPointerCapture(e.pointerId);
+      if (node) this.events.dragStart(node);
+    };
+    const onMove = (e: PointerEvent) => {
+      const p = local(e);
+      if (!down) {
+        c.style.cursor = this.hitNode(p.x, p.y) ? 'pointer' : 'grab';
+        return;
+      }
+      if (Math.hypot(p.x - down.x, p.y - down.y) > 3) down.moved = true;
+      if (!down.moved) return;
+      if (down.node) {
+        const g = this.toGraph(p.x, p.y);
+        this.graph.mergeNodeAttributes(down.node, { x: g.x, y: g.y, fixed: true });
+      } else {
+        this.camera.x = down.cam.x - (p.x - down.x) / this.camera.scale;
+        this.camera.y = down.cam.y + (p.y - down.y) / this.camera.scale;
+        c.style.cursor = 'grabbing';
+        this.schedule();
+      }
+    };
+    const onUp = (e: PointerEvent) => {
+      if (!down) return;
+      const p = local(e);
+      if (down.node && down.moved) this.events.dragEnd(down.node);
+      else if (!down.moved) {
+        if (down.node) this.events.clickNode(down.node);
+        else {
+          const edge = this.hitEdge(p.x, p.y);
+          if (edge) this.events.clickEdge(edge);
+          else this.events.clickStage();
+        }
+      }
+      down = null;
+    };
+    const onDbl = (e: MouseEvent) => {
+      const p = local(e);
+      const node = this.hitNode(p.x, p.y);
+      if (node) this.events.doubleClickNode(node);
+      else this.zoomAt(p.x, p.y, 1.6);
+    };
+    const onWheel = (e: WheelEvent) => {
+      e.preventDefault();
+      const p = local(e);
+      this.zoomAt(p.x, p.y, Math.exp(-e.deltaY * 0.0015));
+    };
+    c.addEventListener('pointerdown', onDown);
+    c.addEventListener('pointermove', onMove);
+    c.addEventListener('pointerup', onUp);
+    c.addEventListener('dblclick', onDbl);
+    c.addEventListener('wheel', onWheel, { passive: false });
+    this.cleanup.push(() => {
+      c.removeEventListener('pointerdown', onDown);
+      c.removeEventListener('pointermove', onMove);
+      c.removeEventListener('pointerup', onUp);
+      c.removeEventListener('dblclick', onDbl);
+      c.removeEventListener('wheel', onWheel);
+    });
+  }
+
+  private zoomAt(sx: number, sy: number, factor: number) {
+    const before = this.toGraph(sx, sy);
+    this.camera.scale = Math.max(this.base * 0.05, Math.min(this.base * 40, this.camera.scale * factor));
+    const after = this.toGraph(sx, sy);
+    this.camera.x += before.x - after.x;
+    this.camera.y += before.y - after.y;
+    this.schedule();
+  }
+
+  setSelected(id: string | null) {
+    this.selected = id && this.graph.hasNode(id) ? id : null;
+    this.near = neighbourSet(this.graph, this.selected);
+    this.schedule();
+  }
+  setTheme(theme: Theme) {
+    this.theme = theme;
+    this.schedule();
+  }
+  fit() {
+    this.fitNow();
+    this.schedule();
+  }
+  zoom(factor: number) {
+    this.zoomAt(this.width / 2, this.height / 2, factor);
+  }
+  focus(id: string) {
+    if (!this.graph.hasNode(id)) return;
+    const a = this.graph.getNodeAttributes(id);
+    this.camera.x = a.x;
+    this.camera.y = a.y;
+    this.schedule();
+  }
+  nodeViewportPosition(id: string) {
+    if (!this.graph.hasNode(id)) return null;
+    const a = this.graph.getNodeAttributes(id);
+    return this.toScreen(a.x, a.y);
+  }
+  refresh() {
+    this.schedule();
+  }
+  kill() {
+    cancelAnimationFrame(this.frame);
+    for (const f of this.cleanup) f();
+    this.canvas.remove();
+  }
+}

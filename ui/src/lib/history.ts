@@ -1,0 +1,47 @@
+// The console's persistent history: every command run, newest first,
+// de-duplicated, searchable, kept in localStorage (per origin, so the
+// desktop shell and each `kip serve` address keep their own).
+
+export interface HistoryEntry {
+  text: string;
+  at: string;
+  ok: boolean;
+  parameters?: string;
+}
+
+const KEY = 'kip-explorer.history.v1';
+const MAX = 500;
+
+export function loadHistory(storage: Pick<Storage, 'getItem'> = localStorage): HistoryEntry[] {
+  try {
+    const raw = storage.getItem(KEY);
+    const parsed = raw ? JSON.parse(raw) : [];
+    return Array.isArray(parsed) ? parsed.filter((e) => typeof e?.text === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+export function pushHistory(
+  entries: HistoryEntry[],
+  entry: HistoryEntry,
+  storage: Pick<Storage, 'setItem'> = localStorage,
+): HistoryEntry[] {
+  const next = [entry, ...entries.filter((e) => e.text.trim() !== entry.text.trim())].slice(0, MAX);
+  try {
+    storage.setItem(KEY, JSON.stringify(next));
+  } catch {
+    // Storage full or unavailable: keep the history for this session only.
+  }
+  return next;
+}
+
+/** Entries containing every whitespace-separated term of `query`, case-insensitively. */
+export function searchHistory(entries: HistoryEntry[], query: string): HistoryEntry[] {
+  const terms = query.toLowerCase().split(/\s+/).filter(Boolean);
+  if (!terms.length) return entries;
+  return entries.filter((e) => {
+    const t = e.text.toLowerCase();
+    return terms.every((term) => t.includes(term));
+  });
+}

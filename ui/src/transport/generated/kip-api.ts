@@ -1,0 +1,323 @@
+// Generated from the Rust types of crates/kip-api by `UPDATE_BINDINGS=1 cargo test -p kip-api bindings`.
+// Do not edit: a test fails when this file is stale.
+
+/** Any JSON value (KIP results, attributes, metadata). */
+export type JsonValue = number | string | boolean | null | JsonValue[] | { [key in string]?: JsonValue };
+
+/**
+ * Every error code a host of this API can return. Closed on purpose: a new
+ * code is a breaking change for the UI, which matches on all of them.
+ */
+export type ErrorCode = "KIP_1001" | "KIP_1002" | "KIP_1003" | "KIP_2001" | "KIP_2002" | "KIP_2003" | "KIP_2004" | "KIP_3001" | "KIP_3002" | "KIP_3003" | "KIP_3004" | "KIP_4001" | "KIP_4002" | "KIP_4003" | "API_BAD_REQUEST" | "API_UNKNOWN_OPERATION" | "API_UNAUTHORIZED" | "API_IO";
+
+/**
+ * An error object: `{code, message, hint, data?}`, the same shape as a KIP
+ * error. `data` carries positions (`line`, `column`, `offset`, `length`),
+ * `suggestions`, `errors` (all problems of a text), or a `path`.
+ */
+export type ApiError = { code: ErrorCode, message: string, hint: string, data?: { [key in string]?: JsonValue }, };
+
+/**
+ * The operations of the API, by their wire name (`/api/<name>` over HTTP,
+ * the command name in the desktop shell).
+ */
+export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "neighbourhood" | "changes" | "info";
+
+/**
+ * The arguments of `execute_kip` (seed 001 §6.1): exactly one of `command`
+ * and `commands`, optional `parameters` and `dry_run`.
+ */
+export type ExecuteRequest = { 
+/**
+ * One KIP command text. Mutually exclusive with `commands`.
+ */
+command?: string, 
+/**
+ * A batch run in order, stopping at the first error.
+ */
+commands?: Array<BatchItem>, 
+/**
+ * Values for `:name` placeholders (shared by a batch's commands).
+ */
+parameters?: { [key in string]?: JsonValue }, 
+/**
+ * Validate (KQL, META) or preview in an aborted transaction (KML).
+ */
+dry_run?: boolean, 
+/**
+ * An extension of KIP Explorer: also return how a FIND was evaluated
+ * (plan, rows per step, samples) and, when it found nothing, why.
+ */
+explain?: boolean, };
+
+/**
+ * One command of a batch: a text using the shared parameters, or an object
+ * whose own parameters override the shared ones.
+ */
+export type BatchItem = string | { command: string, parameters?: { [key in string]?: JsonValue }, };
+
+/**
+ * A KIP response (seed 001 §6.2): `result` on success, `error` on failure,
+ * `next_cursor` when more rows exist. A batch's `result` is an array of
+ * such objects, one per executed command.
+ */
+export type KipResponse = { result?: JsonValue, error?: ApiError, next_cursor?: string, };
+
+/**
+ * Check KIP text for an editor.
+ */
+export type ValidateRequest = { 
+/**
+ * The editor's whole text (one or more commands).
+ */
+text: string, 
+/**
+ * The parameters panel's values. When absent, placeholders are not
+ * checked (the editor may not know them yet); when present, a missing
+ * one is a `KIP_3001` diagnostic.
+ */
+parameters?: { [key in string]?: JsonValue }, };
+
+/**
+ * All problems found in a text, each with its exact range.
+ */
+export type ValidateResponse = { 
+/**
+ * No diagnostics.
+ */
+ok: boolean, 
+/**
+ * Commands in the text (0 when it does not parse).
+ */
+commands: number, 
+/**
+ * Whether the text was also checked against the live schema (defined
+ * types and predicates). That check runs for KQL and META when the
+ * text parses and binds; KML is only checked for syntax, because a
+ * schema check of a write would take the nexus's write lock on every
+ * keystroke.
+ */
+schema_checked: boolean, 
+/**
+ * In source order.
+ */
+diagnostics: Array<Diagnostic>, };
+
+/**
+ * One problem in a text, with the range an editor underlines.
+ */
+export type Diagnostic = { code: ErrorCode, message: string, hint: string, 
+/**
+ * Where the problem starts.
+ */
+from: TextPosition, 
+/**
+ * Where it ends (exclusive); equal to `from` for a point.
+ */
+to: TextPosition, 
+/**
+ * "Did you mean" candidates, best first.
+ */
+suggestions: Array<string>, };
+
+/**
+ * A position in a text in every unit an editor may need.
+ */
+export type TextPosition = { 
+/**
+ * 1-based line.
+ */
+line: number, 
+/**
+ * 1-based column in Unicode scalar values (`阿司匹林` is 4 columns).
+ */
+column: number, 
+/**
+ * Byte offset in the UTF-8 text.
+ */
+offset: number, 
+/**
+ * Offset in UTF-16 code units: what JavaScript strings and CodeMirror count.
+ */
+utf16: number, };
+
+/**
+ * An element, by id or by its concept identity.
+ */
+export type ElementRef = { id: string, } | { type: string, name: string, };
+
+/**
+ * Which end of a link the element is.
+ */
+export type Direction = "outgoing" | "incoming";
+
+/**
+ * An element's neighbourhood: its links counted by predicate and
+ * direction, and, when `predicate` is given, one page of those links.
+ */
+export type NeighbourhoodRequest = { element: ElementRef, 
+/**
+ * The predicate whose links to page through.
+ */
+predicate?: string, 
+/**
+ * With `predicate`: which direction (default `outgoing`).
+ */
+direction?: Direction, 
+/**
+ * Links to skip (default 0).
+ */
+offset?: number, 
+/**
+ * Page size (default 50, at most 1,000).
+ */
+limit?: number, };
+
+/**
+ * The answer to a [`NeighbourhoodRequest`].
+ */
+export type NeighbourhoodResponse = { 
+/**
+ * The element's full object (as FIND returns it for a bare `?x`).
+ */
+element: JsonValue, 
+/**
+ * Links where the element is the subject, counted per predicate
+ * (largest count first, then by name).
+ */
+outgoing: Array<PredicateCount>, 
+/**
+ * Links where the element is the object, counted per predicate.
+ */
+incoming: Array<PredicateCount>, total_outgoing: number, total_incoming: number, 
+/**
+ * The requested page, when a predicate was given.
+ */
+page?: LinkPage, };
+
+export type PredicateCount = { predicate: string, count: number, };
+
+/**
+ * One page of an element's links with one predicate in one direction:
+ * "showing `links.length` of `total`".
+ */
+export type LinkPage = { predicate: string, direction: Direction, offset: number, limit: number, 
+/**
+ * All links with this predicate in this direction.
+ */
+total: number, 
+/**
+ * In a stable order (by the neighbour's id), so pages neither repeat
+ * nor skip while nothing is written.
+ */
+links: Array<Link>, 
+/**
+ * The `offset` of the next page, if there is one.
+ */
+next_offset?: number, };
+
+/**
+ * A link and the element at its other end.
+ */
+export type Link = { 
+/**
+ * The proposition object (`_type: "PropositionLink"`).
+ */
+proposition: JsonValue, 
+/**
+ * The concept or proposition at the other end.
+ */
+neighbour: JsonValue, };
+
+/**
+ * Poll the change log.
+ */
+export type ChangesRequest = { 
+/**
+ * The last sequence number already seen (0 for "from the start of the log").
+ */
+since: number, 
+/**
+ * At most this many entries (default and maximum 1,000).
+ */
+limit?: number, };
+
+/**
+ * New change-log entries, oldest first.
+ */
+export type ChangesResponse = { 
+/**
+ * The sequence number of the last committed change.
+ */
+last_seq: number, changes: Array<Change>, 
+/**
+ * Entries after `since` were already dropped from the log (it keeps the
+ * last 10,000), or the nexus was replaced: reload everything.
+ */
+reset: boolean, 
+/**
+ * More entries exist after the last one returned (ask again from its `seq`).
+ */
+more: boolean, };
+
+/**
+ * One committed write, as the engine logged it in the same transaction.
+ */
+export type Change = { seq: number, 
+/**
+ * Who wrote: `kip-cli`, `kip-serve`, `kip-mcp`, `kip-explorer`, …
+ */
+origin: string, 
+/**
+ * The writing process.
+ */
+pid: number, 
+/**
+ * When (ISO 8601, UTC).
+ */
+at: string, 
+/**
+ * Whether the writing process is the one answering this request:
+ * `false` marks another process's write (an agent, `kip exec`, …).
+ */
+own_process: boolean, stats: ChangeStats, };
+
+/**
+ * What a write changed.
+ */
+export type ChangeStats = { concepts_created: number, concepts_updated: number, concepts_deleted: number, propositions_created: number, propositions_updated: number, propositions_deleted: number, };
+
+/**
+ * Import one file's contents (a `.kip` capsule or a YAML knowledge bundle).
+ */
+export type ImportRequest = { 
+/**
+ * The file's name; its extension (`.kip`, `.yaml`, `.yml`) picks the
+ * format, and it names the file in error locations.
+ */
+file_name: string, 
+/**
+ * The file's text.
+ */
+text: string, };
+
+/**
+ * What a host serves.
+ */
+export type NexusInfo = { 
+/**
+ * The nexus folder.
+ */
+path: string, 
+/**
+ * Writes are refused with `KIP_3004`.
+ */
+read_only: boolean, 
+/**
+ * The origin this host writes under.
+ */
+origin: string, pid: number, concepts: number, propositions: number, last_change_seq: number, 
+/**
+ * The version of KIP Explorer.
+ */
+version: string, };

@@ -1,0 +1,178 @@
+// The HTTP transport: talks to `kip serve` (BRIEF §5). `POST /api/kip` is
+// execute_kip; every other kip-api operation is `POST /api/<operation>`;
+// `GET /api/events` is a server-sent event stream that fires after writes.
+import { toReport } from './reports';
+import {
+  ApiFailure,
+  type ChangeNotice,
+  type ChangesRequest,
+  type ChangesResponse,
+  type ExecuteRequest,
+  type ImportReport,
+  type ImportRequest,
+  type KipResponse,
+  type KnowledgeSchema,
+  type NeighbourhoodRequest,
+  type NeighbourhoodResponse,
+  type NexusInfo,
+  type Transport,
+  type ValidateRequest,
+  type ValidateResponse,
+  type WatchStatus,
+} from './types';
+
+const POLL_MS = 1500;
+
+export class HttpTransport implements Transport {
+  readonly kind = 'http' as const;
+  constructor(private readonly base = '') {}
+
+  private async post<T>(path: string, body: unknown): Promise<T> {
+    let response: Response;
+    try {
+      response = await fetch(`${this.base}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body ?? {}),
+      });
+    } catch (e) {
+      throw new ApiFailure({
+        code: 'API_IO',
+        message: `cannot reach the KIP server: ${(e as Error).message}`,
+        hint: 'Is `kip serve` still running?',
+      });
+    }
+    const text = await response.text();
+    let json: unknown;
+    try {
+      json = text ? JSON.parse(text) : null;
+    } catch {
+      throw new ApiFailure({
+        code: response.status === 404 ? 'API_UNKNOWN_OPERATION' : 'API_BAD_REQUEST',
+        message: `${path} answered ${response.status} ${response.statusText}`,
+        hint: response.status === 404 ? 'This server does not offer that operation.' : text.slice(0, 200),
+      });
+    }
+    // Non-KIP operations report failures as `{error: {...}}` with a non-200 status.
+    if (!response.ok || (path !== '/api/kip' && isErrorObject(json))) {
+      const error = (json as { error?: unknown })?.error;
+      if (error && typeof error === 'object') throw new ApiFailure(error as ApiFailure['error']);
+      throw new ApiFailure({
+        code: response.status === 404 ? 'API_UNKNOWN_OPERATION' : 'API_BAD_REQUEST',
+        message: `${path} answered ${response.status} ${response.statusText}`,
+        hint: 'This server does not offer that operation.',
+      });
+    }
+    return json as T;
+  }
+
+  execute(request: ExecuteRequest): Promise<KipResponse> {
+    return this.post('/api/kip', request);
+  }
+  validate(request: ValidateRequest): Promise<ValidateResponse> {
+    return this.post('/api/validate', request);
+  }
+  neighbourhood(request: NeighbourhoodRequest): Promise<NeighbourhoodResponse> {
+    return this.post('/api/neighbourhood', request);
+  }
+  schema(): Promise<KnowledgeSchema> {
+    return this.post('/api/schema', {});
+  }
+  async importFile(request: ImportRequest): Promise<ImportReport> {
+    try {
+      return toReport(await this.post('/api/import', request), request.file_name);
+    } catch (e) {
+      if (e instanceof ApiFailure) return toReport({ error: e.error }, request.file_name);
+      throw e;
+    }
+  }
+  info(): Promise<NexusInfo> {
+    return this.post('/api/info', {});
+  }
+  changes(request: ChangesRequest): Promise<ChangesResponse> {
+    return this.post('/api/changes', request);
+  }
+  async format(text: string): Promise<string> {
+    const r = await this.post<{ text?: string; formatted?: string }>('/api/format', { text });
+    return r.text ?? r.formatted ?? text;
+  }
+  async watchStatus(): Promise<WatchStatus | null> {
+    try {
+      return await this.post<WatchStatus>('/api/watch_status', {});
+    } catch (e) {
+      if (e instanceof ApiFailure && e.code === 'API_UNKNOWN_OPERATION') return null;
+      throw e;
+    }
+  }
+
+  subscribe(onChange: (notice: ChangeNotice) => void): () => void {
+    let stopped = false;
+    let since: number | null = null;
+    let busy = false;
+    let again = false;
+    const pull = async () => {
+      if (busy) {
+        again = true;
+        return;
+      }
+      busy = true;
+      try {
+        do {
+          again = false;
+          if (since === null) {
+            since = (await this.info()).last_change_seq;
+            continue;
+          }
+          const r = await this.changes({ since });
+          if (r.last_seq !== since || r.reset) {
+            since = r.last_seq;
+            if (!stopped) onChange({ last_seq: r.last_seq, changes: r.changes, reset: r.reset });
+          }
+          if (r.more) again = true;
+        } while (again && !stopped);
+      } catch {
+        // A transient failure (server restarting): the next event or tick retries.
+      } finally {
+        busy = false;
+      }
+    };
+    void pull();
+    let timer: ReturnType<typeof setInterval> | null = null;
+    const poll = () => {
+      if (!timer) timer = setInterval(pull, POLL_MS);
+    };
+    let source: EventSource | null = null;
+    if (typeof EventSource !== 'undefined') {
+      source = new EventSource(`${this.base}/api/events`);
+      source.onmessage = () => void pull();
+      source.addEventListener('change', () => void pull());
+      source.onerror = () => {
+        // No event stream (or it dropped): fall back to polling the change log.
+        if (source && source.readyState === EventSource.CLOSED) poll();
+        else poll();
+      };
+    } else {
+      poll();
+    }
+    return () => {
+      stopped = true;
+      source?.close();
+      if (timer) clearInterval(timer);
+    };
+  }
+
+  onWatch(callback: (status: WatchStatus) => void): () => void {
+    // The server's watcher status is polled when the Import view asks for it;
+    // event streams carry only change notices.
+    void callback;
+    return () => {};
+  }
+
+  onDropImport(): () => void {
+    return () => {};
+  }
+}
+
+function isErrorObject(json: unknown): boolean {
+  return !!json && typeof json === 'object' && 'error' in json && !('result' in json);
+}

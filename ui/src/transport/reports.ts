@@ -1,0 +1,38 @@
+// Reading import reports leniently: the capsule pipeline owns their shape,
+// and the UI must show whatever it says about a failure.
+import type { ImportProblem, ImportReport } from './types';
+
+function asNumber(v: unknown): number | undefined {
+  return typeof v === 'number' ? v : undefined;
+}
+
+export function toProblem(raw: unknown): ImportProblem {
+  if (typeof raw === 'string') return { message: raw };
+  const r = (raw ?? {}) as Record<string, unknown>;
+  const inner = (r.error ?? r) as Record<string, unknown>;
+  const data = (inner.data ?? {}) as Record<string, unknown>;
+  const loc = (inner.location ?? inner.position ?? {}) as Record<string, unknown>;
+  return {
+    message: String(inner.message ?? JSON.stringify(raw)),
+    hint: typeof inner.hint === 'string' ? inner.hint : undefined,
+    code: typeof inner.code === 'string' ? inner.code : undefined,
+    line: asNumber(inner.line) ?? asNumber(loc.line) ?? asNumber(data.line),
+    column: asNumber(inner.column) ?? asNumber(loc.column) ?? asNumber(data.column),
+    path: typeof inner.path === 'string' ? inner.path : typeof data.path === 'string' ? data.path : undefined,
+  };
+}
+
+export function toReport(raw: unknown, fallbackName: string): ImportReport {
+  const r = (raw ?? {}) as Record<string, unknown>;
+  if (r.error && !r.status) {
+    return { file: fallbackName, status: 'failed', errors: [toProblem(r.error)] };
+  }
+  const errors = Array.isArray(r.errors) ? r.errors.map(toProblem) : [];
+  return {
+    file: String(r.file ?? r.file_name ?? fallbackName),
+    status: String(r.status ?? (errors.length ? 'failed' : 'imported')),
+    stats: (r.stats as Record<string, number>) ?? undefined,
+    duration_ms: asNumber(r.duration_ms),
+    errors,
+  };
+}

@@ -1,0 +1,102 @@
+// The desktop transport: Tauri commands and events of `src-tauri/`, each a
+// thin adapter over kip-api. This module (and only it, with index.ts) may
+// import `@tauri-apps/*`.
+import { invoke } from '@tauri-apps/api/core';
+import { listen, type UnlistenFn } from '@tauri-apps/api/event';
+import { toReport } from './reports';
+import {
+  ApiFailure,
+  type ApiError,
+  type ChangeNotice,
+  type ChangesRequest,
+  type ChangesResponse,
+  type ExecuteRequest,
+  type ImportReport,
+  type ImportRequest,
+  type KipResponse,
+  type KnowledgeSchema,
+  type NeighbourhoodRequest,
+  type NeighbourhoodResponse,
+  type NexusInfo,
+  type Transport,
+  type ValidateRequest,
+  type ValidateResponse,
+  type WatchStatus,
+} from './types';
+
+async function call<T>(command: string, args: Record<string, unknown>): Promise<T> {
+  try {
+    return await invoke<T>(command, args);
+  } catch (e) {
+    if (e && typeof e === 'object' && 'code' in e) throw new ApiFailure(e as ApiError);
+    throw new ApiFailure({ code: 'KIP_4003', message: String(e), hint: 'The desktop shell failed; see its log.' });
+  }
+}
+
+function api<T>(operation: string, body: unknown = null): Promise<T> {
+  return call<T>('api_call', { operation, body });
+}
+
+function subscribeEvent<T>(name: string, callback: (payload: T) => void): () => void {
+  let unlisten: UnlistenFn | null = null;
+  let cancelled = false;
+  void listen<T>(name, (event) => callback(event.payload)).then((u) => {
+    if (cancelled) u();
+    else unlisten = u;
+  });
+  return () => {
+    cancelled = true;
+    unlisten?.();
+  };
+}
+
+export class TauriTransport implements Transport {
+  readonly kind = 'tauri' as const;
+
+  execute(request: ExecuteRequest): Promise<KipResponse> {
+    return api('execute', request);
+  }
+  validate(request: ValidateRequest): Promise<ValidateResponse> {
+    return api('validate', request);
+  }
+  neighbourhood(request: NeighbourhoodRequest): Promise<NeighbourhoodResponse> {
+    return api('neighbourhood', request);
+  }
+  schema(): Promise<KnowledgeSchema> {
+    return api('schema');
+  }
+  async importFile(request: ImportRequest): Promise<ImportReport> {
+    try {
+      return toReport(await api('import', request), request.file_name);
+    } catch (e) {
+      if (e instanceof ApiFailure) return toReport({ error: e.error }, request.file_name);
+      throw e;
+    }
+  }
+  info(): Promise<NexusInfo> {
+    return api('info');
+  }
+  changes(request: ChangesRequest): Promise<ChangesResponse> {
+    return api('changes', request);
+  }
+  format(text: string): Promise<string> {
+    return call('format_kip', { text });
+  }
+  watchStatus(): Promise<WatchStatus | null> {
+    return call('watch_status', {});
+  }
+  setCapsuleFolder(folder: string): Promise<WatchStatus> {
+    return call('set_capsule_folder', { folder });
+  }
+  subscribe(onChange: (notice: ChangeNotice) => void): () => void {
+    return subscribeEvent<ChangeNotice>('kip://changes', onChange);
+  }
+  onWatch(callback: (status: WatchStatus) => void): () => void {
+    return subscribeEvent<WatchStatus>('kip://watch', callback);
+  }
+  onDropImport(callback: (reports: ImportReport[]) => void): () => void {
+    return subscribeEvent<unknown[]>('kip://dropped', (raw) =>
+      callback(raw.map((r, i) => toReport(r, `dropped file ${i + 1}`))),
+    );
+  }
+}

@@ -1,0 +1,99 @@
+// The transport-independent surface of the UI: what every host (the desktop
+// shell, `kip serve`) offers, in the types kip-api generates.
+import type {
+  ApiError,
+  ChangesRequest,
+  ChangesResponse,
+  ExecuteRequest,
+  ImportRequest,
+  JsonValue,
+  KipResponse,
+  NeighbourhoodRequest,
+  NeighbourhoodResponse,
+  NexusInfo,
+  ValidateRequest,
+  ValidateResponse,
+} from './generated/kip-api';
+
+export type * from './generated/kip-api';
+
+/** An operation that failed before or outside KIP execution (`{code, message, hint, data}`). */
+export class ApiFailure extends Error {
+  readonly error: ApiError;
+  constructor(error: ApiError) {
+    super(error.message);
+    this.error = error;
+  }
+  get code() {
+    return this.error.code;
+  }
+}
+
+/** One problem of an imported file, wherever it came from. */
+export interface ImportProblem {
+  message: string;
+  hint?: string;
+  line?: number;
+  column?: number;
+  path?: string;
+  code?: string;
+}
+
+/** The report of importing one file (kip-capsule's shape, read leniently). */
+export interface ImportReport {
+  file: string;
+  status: string;
+  stats?: Record<string, number>;
+  duration_ms?: number;
+  errors: ImportProblem[];
+}
+
+/** One file of the watched capsule folder. */
+export interface WatchedFile {
+  path: string;
+  status: 'imported' | 'failed' | 'pending' | 'removed' | string;
+  errors: ImportProblem[];
+  at?: string;
+}
+
+export interface WatchStatus {
+  folder: string | null;
+  files: WatchedFile[];
+  /** Why the folder is not watched, when it is not. */
+  note?: string;
+}
+
+export interface KnowledgeSchema {
+  full_bundle_schema: JsonValue;
+  example_yaml: string;
+}
+
+/** Something changed in the nexus (by this or another process). */
+export interface ChangeNotice {
+  last_seq: number;
+  changes: ChangesResponse['changes'];
+  reset: boolean;
+}
+
+export interface Transport {
+  readonly kind: 'http' | 'tauri';
+  execute(request: ExecuteRequest): Promise<KipResponse>;
+  validate(request: ValidateRequest): Promise<ValidateResponse>;
+  neighbourhood(request: NeighbourhoodRequest): Promise<NeighbourhoodResponse>;
+  schema(): Promise<KnowledgeSchema>;
+  importFile(request: ImportRequest): Promise<ImportReport>;
+  info(): Promise<NexusInfo>;
+  changes(request: ChangesRequest): Promise<ChangesResponse>;
+  /** Canonical KIP text, or an ApiFailure with the syntax error. */
+  format(text: string): Promise<string>;
+  /** The watched capsule folder, or null when this host watches none. */
+  watchStatus(): Promise<WatchStatus | null>;
+  /** Watch another folder (desktop only). */
+  setCapsuleFolder?(folder: string): Promise<WatchStatus>;
+  /** Calls `onChange` after every committed write, by any process. Returns an unsubscribe. */
+  subscribe(onChange: (notice: ChangeNotice) => void): () => void;
+  /** Watched-folder status updates (desktop, or a server that watches). */
+  onWatch(callback: (status: WatchStatus) => void): () => void;
+  /** Files dropped onto the desktop window were imported (desktop only). */
+  onDropImport(callback: (reports: ImportReport[]) => void): () => void;
+}
