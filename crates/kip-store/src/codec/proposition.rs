@@ -4,7 +4,7 @@
 //! subject (9) · predicate-id (4 bytes BE) · object (9) · varint-len attributes-fields · metadata-fields
 //! ```
 //!
-//! Ends are [`element`](super::element) ids; the maps are in the `fields`
+//! Ends are [`element`](mod@super::element) ids; the maps are in the `fields`
 //! form of [`super::value`].
 
 use std::borrow::Cow;

@@ -1,9 +1,9 @@
 //! The `state` database (application state such as imported files' hashes)
 //! and the `counters` database (the engine's named counters).
 //!
-//! `state` key: the [`name_key`](super::name_key) of the state key; value:
+//! `state` key: the [`name_key`](mod@super::name_key) of the state key; value:
 //! the full key (varint-length UTF-8, so long keys survive hashing and prefix
-//! scans can check the real key) followed by the [`value`](super::value)
+//! scans can check the real key) followed by the [`value`](mod@super::value)
 //! encoding of the JSON value.
 //!
 //! `counters` key: the counter's name bytes as given (at most

@@ -7,7 +7,7 @@
 //! | `pos` | predicate · object · subject   | p, po                  |
 //! | `osp` | object · subject · predicate   | o, os                  |
 //!
-//! Subjects and objects are 9-byte [`element`](super::element) ids, the
+//! Subjects and objects are 9-byte [`element`](mod@super::element) ids, the
 //! predicate its interned id as 4 bytes big-endian. Every part is fixed-width,
 //! so the first `k` bytes of a key are exactly the leading bound positions
 //! and a prefix scan returns exactly the matching propositions. The value is
