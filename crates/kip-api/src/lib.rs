@@ -30,6 +30,7 @@ mod neighbourhood;
 pub mod tools;
 pub mod types;
 mod validate;
+mod watch;
 
 use std::sync::Arc;
 
@@ -42,6 +43,7 @@ pub use error::{ApiError, ErrorCode};
 pub use neighbourhood::{DEFAULT_PAGE, MAX_PAGE};
 pub use types::*;
 pub use validate::position;
+pub use watch::WatchBoard;
 
 /// The API of one host over one nexus. Cheap to clone; share it between
 /// threads.
@@ -50,6 +52,7 @@ pub struct Api {
     nexus: Arc<Nexus>,
     origin: Origin,
     read_only: bool,
+    watch: Option<WatchBoard>,
 }
 
 impl Api {
@@ -61,7 +64,15 @@ impl Api {
                 name: origin.into(),
             },
             read_only: false,
+            watch: None,
         }
+    }
+
+    /// Reports the watched capsule folder through `watch_status`; the host
+    /// feeds the board with the watcher's events ([`WatchBoard::apply`]).
+    pub fn with_watch(mut self, board: WatchBoard) -> Api {
+        self.watch = Some(board);
+        self
     }
 
     /// Makes every write refused (`KIP_3004`): KML in `execute`, and imports.
@@ -114,10 +125,11 @@ impl Api {
     /// Imports one file's contents atomically and returns the import report
     /// (a failed import is a report with its errors, not an `Err`).
     pub fn import(&self, request: &ImportRequest) -> Result<Json, ApiError> {
-        if self.read_only {
+        let dry_run = request.dry_run.unwrap_or(false);
+        if self.read_only && !dry_run {
             return Err(ApiError::read_only("importing"));
         }
-        capsule::import_text(&self.nexus, &request.file_name, &request.text, &self.origin)
+        capsule::import_text(&self.nexus, request, dry_run, &self.origin)
     }
 
     /// An element's links counted by predicate, and one page of them.
@@ -137,6 +149,26 @@ impl Api {
     /// the cheap poll a host runs on a timer.
     pub fn last_change_seq(&self) -> Result<u64, ApiError> {
         changes::last_change_seq(&self.nexus)
+    }
+
+    /// The canonical form of a KIP text, comments kept; a text that does
+    /// not parse is a `KIP_1001` with its position.
+    pub fn format(&self, request: &FormatRequest) -> Result<FormatResponse, ApiError> {
+        let formatted = kip_lang::format_source(&request.text)
+            .map_err(|errors| ApiError::from(errors.into_response_error()))?;
+        Ok(FormatResponse {
+            changed: formatted != request.text,
+            formatted,
+        })
+    }
+
+    /// The watched folder's files and their status (a host that watches no
+    /// folder says so in `note`).
+    pub fn watch_status(&self) -> WatchStatus {
+        match &self.watch {
+            Some(board) => board.status(),
+            None => watch::unwatched(),
+        }
     }
 
     /// What this host serves.
@@ -172,6 +204,8 @@ impl Api {
             Operation::Neighbourhood => to_json(&self.neighbourhood(&parse(name, body)?)?),
             Operation::Changes => to_json(&self.changes(&parse(name, body)?)?),
             Operation::Info => to_json(&self.info()?),
+            Operation::Format => to_json(&self.format(&parse(name, body)?)?),
+            Operation::WatchStatus => to_json(&self.watch_status()),
         }
     }
 

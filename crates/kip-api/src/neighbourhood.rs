@@ -2,15 +2,15 @@
 //! direction, and one bounded page of the links of one predicate.
 //!
 //! Everything is read from one snapshot, so the counts and the page agree.
-//! Counting walks the index entries of the element (keys only, no records);
-//! a page decodes only the records it returns. Pages are in index order
+//! Counting walks the element's index entries through the engine's read
+//! view (keys only, no records); a page decodes only the records it returns. Pages are in index order
 //! (by the neighbour's id), which is stable while nothing is written.
 
 use std::collections::BTreeMap;
 
 use kip_lang::{ErrorCode, KipError};
 use kip_nexus::Nexus;
-use kip_nexus::graph::{Graph, OrInternal as _};
+use kip_nexus::graph::Graph;
 use kip_store::ElementId;
 
 use crate::error::ApiError;
@@ -96,14 +96,16 @@ fn count(
     o: Option<ElementId>,
 ) -> kip_nexus::Result<BTreeMap<u32, u64>> {
     let mut counts = BTreeMap::new();
-    for m in g.store.iter_propositions_matching(g.txn, s, None, o).kip()? {
-        let (_, _, p, _) = m.kip()?;
+    for (_, _, p, _) in g.propositions(s, None, o)? {
         *counts.entry(p).or_insert(0) += 1;
     }
     Ok(counts)
 }
 
-fn named_counts(g: &Graph<'_>, counts: &BTreeMap<u32, u64>) -> kip_nexus::Result<Vec<PredicateCount>> {
+fn named_counts(
+    g: &Graph<'_>,
+    counts: &BTreeMap<u32, u64>,
+) -> kip_nexus::Result<Vec<PredicateCount>> {
     let mut out = Vec::with_capacity(counts.len());
     for (&p, &count) in counts {
         out.push(PredicateCount {
@@ -111,7 +113,11 @@ fn named_counts(g: &Graph<'_>, counts: &BTreeMap<u32, u64>) -> kip_nexus::Result
             count,
         });
     }
-    out.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.predicate.cmp(&b.predicate)));
+    out.sort_by(|a, b| {
+        b.count
+            .cmp(&a.count)
+            .then_with(|| a.predicate.cmp(&b.predicate))
+    });
     Ok(out)
 }
 
@@ -142,14 +148,12 @@ fn page(
     let total = counts.get(&p).copied().unwrap_or(0);
     let skip = usize::try_from(offset).unwrap_or(usize::MAX);
     let mut links = Vec::new();
-    for m in g
-        .store
-        .iter_propositions_matching(g.txn, s, Some(p), o)
-        .kip()?
+    for (id, subject, _, object) in g
+        .propositions(s, Some(p), o)?
+        .into_iter()
         .skip(skip)
         .take(limit as usize)
     {
-        let (id, subject, _, object) = m.kip()?;
         let neighbour = match direction {
             Direction::Outgoing => object,
             Direction::Incoming => subject,

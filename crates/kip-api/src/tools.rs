@@ -36,10 +36,12 @@ pub struct ToolDefinition {
 
 /// The parameter descriptions of seed 001 §6.1, translated faithfully.
 pub mod param {
-    pub const COMMAND: &str = "Contains the complete KIP command text. **Mutually exclusive with `commands`.**";
+    pub const COMMAND: &str =
+        "Contains the complete KIP command text. **Mutually exclusive with `commands`.**";
     pub const COMMANDS: &str = "An array of KIP commands for batch execution. **Mutually exclusive with `command`.** Each element can be a `String` (uses the shared `parameters`) or an `Object` (`{command, parameters}`, whose own parameters override the shared ones). Commands are executed in order and **execution stops at the first error**.";
     pub const PARAMETERS: &str = "An optional key-value object for placeholder substitution. Placeholders in the command text (such as `:symptom_name`) are safely replaced before execution. A placeholder must occupy a \"complete JSON value position\" (such as `name: :symptom_name`) and cannot be embedded inside a string (such as `\"Hello :name\"`), because substitution is done by JSON serialization.";
-    pub const DRY_RUN: &str = "If `true`, only validates the command's syntax and logic without executing it.";
+    pub const DRY_RUN: &str =
+        "If `true`, only validates the command's syntax and logic without executing it.";
 }
 
 const EXECUTE_KIP: &str = r#"Execute KIP (Knowledge Interaction Protocol) commands against the Cognitive Nexus: your persistent long-term memory, a knowledge graph of concept nodes ({type, name}) and proposition links ((subject, "predicate", object)).
@@ -167,6 +169,10 @@ pub fn import_knowledge_bundle() -> ToolDefinition {
                 "file_name": {
                     "type": "string",
                     "description": "With `yaml`: the name used in error locations and to pick the format by extension (default \"bundle.yaml\"; use a .kip name for a KIP capsule)."
+                },
+                "dry_run": {
+                    "type": "boolean",
+                    "description": "If `true`, validate everything and report exactly what the import would do, without writing anything."
                 }
             },
             "additionalProperties": false
@@ -193,7 +199,10 @@ mod tests {
     #[test]
     fn execute_kip_has_exactly_the_parameters_of_the_spec() {
         let schema = execute_kip().input_schema;
-        let props = schema["properties"].as_object().cloned().unwrap_or_default();
+        let props = schema["properties"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
         let names: Vec<&str> = props.keys().map(String::as_str).collect();
         assert_eq!(names, ["command", "commands", "parameters", "dry_run"]);
         assert_eq!(props["command"]["type"], "string");
@@ -209,7 +218,12 @@ mod tests {
     #[test]
     fn the_parameter_descriptions_carry_the_spec_rules() {
         let schema = execute_kip().input_schema;
-        let d = |k: &str| schema["properties"][k]["description"].as_str().unwrap_or("").to_owned();
+        let d = |k: &str| {
+            schema["properties"][k]["description"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned()
+        };
         assert!(d("command").contains("Mutually exclusive with `commands`"));
         assert!(d("commands").contains("Mutually exclusive with `command`"));
         assert!(d("commands").contains("stops at the first error"));
@@ -221,7 +235,10 @@ mod tests {
 
     #[test]
     fn the_readonly_tool_takes_the_same_arguments() {
-        assert_eq!(execute_kip().input_schema, execute_kip_readonly().input_schema);
+        assert_eq!(
+            execute_kip().input_schema,
+            execute_kip_readonly().input_schema
+        );
         assert!(execute_kip_readonly().read_only);
         assert!(!execute_kip().read_only);
     }
@@ -229,10 +246,24 @@ mod tests {
     #[test]
     fn the_reference_covers_result_shapes_and_every_error_code() {
         for code in kip_lang::ErrorCode::ALL {
-            assert!(KIP_REFERENCE.contains(code.as_str()), "{} is not documented", code.as_str());
+            assert!(
+                KIP_REFERENCE.contains(code.as_str()),
+                "{} is not documented",
+                code.as_str()
+            );
         }
-        for needle in ["DESCRIBE PRIMER", "next_cursor", "upsert_concept_nodes", "deleted_propositions", "_type", "dry_run"] {
-            assert!(KIP_REFERENCE.contains(needle), "the reference lacks {needle}");
+        for needle in [
+            "DESCRIBE PRIMER",
+            "next_cursor",
+            "upsert_concept_nodes",
+            "deleted_propositions",
+            "_type",
+            "dry_run",
+        ] {
+            assert!(
+                KIP_REFERENCE.contains(needle),
+                "the reference lacks {needle}"
+            );
         }
     }
 
@@ -246,7 +277,10 @@ mod tests {
             r#"SEARCH CONCEPT "aspirin" WITH TYPE "Drug" LIMIT 5"#,
             r#"DESCRIBE PROPOSITION TYPE "treats""#,
         ] {
-            assert!(EXECUTE_KIP.contains(example), "{example} is not in the description");
+            assert!(
+                EXECUTE_KIP.contains(example),
+                "{example} is not in the description"
+            );
             assert!(kip_lang::parse(example).is_ok(), "{example} does not parse");
         }
     }
@@ -264,7 +298,8 @@ mod tests {
             let block: Vec<&str> = lines.by_ref().take_while(|l| l.trim() != "```").collect();
             let text = block.join("\n");
             let template = text.as_bytes().windows(2).any(|w| {
-                (w[0] == b'<' && w[1].is_ascii_alphabetic()) || (w[0] == b'[' && w[1].is_ascii_uppercase())
+                (w[0] == b'<' && w[1].is_ascii_alphabetic())
+                    || (w[0] == b'[' && w[1].is_ascii_uppercase())
             });
             if template {
                 continue;

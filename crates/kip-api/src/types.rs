@@ -34,10 +34,16 @@ pub enum Operation {
     Changes,
     /// What this host serves. No body; answer: [`NexusInfo`].
     Info,
+    /// Canonical KIP text (the formatter, keeping comments). Body:
+    /// [`FormatRequest`]; answer: [`FormatResponse`].
+    Format,
+    /// The watched capsule folder's files and their import status. No body;
+    /// answer: [`WatchStatus`].
+    WatchStatus,
 }
 
 impl Operation {
-    pub const ALL: [Operation; 8] = [
+    pub const ALL: [Operation; 10] = [
         Operation::Execute,
         Operation::ExecuteReadonly,
         Operation::Validate,
@@ -46,6 +52,8 @@ impl Operation {
         Operation::Neighbourhood,
         Operation::Changes,
         Operation::Info,
+        Operation::Format,
+        Operation::WatchStatus,
     ];
 
     /// The wire name, e.g. `"execute_readonly"`.
@@ -59,6 +67,8 @@ impl Operation {
             Operation::Neighbourhood => "neighbourhood",
             Operation::Changes => "changes",
             Operation::Info => "info",
+            Operation::Format => "format",
+            Operation::WatchStatus => "watch_status",
         }
     }
 
@@ -410,6 +420,12 @@ pub struct ImportRequest {
     pub file_name: String,
     /// The file's text.
     pub text: String,
+    /// Check everything and run the import in a transaction that is then
+    /// aborted: the report says exactly what an import would do, and
+    /// nothing is written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub dry_run: Option<bool>,
 }
 
 /// What a host serves.
@@ -428,4 +444,69 @@ pub struct NexusInfo {
     pub last_change_seq: u64,
     /// The version of KIP Explorer.
     pub version: String,
+}
+
+/// Format KIP text.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct FormatRequest {
+    pub text: String,
+}
+
+/// The canonical form of a text (comments kept).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct FormatResponse {
+    pub formatted: String,
+    /// The text was not already canonical.
+    pub changed: bool,
+}
+
+/// The watched capsule folder as a host sees it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct WatchStatus {
+    /// The folder, or `null` when this host watches none.
+    pub folder: Option<String>,
+    /// The files present when watching started have all been taken up.
+    pub ready: bool,
+    /// By path.
+    pub files: Vec<WatchedFile>,
+    /// Why the folder is not watched, or the last trouble watching it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub note: Option<String>,
+}
+
+/// One file of the watched folder.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct WatchedFile {
+    pub path: String,
+    pub status: FileStatus,
+    /// The last import's errors (`{code, message, path?, line?, column?, hint, suggestions?}`).
+    #[cfg_attr(test, ts(type = "Array<JsonValue>"))]
+    pub errors: Vec<Json>,
+    /// The last import report, when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional, type = "JsonValue"))]
+    pub report: Option<Json>,
+}
+
+/// Where a watched file stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum FileStatus {
+    /// Seen, not yet imported.
+    Pending,
+    /// Being imported.
+    Importing,
+    /// Its knowledge is in the nexus (now or from an earlier, identical import).
+    Imported,
+    /// Refused; `errors` says why. Nothing of it was applied.
+    Failed,
+    /// Deleted or moved away; its knowledge stays.
+    Removed,
 }

@@ -14,7 +14,11 @@ use serde_json::{Map, Value as Json};
 
 use crate::types::{Diagnostic, TextPosition, ValidateRequest, ValidateResponse};
 
-pub(crate) fn validate(nexus: &Nexus, origin: &Origin, request: &ValidateRequest) -> ValidateResponse {
+pub(crate) fn validate(
+    nexus: &Nexus,
+    origin: &Origin,
+    request: &ValidateRequest,
+) -> ValidateResponse {
     let text = request.text.as_str();
     let commands = match kip_lang::parse(text) {
         Ok(commands) => commands,
@@ -73,8 +77,14 @@ fn expand(e: KipError) -> Vec<KipError> {
     vec![e]
 }
 
-fn failed(text: &str, commands: u32, schema_checked: bool, errors: Vec<KipError>) -> ValidateResponse {
-    let mut diagnostics: Vec<Diagnostic> = errors.into_iter().map(|e| diagnostic(text, e)).collect();
+fn failed(
+    text: &str,
+    commands: u32,
+    schema_checked: bool,
+    errors: Vec<KipError>,
+) -> ValidateResponse {
+    let mut diagnostics: Vec<Diagnostic> =
+        errors.into_iter().map(|e| diagnostic(text, e)).collect();
     diagnostics.sort_by_key(|d| (d.from.offset, d.to.offset));
     ValidateResponse {
         ok: diagnostics.is_empty(),

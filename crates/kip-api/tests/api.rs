@@ -38,7 +38,10 @@ fn ok(api: &Api, command: &str) -> Json {
 #[test]
 fn execute_returns_the_kip_response_and_read_only_refuses_kml() {
     let (_dir, api) = fixture();
-    let names = ok(&api, r#"FIND(?d.name) WHERE { ?d {type: "Drug", name: "Aspirin"} }"#);
+    let names = ok(
+        &api,
+        r#"FIND(?d.name) WHERE { ?d {type: "Drug", name: "Aspirin"} }"#,
+    );
     assert_eq!(names, json!(["Aspirin"]));
 
     let upsert = r#"UPSERT { CONCEPT ?s { {type: "Symptom", name: "Nausea"} } }"#;
@@ -49,7 +52,10 @@ fn execute_returns_the_kip_response_and_read_only_refuses_kml() {
     let ro = api.clone().read_only(true);
     let refused = ro.execute(ExecuteRequest::command(upsert));
     assert_eq!(refused["error"]["code"], "KIP_3004");
-    let found = ok(&api, r#"FIND(COUNT(?s)) WHERE { ?s {type: "Symptom", name: "Nausea"} }"#);
+    let found = ok(
+        &api,
+        r#"FIND(COUNT(?s)) WHERE { ?s {type: "Symptom", name: "Nausea"} }"#,
+    );
     assert_eq!(found, json!(0), "a refused write changes nothing");
 
     // A KIP error is a normal response, also through `call`.
@@ -104,12 +110,21 @@ fn validate_reports_every_error_with_ranges_in_bytes_columns_and_utf16() {
     assert_eq!(d.from.offset as usize, y);
     assert_eq!(d.from.line, 2);
     let line_start = text.find('\n').expect("newline") + 1;
-    assert_eq!(d.from.column as usize, text[line_start..y].chars().count() + 1);
+    assert_eq!(
+        d.from.column as usize,
+        text[line_start..y].chars().count() + 1
+    );
     assert_eq!(d.from.utf16 as usize, text[..y].encode_utf16().count());
-    assert_ne!(d.from.utf16, d.from.offset, "the CJK text makes the units differ");
+    assert_ne!(
+        d.from.utf16, d.from.offset,
+        "the CJK text makes the units differ"
+    );
     assert!(d.to.offset > d.from.offset);
     assert!(!d.hint.is_empty());
-    assert_eq!(r.diagnostics[1].from.offset as usize, text.find("?z").expect("?z"));
+    assert_eq!(
+        r.diagnostics[1].from.offset as usize,
+        text.find("?z").expect("?z")
+    );
 }
 
 #[test]
@@ -118,7 +133,10 @@ fn validate_suggests_the_keyword_and_checks_names_against_the_live_schema() {
     let r = validate(&api, "FIDN(?x) WHERE { ?x {type: \"Drug\"} }", None);
     assert_eq!(r.diagnostics[0].code, ErrorCode::InvalidSyntax);
     assert_eq!(r.diagnostics[0].suggestions, ["FIND"]);
-    assert_eq!((r.diagnostics[0].from.offset, r.diagnostics[0].to.offset), (0, 4));
+    assert_eq!(
+        (r.diagnostics[0].from.offset, r.diagnostics[0].to.offset),
+        (0, 4)
+    );
 
     let r = validate(&api, "FIND(?x) WHERE { ?x {type: \"Drugg\"} }", None);
     assert!(r.schema_checked);
@@ -139,7 +157,10 @@ fn validate_binds_placeholders_only_when_parameters_are_given() {
     let r = validate(&api, text, Some(json!({"t": "Drug"})));
     assert_eq!(r.diagnostics.len(), 1);
     assert_eq!(r.diagnostics[0].code, ErrorCode::ReferenceError);
-    assert_eq!(r.diagnostics[0].from.offset as usize, text.find(":n").expect(":n"));
+    assert_eq!(
+        r.diagnostics[0].from.offset as usize,
+        text.find(":n").expect(":n")
+    );
     let r = validate(&api, text, Some(json!({"t": "Drug", "n": 3})));
     assert!(r.ok && r.schema_checked);
 }
@@ -148,7 +169,11 @@ fn validate_binds_placeholders_only_when_parameters_are_given() {
 fn validate_checks_kml_for_syntax_only_and_writes_nothing() {
     let (_dir, api) = fixture();
     let before = api.last_change_seq().expect("seq");
-    let r = validate(&api, r#"UPSERT { CONCEPT ?s { {type: "Symptom", name: "Nausea"} } }"#, None);
+    let r = validate(
+        &api,
+        r#"UPSERT { CONCEPT ?s { {type: "Symptom", name: "Nausea"} } }"#,
+        None,
+    );
     assert!(r.ok && !r.schema_checked);
     assert_eq!(api.last_change_seq().expect("seq"), before);
 }
@@ -190,11 +215,21 @@ fn neighbourhood_counts_links_by_predicate_and_pages_without_repeats() {
     hub(&api, 120);
     let first = api.neighbourhood(&hub_request(None, None)).expect("page 1");
     assert_eq!(first.element["name"], "Hub");
-    let treats = first.outgoing.iter().find(|c| c.predicate == "treats").expect("treats");
+    let treats = first
+        .outgoing
+        .iter()
+        .find(|c| c.predicate == "treats")
+        .expect("treats");
     assert_eq!(treats.count, 120);
-    assert_eq!(first.total_outgoing, first.outgoing.iter().map(|c| c.count).sum::<u64>());
+    assert_eq!(
+        first.total_outgoing,
+        first.outgoing.iter().map(|c| c.count).sum::<u64>()
+    );
     let page = first.page.expect("a page");
-    assert_eq!((page.total, page.links.len(), page.next_offset), (120, 50, Some(50)));
+    assert_eq!(
+        (page.total, page.links.len(), page.next_offset),
+        (120, 50, Some(50))
+    );
 
     let mut seen = std::collections::BTreeSet::new();
     let mut offset = Some(0);
@@ -208,7 +243,11 @@ fn neighbourhood_counts_links_by_predicate_and_pages_without_repeats() {
             assert_eq!(link.proposition["predicate"], "treats");
             assert_eq!(link.proposition["subject"], first.element["id"]);
             assert_eq!(link.neighbour["type"], "Symptom");
-            assert!(seen.insert(link.neighbour["name"].to_string()), "repeated {}", link.neighbour["name"]);
+            assert!(
+                seen.insert(link.neighbour["name"].to_string()),
+                "repeated {}",
+                link.neighbour["name"]
+            );
         }
         offset = page.next_offset;
     }
@@ -237,7 +276,10 @@ fn first_neighbour_id(api: &Api) -> String {
         .expect("page")
         .page
         .expect("a page");
-    page.links[0].neighbour["id"].as_str().expect("id").to_owned()
+    page.links[0].neighbour["id"]
+        .as_str()
+        .expect("id")
+        .to_owned()
 }
 
 #[test]
@@ -250,8 +292,14 @@ fn neighbourhood_errors_name_what_is_wrong() {
         offset: None,
         limit: None,
     };
-    assert_eq!(api.neighbourhood(&by_id("C:x")).err().map(|e| e.code), Some(ErrorCode::BadRequest));
-    assert_eq!(api.neighbourhood(&by_id("C:999999")).err().map(|e| e.code), Some(ErrorCode::NotFound));
+    assert_eq!(
+        api.neighbourhood(&by_id("C:x")).err().map(|e| e.code),
+        Some(ErrorCode::BadRequest)
+    );
+    assert_eq!(
+        api.neighbourhood(&by_id("C:999999")).err().map(|e| e.code),
+        Some(ErrorCode::NotFound)
+    );
     let mut unknown = hub_request(None, None);
     hub(&api, 1);
     unknown.predicate = Some("treat".into());
@@ -267,31 +315,63 @@ fn changes_list_committed_writes_marked_with_their_process() {
     let (_dir, api) = fixture();
     let start = api.last_change_seq().expect("seq");
     assert!(start >= 2, "the fixture's imports were logged");
-    ok(&api, r#"UPSERT { CONCEPT ?s { {type: "Symptom", name: "Nausea"} } }"#);
+    ok(
+        &api,
+        r#"UPSERT { CONCEPT ?s { {type: "Symptom", name: "Nausea"} } }"#,
+    );
     // A dry run and a no-op write are not changes.
     api.execute(ExecuteRequest {
         dry_run: Some(true),
         ..ExecuteRequest::command(r#"UPSERT { CONCEPT ?s { {type: "Symptom", name: "Vertigo"} } }"#)
     });
-    ok(&api, r#"UPSERT { CONCEPT ?s { {type: "Symptom", name: "Nausea"} } }"#);
+    ok(
+        &api,
+        r#"UPSERT { CONCEPT ?s { {type: "Symptom", name: "Nausea"} } }"#,
+    );
 
-    let r = api.changes(&ChangesRequest { since: start, limit: None }).expect("changes");
+    let r = api
+        .changes(&ChangesRequest {
+            since: start,
+            limit: None,
+        })
+        .expect("changes");
     assert_eq!(r.last_seq, start + 1);
     assert_eq!(r.changes.len(), 1);
     let c = &r.changes[0];
-    assert_eq!((c.seq, c.origin.as_str(), c.pid, c.own_process), (start + 1, "test-host", std::process::id(), true));
+    assert_eq!(
+        (c.seq, c.origin.as_str(), c.pid, c.own_process),
+        (start + 1, "test-host", std::process::id(), true)
+    );
     assert_eq!(c.stats.concepts_created, 1);
     assert!(!r.reset && !r.more);
 
-    let r = api.changes(&ChangesRequest { since: 0, limit: Some(1) }).expect("from 0");
+    let r = api
+        .changes(&ChangesRequest {
+            since: 0,
+            limit: Some(1),
+        })
+        .expect("from 0");
     assert_eq!(r.changes.len(), 1);
     assert!(r.more);
     assert_eq!(r.changes[0].seq, 1);
 
-    let r = api.changes(&ChangesRequest { since: start + 1, limit: None }).expect("nothing new");
+    let r = api
+        .changes(&ChangesRequest {
+            since: start + 1,
+            limit: None,
+        })
+        .expect("nothing new");
     assert!(r.changes.is_empty() && !r.reset);
-    let r = api.changes(&ChangesRequest { since: start + 100, limit: None }).expect("future");
-    assert!(r.reset, "a sequence number from the future means the nexus was replaced");
+    let r = api
+        .changes(&ChangesRequest {
+            since: start + 100,
+            limit: None,
+        })
+        .expect("future");
+    assert!(
+        r.reset,
+        "a sequence number from the future means the nexus was replaced"
+    );
 }
 
 // ------------------------------------------------------------------ dispatch
@@ -303,24 +383,214 @@ fn calls_by_name_check_operation_and_body() {
     assert_eq!(e.code, ErrorCode::UnknownOperation);
     assert!(e.hint.contains("execute_readonly"));
 
-    let e = api.call_named("validate", json!({"txt": "FIND"})).expect_err("bad body");
+    let e = api
+        .call_named("validate", json!({"txt": "FIND"}))
+        .expect_err("bad body");
     assert_eq!(e.code, ErrorCode::BadRequest);
     assert!(e.message.contains("`validate`"), "{}", e.message);
 
-    let info = api.call_named("info", Json::Null).expect("info needs no body");
+    let info = api
+        .call_named("info", Json::Null)
+        .expect("info needs no body");
     assert_eq!(info["origin"], "test-host");
     assert_eq!(info["read_only"], false);
     assert!(info["concepts"].as_u64().is_some_and(|n| n > 10));
 
-    let changes = api.call_named("changes", Json::Null).expect("since defaults to 0");
+    let changes = api
+        .call_named("changes", Json::Null)
+        .expect("since defaults to 0");
     assert!(changes["changes"].as_array().is_some_and(|c| !c.is_empty()));
 
     let ro = api.clone().read_only(true);
     let e = ro
-        .call(Operation::Import, json!({"file_name": "a.kip", "text": "DESCRIBE PRIMER"}))
+        .call(
+            Operation::Import,
+            json!({"file_name": "a.kip", "text": "DESCRIBE PRIMER"}),
+        )
         .expect_err("read-only refuses imports");
     assert_eq!(e.code, ErrorCode::ImmutableTarget);
     for op in Operation::ALL {
         assert_eq!(Operation::from_name(op.name()), Some(op));
     }
+}
+
+// ------------------------------------------------------------------ capsules
+
+const GOOD_BUNDLE: &str = "\
+- type: Symptom
+  name: Nausea
+  description: Feeling sick.
+- type: treats
+  source: { type: Drug, name: Aspirin }
+  target: { type: Symptom, name: Nausea }
+";
+
+const BROKEN_BUNDLE: &str = "\
+- type: Symptom
+  name: Dizziness
+- type: Symptm
+  name: Vertigo
+";
+
+#[test]
+fn the_knowledge_schema_is_generated_from_the_live_types() {
+    let (_dir, api) = fixture();
+    let schema = api.knowledge_schema().expect("schema");
+    assert_eq!(
+        schema["full_bundle_schema"]["$schema"],
+        "http://json-schema.org/draft-07/schema#"
+    );
+    assert!(schema["full_bundle_schema"].to_string().contains("Drug"));
+    assert!(
+        schema["example_yaml"]
+            .as_str()
+            .is_some_and(|y| !y.is_empty())
+    );
+    let via_call = api.call(Operation::Schema, Json::Null).expect("by name");
+    assert_eq!(via_call, schema);
+}
+
+#[test]
+fn imports_apply_a_whole_bundle_or_report_every_error_and_apply_nothing() {
+    let (_dir, api) = fixture();
+    let request = |text: &str, dry_run: Option<bool>| kip_api::ImportRequest {
+        file_name: "bundle.yaml".into(),
+        text: text.into(),
+        dry_run,
+    };
+    let count = |api: &Api| {
+        ok(
+            api,
+            r#"FIND(COUNT(?s)) WHERE { ?s {type: "Symptom"} FILTER(?s.name == "Nausea" || ?s.name == "Dizziness") }"#,
+        )
+    };
+
+    let preview = api
+        .import(&request(GOOD_BUNDLE, Some(true)))
+        .expect("a report");
+    assert_eq!(preview["status"], "imported", "{preview:#}");
+    assert_eq!(count(&api), json!(0), "a dry run writes nothing");
+
+    let failed = api.import(&request(BROKEN_BUNDLE, None)).expect("a report");
+    assert_eq!(failed["status"], "failed");
+    let errors = failed["errors"].as_array().expect("errors");
+    assert!(!errors.is_empty());
+    let text = failed.to_string();
+    assert!(
+        text.contains("Symptm") && text.contains("Symptom"),
+        "{failed:#}"
+    );
+    assert_eq!(
+        count(&api),
+        json!(0),
+        "nothing of a failed bundle is applied"
+    );
+
+    let done = api.import(&request(GOOD_BUNDLE, None)).expect("a report");
+    assert_eq!(done["status"], "imported", "{done:#}");
+    assert_eq!(count(&api), json!(1));
+    let treats = ok(
+        &api,
+        r#"FIND(?d.name) WHERE { (?d, "treats", {type: "Symptom", name: "Nausea"}) }"#,
+    );
+    assert_eq!(treats, json!(["Aspirin"]));
+
+    let ro = api.clone().read_only(true);
+    assert_eq!(
+        ro.import(&request(GOOD_BUNDLE, None)).err().map(|e| e.code),
+        Some(ErrorCode::ImmutableTarget)
+    );
+    assert!(
+        ro.import(&request(GOOD_BUNDLE, Some(true))).is_ok(),
+        "a read-only host may preview"
+    );
+}
+
+// ------------------------------------------------------------------ format and watch status
+
+#[test]
+fn format_gives_canonical_text_or_the_syntax_error() {
+    let (_dir, api) = fixture();
+    let r = api
+        .call_named(
+            "format",
+            json!({"text": "FIND(?x)   WHERE {?x {type:\"Drug\"}} // keep"}),
+        )
+        .expect("formats");
+    assert_eq!(
+        r["formatted"],
+        "FIND(?x)\nWHERE {\n  ?x {type: \"Drug\"}\n} // keep\n"
+    );
+    assert_eq!(r["changed"], true);
+    let again = api
+        .call_named("format", json!({"text": r["formatted"]}))
+        .expect("formats");
+    assert_eq!(again["changed"], false);
+    let e = api
+        .call_named("format", json!({"text": "FIND(?x WHERE"}))
+        .expect_err("does not parse");
+    assert_eq!(e.code, ErrorCode::InvalidSyntax);
+    assert!(e.data.contains_key("line"));
+}
+
+#[test]
+fn watch_status_follows_the_watchers_events() {
+    let (dir, api) = fixture();
+    let unwatched = api.watch_status();
+    assert_eq!(unwatched.folder, None);
+    assert!(unwatched.note.is_some());
+
+    let folder = dir.path().join("capsules");
+    let board = kip_api::WatchBoard::new(&folder);
+    let api = api.with_watch(board.clone());
+    let good = folder.join("a.yaml");
+    let bad = folder.join("b.yaml");
+    let origin = kip_nexus::Origin::default();
+    let imported = kip_capsule::import_text(
+        api.nexus(),
+        "a.yaml",
+        "- type: Symptom\n  name: Chills\n",
+        &origin,
+    );
+    let failed = kip_capsule::import_text(
+        api.nexus(),
+        "b.yaml",
+        "- type: Symptm\n  name: Chills\n",
+        &origin,
+    );
+    use kip_capsule::WatchEvent as E;
+    for event in [
+        E::Queued { file: good.clone() },
+        E::Queued { file: bad.clone() },
+        E::Importing { file: good.clone() },
+        E::Imported {
+            file: good.clone(),
+            report: imported,
+        },
+        E::Failed {
+            file: bad.clone(),
+            report: failed,
+        },
+        E::Ready { files: 2 },
+    ] {
+        board.apply(&event);
+    }
+    let status = api.call_named("watch_status", Json::Null).expect("status");
+    assert_eq!(status["folder"], folder.display().to_string());
+    assert_eq!(status["ready"], true);
+    let files = status["files"].as_array().expect("files");
+    assert_eq!(files.len(), 2);
+    assert_eq!(
+        (files[0]["status"].as_str(), files[1]["status"].as_str()),
+        (Some("imported"), Some("failed"))
+    );
+    assert!(files[1]["errors"][0]["message"].is_string(), "{status:#}");
+
+    board.apply(&E::Removed { file: good });
+    board.apply(&E::Error {
+        message: "the folder vanished".into(),
+    });
+    let status = api.watch_status();
+    assert_eq!(status.files[0].status, kip_api::FileStatus::Removed);
+    assert_eq!(status.note.as_deref(), Some("the folder vanished"));
 }

@@ -12,9 +12,10 @@
 //! from the schema of the nexus overlaid with the bundle's own definitions,
 //! so a bundle may define a type and use it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use jsonschema::{ValidationError, ValidationErrorKind, Validator};
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::{ValidationError, Validator};
 use kip_lang::ErrorCode;
 use kip_nexus::graph::{CONCEPT_TYPE, PROPOSITION_TYPE};
 use serde_json::{Map, Value as Json};
@@ -32,8 +33,6 @@ use crate::yaml::{self, Kind, Node};
 pub(crate) struct Read {
     pub(crate) ops: Vec<Op>,
     pub(crate) items: usize,
-    /// The schema model with the bundle's own definitions laid over it.
-    pub(crate) model: Model,
 }
 
 /// A step of a path inside an item.
@@ -52,7 +51,10 @@ fn render(prefix: &str, segs: &[Seg]) -> String {
                 out.push('.');
                 out.push_str(k);
             }
-            Seg::Key(k) => out.push_str(&format!("[{}]", serde_json::to_string(k).unwrap_or_default())),
+            Seg::Key(k) => out.push_str(&format!(
+                "[{}]",
+                serde_json::to_string(k).unwrap_or_default()
+            )),
         }
     }
     out
@@ -98,6 +100,7 @@ pub(crate) fn read(
     text: &str,
     lines: &LineIndex,
     live: &Model,
+    stored: &dyn Fn(&str, &str, &str) -> bool,
     errors: &mut Vec<ImportError>,
     progress: &mut dyn FnMut(Progress),
 ) -> Read {
@@ -178,8 +181,11 @@ pub(crate) fn read(
             }
             if looks_like_item {
                 errors.push(at(
-                    ImportError::new(ErrorCode::InvalidSyntax, "a bundle is a list of items, but this file is a single mapping")
-                        .hint("Start the item with `- ` (a list of one item): `- type: …`."),
+                    ImportError::new(
+                        ErrorCode::InvalidSyntax,
+                        "a bundle is a list of items, but this file is a single mapping",
+                    )
+                    .hint("Start the item with `- ` (a list of one item): `- type: …`."),
                     None,
                     root.start,
                 ));
@@ -204,8 +210,10 @@ pub(crate) fn read(
     // The bundle's own definitions, laid over the nexus's schema.
     let mut model = live.clone();
     for item in items {
-        if let (Some(ty), Some(name)) = (item.get("type").and_then(Node::as_str), item.get("name").and_then(Node::as_str))
-            && (ty == CONCEPT_TYPE || ty == PROPOSITION_TYPE)
+        if let (Some(ty), Some(name)) = (
+            item.get("type").and_then(Node::as_str),
+            item.get("name").and_then(Node::as_str),
+        ) && (ty == CONCEPT_TYPE || ty == PROPOSITION_TYPE)
             && item.get("action").and_then(Node::as_str) != Some("delete")
         {
             let (attrs, _) = split(item, &CONCEPT_KEYS);
@@ -220,6 +228,8 @@ pub(crate) fn read(
         defs: schema::definitions(&model),
         validators: HashMap::new(),
         defaults,
+        stored,
+        given: HashMap::new(),
     };
     let total = items.len() as u64;
     let mut ops = Vec::with_capacity(items.len());
@@ -233,9 +243,10 @@ pub(crate) fn read(
         }
         let before = errors.len();
         reader.item(i, item, errors);
+        reader.remember(item);
         if errors.len() == before {
             ops.push(reader.op(i, item));
-        } else if let Some(p) = placeholder(item) {
+        } else if let Some(p) = placeholder(i, item, &reader.defaults) {
             ops.push(p);
         }
     }
@@ -243,7 +254,6 @@ pub(crate) fn read(
     Read {
         ops,
         items: items.len(),
-        model,
     }
 }
 
@@ -255,13 +265,24 @@ fn reserved(key: &str) -> ImportError {
     .hint("The engine maintains _created_at and _updated_at itself; rename the key without the leading underscore.")
 }
 
-/// What a failed item still tells about identity.
-fn placeholder(item: &Node) -> Option<Op> {
+/// What a failed concept item still tells: its identity, and what it
+/// says about it (for the contradiction check).
+fn placeholder(i: usize, item: &Node, defaults: &Map<String, Json>) -> Option<Op> {
     let ty = item.get("type")?.as_str()?;
     let name = item.get("name")?.as_str()?;
+    let (attrs, meta) = split(item, &CONCEPT_KEYS);
+    let mut full = defaults.clone();
+    full.extend(meta);
     Some(Op::Placeholder {
         ty: ty.to_owned(),
         name: name.to_owned(),
+        attrs,
+        meta: full,
+        loc: Loc {
+            path: Some(format!("[{i}]")),
+            start: item.start,
+            end: item.end,
+        },
     })
 }
 
@@ -295,9 +316,46 @@ struct Reader<'a> {
     /// compile, which an invalid `instance_schema` can cause).
     validators: HashMap<String, Option<Validator>>,
     defaults: Map<String, Json>,
+    /// Whether the nexus holds concept `(type, name)` with attribute `key`.
+    stored: &'a dyn Fn(&str, &str, &str) -> bool,
+    /// The attribute keys earlier items gave each concept.
+    given: HashMap<(String, String), HashSet<String>>,
 }
 
 impl Reader<'_> {
+    /// Notes the attributes a concept item gives.
+    fn remember(&mut self, item: &Node) {
+        if let (Some(ty), Some(name)) = (
+            item.get("type").and_then(Node::as_str),
+            item.get("name").and_then(Node::as_str),
+        ) && self.model.types.contains_key(ty)
+        {
+            let (attrs, _) = split(item, &CONCEPT_KEYS);
+            self.given
+                .entry((ty.to_owned(), name.to_owned()))
+                .or_default()
+                .extend(attrs.keys().cloned());
+        }
+    }
+
+    /// Whether a required attribute an item leaves out is already there:
+    /// an upsert merges, so updating a concept need not repeat what it has.
+    fn already_has(&self, item: &Node, key: &str) -> bool {
+        let (Some(ty), Some(name)) = (
+            item.get("type").and_then(Node::as_str),
+            item.get("name").and_then(Node::as_str),
+        ) else {
+            return false;
+        };
+        if !self.model.types.contains_key(ty) {
+            return false;
+        }
+        self.given
+            .get(&(ty.to_owned(), name.to_owned()))
+            .is_some_and(|keys| keys.contains(key))
+            || (self.stored)(ty, name, key)
+    }
+
     fn error(&self, e: ImportError, path: String, offset: usize) -> ImportError {
         let (line, column) = self.lines.position(self.text, offset);
         ImportError {
@@ -323,15 +381,20 @@ impl Reader<'_> {
     fn item(&mut self, i: usize, item: &Node, out: &mut Vec<ImportError>) {
         let prefix = format!("[{i}]");
         if item.entries().is_none() {
-            out.push(self.error(
-                ImportError::new(
-                    ErrorCode::InvalidValueType,
-                    format!("an item is a mapping with a `type`, found {}", item.kind_name()),
-                )
-                .hint("Write the item as `- type: …` followed by its keys, indented."),
-                prefix,
-                item.start,
-            ));
+            out.push(
+                self.error(
+                    ImportError::new(
+                        ErrorCode::InvalidValueType,
+                        format!(
+                            "an item is a mapping with a `type`, found {}",
+                            item.kind_name()
+                        ),
+                    )
+                    .hint("Write the item as `- type: …` followed by its keys, indented."),
+                    prefix,
+                    item.start,
+                ),
+            );
             return;
         }
         let Some(type_node) = item.get("type") else {
@@ -357,27 +420,44 @@ impl Reader<'_> {
         if !self.model.knows(ty) {
             let link = item.get("source").is_some() || item.get("target").is_some();
             let e = if link {
-                unknown_name("Predicate", ty, self.model.predicates.keys().cloned(), DEFINE_PREDICATE)
+                unknown_name(
+                    "Predicate",
+                    ty,
+                    self.model.predicates.keys().cloned(),
+                    DEFINE_PREDICATE,
+                )
             } else {
-                unknown_name("Entity type", ty, self.model.types.keys().cloned(), DEFINE_TYPE)
+                unknown_name(
+                    "Entity type",
+                    ty,
+                    self.model.types.keys().cloned(),
+                    DEFINE_TYPE,
+                )
             };
             out.push(self.error(e, format!("{prefix}.type"), type_node.start));
             return;
         }
         let json = item.to_json();
         let Some(validator) = self.validator(ty) else {
-            out.push(self.error(
-                ImportError::new(
-                    ErrorCode::InternalError,
-                    format!("the schema of '{ty}' cannot be compiled"),
-                )
-                .hint(format!("Check the instance_schema of '{ty}' (DESCRIBE CONCEPT TYPE \"{ty}\").")),
-                prefix,
-                item.start,
-            ));
+            out.push(
+                self.error(
+                    ImportError::new(
+                        ErrorCode::InternalError,
+                        format!("the schema of '{ty}' cannot be compiled"),
+                    )
+                    .hint(format!(
+                        "Check the instance_schema of '{ty}' (DESCRIBE CONCEPT TYPE \"{ty}\")."
+                    )),
+                    prefix,
+                    item.start,
+                ),
+            );
             return;
         };
-        let found: Vec<ValidationError<'_>> = validator.iter_errors(&json).collect();
+        let found: Vec<ValidationError<'static>> = validator
+            .iter_errors(&json)
+            .map(ValidationError::to_owned)
+            .collect();
         let predicate = self.model.predicates.contains_key(ty).then_some(ty);
         for e in &found {
             self.map(e, item, &prefix, predicate, out);
@@ -386,13 +466,26 @@ impl Reader<'_> {
 
     /// One schema error, as import errors (an `anyOf` becomes the errors of
     /// the alternative the item was evidently written for).
-    fn map(&self, e: &ValidationError<'_>, item: &Node, prefix: &str, predicate: Option<&str>, out: &mut Vec<ImportError>) {
+    fn map(
+        &self,
+        e: &ValidationError<'_>,
+        item: &Node,
+        prefix: &str,
+        predicate: Option<&str>,
+        out: &mut Vec<ImportError>,
+    ) {
         let segs = segments(e.instance_path().as_str());
         let node = node_at(item, &segs);
         let path = render(prefix, &segs);
         let code_msg: (ErrorCode, String, String) = match e.kind() {
             ValidationErrorKind::Required { property } => {
                 let p = property.as_str().unwrap_or_default();
+                let attribute = segs.is_empty()
+                    && !["type", "name", "source", "target", "attributes"].contains(&p)
+                    || segs == [Seg::Key("attributes".into())];
+                if attribute && self.already_has(item, p) {
+                    return;
+                }
                 let mut child = segs.clone();
                 child.push(Seg::Key(p.to_owned()));
                 let why = if segs.is_empty() && !["type", "name", "source", "target"].contains(&p) {
@@ -400,12 +493,17 @@ impl Reader<'_> {
                 } else {
                     ""
                 };
-                out.push(self.error(
-                    ImportError::new(ErrorCode::ConstraintViolation, format!("`{p}` is required{why}"))
+                out.push(
+                    self.error(
+                        ImportError::new(
+                            ErrorCode::ConstraintViolation,
+                            format!("`{p}` is required{why}"),
+                        )
                         .hint(format!("Add `{p}: …` to this mapping.")),
-                    render(prefix, &child),
-                    node.start,
-                ));
+                        render(prefix, &child),
+                        node.start,
+                    ),
+                );
                 return;
             }
             ValidationErrorKind::Type { kind } => (
@@ -416,9 +514,15 @@ impl Reader<'_> {
             ValidationErrorKind::Enum { options } => {
                 let allowed: Vec<String> = options
                     .as_array()
-                    .map(|a| a.iter().map(|o| o.as_str().map_or_else(|| o.to_string(), str::to_owned)).collect())
+                    .map(|a| {
+                        a.iter()
+                            .map(|o| o.as_str().map_or_else(|| o.to_string(), str::to_owned))
+                            .collect()
+                    })
                     .unwrap_or_default();
-                let value = node.as_str().map_or_else(|| node.to_json().to_string(), str::to_owned);
+                let value = node
+                    .as_str()
+                    .map_or_else(|| node.to_json().to_string(), str::to_owned);
                 let end = segs.len() >= 2 && segs.last() == Some(&Seg::Key("type".into()));
                 let role = segs.iter().rev().nth(1).and_then(|s| match s {
                     Seg::Key(k) if k == "source" || k == "target" => Some(k.as_str()),
@@ -429,15 +533,24 @@ impl Reader<'_> {
                 {
                     (
                         ErrorCode::TypeMismatch,
-                        format!("Cannot create '{p}': its {role} must be a {}, not a {value}", allowed.join(" or ")),
-                        format!("Check the direction and the types of '{p}' (`kip schema` lists them)."),
+                        format!(
+                            "Cannot create '{p}': its {role} must be a {}, not a {value}",
+                            allowed.join(" or ")
+                        ),
+                        format!(
+                            "Check the direction and the types of '{p}' (`kip schema` lists them)."
+                        ),
                     )
                 } else if end {
                     let e = unknown_name("Entity type", &value, allowed, DEFINE_TYPE);
                     (e.code, e.message, e.hint)
                 } else {
-                    let suggestions = kip_lang::suggest::similar(&value, allowed.iter().map(String::as_str));
-                    let mean = suggestions.first().map(|s| format!(" Did you mean '{s}'?")).unwrap_or_default();
+                    let suggestions =
+                        kip_lang::suggest::similar(&value, allowed.iter().map(String::as_str));
+                    let mean = suggestions
+                        .first()
+                        .map(|s| format!(" Did you mean '{s}'?"))
+                        .unwrap_or_default();
                     (
                         ErrorCode::ConstraintViolation,
                         format!("`{value}` is not one of: {}.{mean}", allowed.join(", ")),
@@ -449,7 +562,7 @@ impl Reader<'_> {
                 for k in unexpected {
                     let entry = node.entry(k);
                     let mut child = segs.clone();
-                    child.push(Seg::Key(k.clone()));
+                    child.push(Seg::Key(k.to_string()));
                     out.push(self.error(
                         ImportError::new(ErrorCode::InvalidSyntax, format!("unexpected key `{k}`"))
                             .hint("A reference is {type, name} for a concept, {id} for an element, or {type, source, target} for a proposition."),
@@ -460,7 +573,11 @@ impl Reader<'_> {
                 return;
             }
             ValidationErrorKind::PropertyNames { error } => {
-                let key = error.instance().as_str().map(str::to_owned).unwrap_or_default();
+                let key = error
+                    .instance()
+                    .as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_default();
                 let entry = node.entry(&key);
                 let mut child = segs.clone();
                 child.push(Seg::Key(key.clone()));
@@ -474,7 +591,11 @@ impl Reader<'_> {
                 } else {
                     reserved(&key)
                 };
-                out.push(self.error(err, render(prefix, &child), entry.map_or(node.start, |e| e.key_start)));
+                out.push(self.error(
+                    err,
+                    render(prefix, &child),
+                    entry.map_or(node.start, |e| e.key_start),
+                ));
                 return;
             }
             ValidationErrorKind::Pattern { pattern } => {
@@ -489,7 +610,8 @@ impl Reader<'_> {
                     (
                         ErrorCode::ConstraintViolation,
                         format!("'{value}' does not match {pattern}"),
-                        "An id is C:<number> for a concept or P:<number> for a proposition.".to_owned(),
+                        "An id is C:<number> for a concept or P:<number> for a proposition."
+                            .to_owned(),
                     )
                 }
             }
@@ -498,17 +620,37 @@ impl Reader<'_> {
                 "must not be empty".to_owned(),
                 "Give the element a name.".to_owned(),
             ),
-            ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
+            ValidationErrorKind::AnyOf { context }
+            | ValidationErrorKind::OneOfNotValid { context } => {
                 if node.entries().is_none() {
                     (
                         ErrorCode::InvalidValueType,
                         format!("expected a reference like {{type: …, name: …}} or {{id: …}}, found {}", node.kind_name()),
                         "Refer to a concept as {type: Drug, name: Aspirin}, or to any element as {id: C:12}.".to_owned(),
                     )
+                } else if (node.get("source").is_some() || node.get("target").is_some())
+                    && context.len() <= 2
+                {
+                    let role = match segs.last() {
+                        Some(Seg::Key(k)) => k.clone(),
+                        _ => "end".to_owned(),
+                    };
+                    let p = predicate.unwrap_or("this predicate");
+                    (
+                        ErrorCode::TypeMismatch,
+                        format!(
+                            "Cannot create '{p}': its {role} must be a concept, not a proposition"
+                        ),
+                        format!(
+                            "Only predicates whose subject_types / object_types are \"*\" link to propositions; refer to a concept as {{type, name}} (`kip schema` shows what '{p}' links)."
+                        ),
+                    )
                 } else {
                     let branch = if node.get("id").is_some() {
                         1
-                    } else if (node.get("source").is_some() || node.get("target").is_some()) && context.len() > 2 {
+                    } else if (node.get("source").is_some() || node.get("target").is_some())
+                        && context.len() > 2
+                    {
                         2
                     } else {
                         0
@@ -534,7 +676,11 @@ impl Reader<'_> {
     /// Builds the op of a structurally valid item.
     fn op(&self, i: usize, item: &Node) -> Op {
         let prefix = format!("[{i}]");
-        let ty = item.get("type").and_then(Node::as_str).unwrap_or_default().to_owned();
+        let ty = item
+            .get("type")
+            .and_then(Node::as_str)
+            .unwrap_or_default()
+            .to_owned();
         let action = if item.get("action").and_then(Node::as_str) == Some("delete") {
             Action::Delete
         } else {
@@ -550,16 +696,20 @@ impl Reader<'_> {
             let (attrs, meta) = split(item, &PROPOSITION_KEYS);
             let mut full = self.defaults.clone();
             full.extend(meta);
-            let source = item.get("source").map_or(Ref::Unknown, |n| reference(n, &format!("{prefix}.source")));
-            let target = item.get("target").map_or(Ref::Unknown, |n| reference(n, &format!("{prefix}.target")));
+            let source = item
+                .get("source")
+                .map_or(Ref::Unknown, |n| reference(n, &format!("{prefix}.source")));
+            let target = item
+                .get("target")
+                .map_or(Ref::Unknown, |n| reference(n, &format!("{prefix}.target")));
             Op::Link {
-                link: LinkRef {
+                link: Box::new(LinkRef {
                     subject: source,
                     predicate: ty,
                     predicate_loc: loc(format!("{prefix}.type"), type_node),
                     object: target,
                     loc: loc(prefix.clone(), item),
-                },
+                }),
                 attrs,
                 meta: full,
                 action,
@@ -569,14 +719,18 @@ impl Reader<'_> {
             let (attrs, meta) = split(item, &CONCEPT_KEYS);
             let mut full = self.defaults.clone();
             full.extend(meta);
-            let name = item.get("name").and_then(Node::as_str).unwrap_or_default().to_owned();
+            let name = item
+                .get("name")
+                .and_then(Node::as_str)
+                .unwrap_or_default()
+                .to_owned();
             Op::Concept {
                 ty,
                 name,
                 attrs,
                 meta: full,
                 action,
-                loc: loc(prefix, item),
+                loc: loc(prefix.clone(), item),
                 ty_loc: loc(format!("{prefix}.type"), type_node),
             }
         }
@@ -591,9 +745,16 @@ fn reference(node: &Node, path: &str) -> Ref {
         end: node.end,
     };
     if let Some(id) = node.get("id").and_then(Node::as_str) {
-        return Ref::Id { id: id.to_owned(), loc };
+        return Ref::Id {
+            id: id.to_owned(),
+            loc,
+        };
     }
-    let ty = node.get("type").and_then(Node::as_str).unwrap_or_default().to_owned();
+    let ty = node
+        .get("type")
+        .and_then(Node::as_str)
+        .unwrap_or_default()
+        .to_owned();
     let type_node = node.get("type").unwrap_or(node);
     let ty_loc = Loc {
         path: Some(format!("{path}.type")),
@@ -602,15 +763,28 @@ fn reference(node: &Node, path: &str) -> Ref {
     };
     if node.get("source").is_some() || node.get("target").is_some() {
         return Ref::Link(Box::new(LinkRef {
-            subject: node.get("source").map_or(Ref::Unknown, |n| reference(n, &format!("{path}.source"))),
+            subject: node
+                .get("source")
+                .map_or(Ref::Unknown, |n| reference(n, &format!("{path}.source"))),
             predicate: ty,
             predicate_loc: ty_loc,
-            object: node.get("target").map_or(Ref::Unknown, |n| reference(n, &format!("{path}.target"))),
+            object: node
+                .get("target")
+                .map_or(Ref::Unknown, |n| reference(n, &format!("{path}.target"))),
             loc,
         }));
     }
-    let name = node.get("name").and_then(Node::as_str).unwrap_or_default().to_owned();
-    Ref::Concept { ty, name, ty_loc, loc }
+    let name = node
+        .get("name")
+        .and_then(Node::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    Ref::Concept {
+        ty,
+        name,
+        ty_loc,
+        loc,
+    }
 }
 
 fn type_words(kind: &jsonschema::error::TypeKind) -> String {
@@ -633,4 +807,3 @@ fn type_words(kind: &jsonschema::error::TypeKind) -> String {
         }
     }
 }
-

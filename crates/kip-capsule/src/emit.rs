@@ -25,7 +25,11 @@ impl Ref {
     fn flow(&self) -> String {
         match self {
             Ref::Concept { ty, name } => {
-                format!("{{type: {}, name: {}}}", yaml::string(ty), yaml::string(name))
+                format!(
+                    "{{type: {}, name: {}}}",
+                    yaml::string(ty),
+                    yaml::string(name)
+                )
             }
             Ref::Link(l) => format!(
                 "{{type: {}, source: {}, target: {}}}",
@@ -40,8 +44,15 @@ impl Ref {
 /// What an item is about.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Subject {
-    Concept { ty: String, name: String },
-    Link { predicate: String, source: Ref, target: Ref },
+    Concept {
+        ty: String,
+        name: String,
+    },
+    Link {
+        predicate: String,
+        source: Ref,
+        target: Ref,
+    },
 }
 
 /// One bundle item to write.
@@ -66,7 +77,12 @@ impl Item {
         }
     }
 
-    pub(crate) fn link(predicate: &str, source: Ref, target: Ref, attrs: Map<String, Json>) -> Item {
+    pub(crate) fn link(
+        predicate: &str,
+        source: Ref,
+        target: Ref,
+        attrs: Map<String, Json>,
+    ) -> Item {
         Item {
             subject: Subject::Link {
                 predicate: predicate.to_owned(),

@@ -165,7 +165,13 @@ fn add_sorted(report: &mut ImportReport, mut errors: Vec<ImportError>) {
     report.add_errors(errors);
 }
 
-fn run(nexus: &Nexus, text: &str, origin: &Origin, options: &ImportOptions<'_>, report: &mut ImportReport) {
+fn run(
+    nexus: &Nexus,
+    text: &str,
+    origin: &Origin,
+    options: &ImportOptions<'_>,
+    report: &mut ImportReport,
+) {
     let Some(format) = report.format else {
         let ext = Path::new(&report.file)
             .extension()
@@ -173,7 +179,9 @@ fn run(nexus: &Nexus, text: &str, origin: &Origin, options: &ImportOptions<'_>, 
             .unwrap_or_else(|| "no extension".to_owned());
         report.add_errors([ImportError::new(
             ErrorCode::InvalidSyntax,
-            format!("unsupported file type ({ext}): capsules are .kip files, bundles .yaml or .yml"),
+            format!(
+                "unsupported file type ({ext}): capsules are .kip files, bundles .yaml or .yml"
+            ),
         )
         .hint("Rename the file with the extension of its format.")]);
         return;
@@ -219,7 +227,10 @@ fn run_kip(
     let commands = match kip_lang::parse(text) {
         Ok(c) => c,
         Err(errors) => {
-            add_sorted(report, errors.0.iter().flat_map(ImportError::from_kip).collect());
+            add_sorted(
+                report,
+                errors.0.iter().flat_map(ImportError::from_kip).collect(),
+            );
             return Ok(());
         }
     };
@@ -227,7 +238,10 @@ fn run_kip(
     let commands = match kip_lang::bind(text, commands, &Map::new()) {
         Ok(c) => c,
         Err(errors) => {
-            add_sorted(report, errors.0.iter().flat_map(ImportError::from_kip).collect());
+            add_sorted(
+                report,
+                errors.0.iter().flat_map(ImportError::from_kip).collect(),
+            );
             return Ok(());
         }
     };
@@ -245,8 +259,21 @@ fn run_kip(
         add_sorted(report, errors);
         return Ok(());
     }
-    progress(options, Phase::Validating, commands.len() as u64, commands.len() as u64);
-    apply(nexus, text, &commands, commands.len(), origin, options, report)
+    progress(
+        options,
+        Phase::Validating,
+        commands.len() as u64,
+        commands.len() as u64,
+    );
+    apply(
+        nexus,
+        text,
+        &commands,
+        commands.len(),
+        origin,
+        options,
+        report,
+    )
 }
 
 fn run_yaml(
@@ -264,7 +291,19 @@ fn run_yaml(
             f(p);
         }
     };
-    let read = bundle::read(text, lines, &live, &mut errors, &mut on_progress);
+    let stored = |ty: &str, name: &str, key: &str| {
+        nexus
+            .read(|g| {
+                Ok(match g.find_concept_by_names(ty, name)? {
+                    Some(c) => g
+                        .concept(c)?
+                        .is_some_and(|r| r.attributes.contains_key(key)),
+                    None => false,
+                })
+            })
+            .unwrap_or(false)
+    };
+    let read = bundle::read(text, lines, &live, &stored, &mut errors, &mut on_progress);
     report.items = read.items;
     let semantic = nexus.read(|g| {
         let mut checker = Checker::new(g, &live, text, lines, BUNDLE_ROLES, true, &read.ops);
@@ -278,7 +317,12 @@ fn run_yaml(
         add_sorted(report, errors);
         return Ok(());
     }
-    progress(options, Phase::Validating, read.items as u64, read.items as u64);
+    progress(
+        options,
+        Phase::Validating,
+        read.items as u64,
+        read.items as u64,
+    );
     let commands = ops::to_commands(&read.ops);
     apply(nexus, text, &commands, read.items, origin, options, report)
 }

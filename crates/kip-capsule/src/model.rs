@@ -49,9 +49,7 @@ impl Definition {
                     ty: get("type").cloned(),
                     item_type: get("item_type").and_then(Json::as_str).map(str::to_owned),
                     required: get("is_required").and_then(Json::as_bool) == Some(true),
-                    description: get("description")
-                        .and_then(Json::as_str)
-                        .map(str::to_owned),
+                    description: get("description").and_then(Json::as_str).map(str::to_owned),
                     default: get("default_value").cloned(),
                 }
             })

@@ -15,9 +15,9 @@
 use std::collections::HashMap;
 
 use kip_lang::ast::{
-    Arg, Command, ConceptBlock, ConceptClause, ConceptMatcher, Delete, DeleteTarget, Group,
-    Object, Pattern, PredicateExpr, PropositionBlock, PropositionClause, PropositionMatcher, Span,
-    Term, Triple, Upsert, UpsertItem, Value, Var,
+    Arg, Command, ConceptBlock, ConceptClause, ConceptMatcher, Delete, DeleteTarget, Group, Object,
+    Pattern, PredicateExpr, PropositionBlock, PropositionClause, PropositionMatcher, Span, Term,
+    Triple, Upsert, UpsertItem, Value, Var,
 };
 use serde_json::{Map, Value as Json};
 
@@ -102,7 +102,7 @@ pub(crate) enum Op {
     /// A KIP block that matches an existing element by id.
     ById { id: String, loc: Loc },
     Link {
-        link: LinkRef,
+        link: Box<LinkRef>,
         attrs: Map<String, Json>,
         meta: Map<String, Json>,
         action: Action,
@@ -111,7 +111,13 @@ pub(crate) enum Op {
     /// A bundle item that failed the structure check: its identity is known
     /// (so later items that refer to it are not reported a second time),
     /// nothing else about it is checked, and nothing is applied.
-    Placeholder { ty: String, name: String },
+    Placeholder {
+        ty: String,
+        name: String,
+        attrs: Map<String, Json>,
+        meta: Map<String, Json>,
+        loc: Loc,
+    },
 }
 
 // ------------------------------------------------------------------ KIP → ops
@@ -230,13 +236,13 @@ pub(crate) fn lower_kip(commands: &[Command]) -> Vec<Op> {
                             continue;
                         };
                         ops.push(Op::Link {
-                            link: LinkRef {
+                            link: Box::new(LinkRef {
                                 subject: me.clone(),
                                 predicate: predicate.to_owned(),
                                 predicate_loc: Loc::of_span(entry.predicate.span()),
                                 object: term(&entry.target, &handles),
                                 loc: Loc::of_span(entry.span),
-                            },
+                            }),
                             attrs: Map::new(),
                             meta: merged(&meta, &object_json(entry.metadata.as_ref())),
                             action: Action::Upsert,
@@ -254,7 +260,7 @@ pub(crate) fn lower_kip(commands: &[Command]) -> Vec<Op> {
                         PropositionMatcher::Triple(t) => match triple(t, &handles, p.span) {
                             Some(link) => {
                                 ops.push(Op::Link {
-                                    link: link.clone(),
+                                    link: Box::new(link.clone()),
                                     attrs,
                                     meta,
                                     action: Action::Upsert,
@@ -325,10 +331,16 @@ fn ref_term(r: &Ref) -> Term {
             Term::Proposition(PropositionMatcher::Id(text(id, loc)), loc.span())
         }
         Ref::Id { id, loc } => Term::Concept(ConceptMatcher::Id(text(id, loc)), loc.span()),
-        Ref::Link(l) => Term::Proposition(PropositionMatcher::Triple(Box::new(link_triple(l))), l.loc.span()),
+        Ref::Link(l) => Term::Proposition(
+            PropositionMatcher::Triple(Box::new(link_triple(l))),
+            l.loc.span(),
+        ),
         // Bundles never produce unknown references; an empty id fails in
         // the nexus with a positioned "does not exist" rather than panicking.
-        Ref::Unknown => Term::Concept(ConceptMatcher::Id(Arg::Lit(String::new(), Span::default())), Span::default()),
+        Ref::Unknown => Term::Concept(
+            ConceptMatcher::Id(Arg::Lit(String::new(), Span::default())),
+            Span::default(),
+        ),
     }
 }
 
@@ -351,7 +363,10 @@ pub(crate) fn to_commands(ops: &[Op]) -> Vec<Command> {
     let mut items: Vec<UpsertItem> = Vec::new();
     let mut first: Option<Span> = None;
     let mut last = Span::default();
-    let flush = |items: &mut Vec<UpsertItem>, commands: &mut Vec<Command>, first: &mut Option<Span>, last: Span| {
+    let flush = |items: &mut Vec<UpsertItem>,
+                 commands: &mut Vec<Command>,
+                 first: &mut Option<Span>,
+                 last: Span| {
         if items.is_empty() {
             return;
         }

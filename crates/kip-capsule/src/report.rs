@@ -84,24 +84,25 @@ impl Counts {
 }
 
 /// One problem in a file, with where it is and how to fix it.
+///
+/// On the wire it is a KIP error object like every other error of KIP
+/// Explorer: `{code, message, hint, data: {path?, line?, column?,
+/// suggestions?}}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(into = "KipError", from = "KipError")]
 pub struct ImportError {
     pub code: ErrorCode,
     pub message: String,
     /// Where in a bundle: `[4].source.name` (the item's index in the list,
     /// then keys). `None` for `.kip` capsules and whole-file problems.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// 1-based line.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<usize>,
     /// 1-based column, in Unicode scalar values.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub column: Option<usize>,
     /// What to do about it.
     pub hint: String,
     /// "Did you mean" candidates, best first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suggestions: Vec<String>,
 }
 
@@ -164,11 +165,7 @@ impl ImportError {
         ImportError {
             code: e.code,
             message: e.message.clone(),
-            path: e
-                .data
-                .get("path")
-                .and_then(Json::as_str)
-                .map(str::to_owned),
+            path: e.data.get("path").and_then(Json::as_str).map(str::to_owned),
             line: number("line"),
             column: number("column"),
             hint: e.hint.clone(),
@@ -179,17 +176,29 @@ impl ImportError {
     /// The error as a KIP error object (`data.path`, `data.line`,
     /// `data.column`, `data.suggestions`).
     pub fn to_kip_error(&self) -> KipError {
-        let mut e = KipError::new(self.code, self.message.clone()).with_hint(self.hint.clone());
-        if let Some(p) = &self.path {
-            e = e.with_data("path", p.clone());
+        self.clone().into()
+    }
+}
+
+impl From<KipError> for ImportError {
+    fn from(e: KipError) -> ImportError {
+        ImportError::from_one(&e)
+    }
+}
+
+impl From<ImportError> for KipError {
+    fn from(e: ImportError) -> KipError {
+        let mut k = KipError::new(e.code, e.message).with_hint(e.hint);
+        if let Some(p) = e.path {
+            k = k.with_data("path", p);
         }
-        if let Some(l) = self.line {
-            e = e.with_data("line", l);
+        if let Some(l) = e.line {
+            k = k.with_data("line", l);
         }
-        if let Some(c) = self.column {
-            e = e.with_data("column", c);
+        if let Some(c) = e.column {
+            k = k.with_data("column", c);
         }
-        e.with_suggestions(&self.suggestions)
+        k.with_suggestions(&e.suggestions)
     }
 }
 
@@ -361,11 +370,8 @@ mod tests {
                 "errors": [{
                     "code": "KIP_2001",
                     "message": "Entity type 'Human' is not defined",
-                    "path": "[1].type",
-                    "line": 4,
-                    "column": 9,
                     "hint": "Did you mean 'Person'?",
-                    "suggestions": ["Person"]
+                    "data": {"path": "[1].type", "line": 4, "column": 9, "suggestions": ["Person"]}
                 }]
             })
         );
@@ -373,7 +379,9 @@ mod tests {
         assert_eq!(back, r);
         assert_eq!(
             r.error_lines(),
-            ["bundle.yaml:4:9: KIP_2001 Entity type 'Human' is not defined (at [1].type). Did you mean 'Person'?"]
+            [
+                "bundle.yaml:4:9: KIP_2001 Entity type 'Human' is not defined (at [1].type). Did you mean 'Person'?"
+            ]
         );
         let k = r.to_kip_error().expect("failed");
         assert_eq!(k.data["file"], "bundle.yaml");
@@ -383,11 +391,16 @@ mod tests {
     #[test]
     fn keeps_at_most_max_errors_and_counts_the_rest() {
         let mut r = ImportReport::new("x.kip", Some(Format::Kip));
-        r.add_errors((0..MAX_ERRORS + 7).map(|i| ImportError::new(ErrorCode::NotFound, format!("{i}"))));
+        r.add_errors(
+            (0..MAX_ERRORS + 7).map(|i| ImportError::new(ErrorCode::NotFound, format!("{i}"))),
+        );
         assert_eq!(r.errors.len(), MAX_ERRORS);
         assert_eq!(r.errors_omitted, 7);
         let k = r.to_kip_error().expect("failed");
-        assert!(k.message.ends_with(&format!("(and {} more errors)", MAX_ERRORS + 6)));
+        assert!(
+            k.message
+                .ends_with(&format!("(and {} more errors)", MAX_ERRORS + 6))
+        );
     }
 
     #[test]

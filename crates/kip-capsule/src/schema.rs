@@ -32,8 +32,14 @@ use crate::model::{Definition, Model, PropSpec};
 /// The keys a concept item uses for itself.
 pub(crate) const CONCEPT_KEYS: [&str; 5] = ["type", "name", "action", "metadata", "attributes"];
 /// The keys a proposition item uses for itself.
-pub(crate) const PROPOSITION_KEYS: [&str; 6] =
-    ["type", "source", "target", "action", "metadata", "attributes"];
+pub(crate) const PROPOSITION_KEYS: [&str; 6] = [
+    "type",
+    "source",
+    "target",
+    "action",
+    "metadata",
+    "attributes",
+];
 
 /// `get_knowledge_schema` for the current nexus:
 /// `{"full_bundle_schema": …, "example_yaml": "…"}`.
@@ -57,7 +63,7 @@ pub(crate) fn bundle_schema(model: &Model) -> Json {
     json!({
         "$schema": "http://json-schema.org/draft-07/schema#",
         "title": "KIP knowledge bundle",
-        "description": "A list of knowledge items for a KIP Cognitive Nexus, imported atomically: every item is checked first and then all are applied in one transaction, or none. A concept item is {type: <concept type>, name, …attributes, metadata?, action?}; a proposition item is {type: <predicate>, source, target, …attributes, metadata?, action?}. `action` is `upsert` (the default: create, or merge attributes into what exists) or `delete` (a concept is deleted with every proposition that mentions it). A file may also be a mapping {metadata: {…}, items: [...]}, whose metadata is the default for every item.",
+        "description": "A list of knowledge items for a KIP Cognitive Nexus, imported atomically: every item is checked first and then all are applied in one transaction, or none. A concept item is {type: <concept type>, name, …attributes, metadata?, action?}; a proposition item is {type: <predicate>, source, target, …attributes, metadata?, action?}. `action` is `upsert` (the default: create, or merge attributes into what exists) or `delete` (a concept is deleted with every proposition that mentions it). An item that updates a concept which already has a required attribute (in the nexus, or from an earlier item) may leave that attribute out. A file may also be a mapping {metadata: {…}, items: [...]}, whose metadata is the default for every item.",
         "type": "array",
         "items": {"oneOf": branches},
         "definitions": definitions(model),
@@ -148,8 +154,10 @@ fn property_schema(spec: &PropSpec) -> Json {
             None => unchecked = Some(t.clone()),
         },
         Some(Json::Array(list)) => {
-            let names: Vec<Option<&'static str>> =
-                list.iter().map(|t| t.as_str().and_then(json_type)).collect();
+            let names: Vec<Option<&'static str>> = list
+                .iter()
+                .map(|t| t.as_str().and_then(json_type))
+                .collect();
             if names.iter().all(Option::is_some) {
                 declared.extend(names.into_iter().flatten());
             }
@@ -288,7 +296,8 @@ fn concept_branch(name: &str, def: &Definition) -> Json {
     let mut name_schema = json!({"type": "string", "minLength": 1});
     if name == CONCEPT_TYPE {
         name_schema["pattern"] = json!("^\\$?[A-Za-z_][A-Za-z0-9_]*$");
-        name_schema["description"] = json!("The new type's name: letters, digits and '_', not starting with a digit.");
+        name_schema["description"] =
+            json!("The new type's name: letters, digits and '_', not starting with a digit.");
     } else if name == PROPOSITION_TYPE {
         name_schema["pattern"] = json!("^[A-Za-z_][A-Za-z0-9_]*$");
         name_schema["description"] =
@@ -338,7 +347,10 @@ fn proposition_branch(name: &str, def: &Definition) -> Json {
     let a = attributes(&specs, &PROPOSITION_KEYS);
     let subjects = def.end_types("subject_types");
     let objects = def.end_types("object_types");
-    let describe = |t: &Option<Vec<String>>| t.as_ref().map_or("any element".to_owned(), |l| l.join(" or "));
+    let describe = |t: &Option<Vec<String>>| {
+        t.as_ref()
+            .map_or("any element".to_owned(), |l| l.join(" or "))
+    };
     let mut properties = Map::new();
     properties.insert("type".into(), json!({"const": name}));
     let mut source = end_schema(subjects.clone());
@@ -381,7 +393,9 @@ fn sample(spec: &PropSpec, type_name: &str) -> Json {
         "object" => json!({}),
         "null" => Json::Null,
         _ if spec.name == "description" => {
-            json!(format!("An example {type_name}, written by get_knowledge_schema."))
+            json!(format!(
+                "An example {type_name}, written by get_knowledge_schema."
+            ))
         }
         _ => json!(format!("example {}", spec.name)),
     }
@@ -412,20 +426,31 @@ fn is_meta(t: &str) -> bool {
 /// cleanly: its concepts are new, their types and the predicate exist.
 pub(crate) fn example_yaml(model: &Model) -> String {
     let mut items: Vec<emit::Item> = Vec::new();
-    let has_domain = model.types.contains_key(DOMAIN) && model.predicates.contains_key(BELONGS_TO_DOMAIN);
+    let has_domain =
+        model.types.contains_key(DOMAIN) && model.predicates.contains_key(BELONGS_TO_DOMAIN);
     let link = model.predicates.iter().find_map(|(p, def)| {
         if p == BELONGS_TO_DOMAIN {
             return None;
         }
-        let s = def.end_types("subject_types")?.into_iter().find(|t| !is_meta(t) && model.types.contains_key(t))?;
-        let o = def.end_types("object_types")?.into_iter().find(|t| !is_meta(t) && model.types.contains_key(t))?;
+        let s = def
+            .end_types("subject_types")?
+            .into_iter()
+            .find(|t| !is_meta(t) && model.types.contains_key(t))?;
+        let o = def
+            .end_types("object_types")?
+            .into_iter()
+            .find(|t| !is_meta(t) && model.types.contains_key(t))?;
         Some((p.clone(), s, o))
     });
     let mut members = Vec::new();
     match &link {
         Some((p, s, o)) => {
             let s_name = format!("Example {s}");
-            let o_name = if s == o { format!("Another example {o}") } else { format!("Example {o}") };
+            let o_name = if s == o {
+                format!("Another example {o}")
+            } else {
+                format!("Example {o}")
+            };
             items.push(example_concept(model, s, &s_name));
             items.push(example_concept(model, o, &o_name));
             let mut attrs = Map::new();

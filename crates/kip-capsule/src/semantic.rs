@@ -110,7 +110,8 @@ pub(crate) fn unknown_name(
         .suggestions(suggestions)
 }
 
-pub(crate) const DEFINE_TYPE: &str = "Define a new concept type with a `$ConceptType` item (or UPSERT) before its first use.";
+pub(crate) const DEFINE_TYPE: &str =
+    "Define a new concept type with a `$ConceptType` item (or UPSERT) before its first use.";
 pub(crate) const DEFINE_PREDICATE: &str = "Define a new predicate with a `$PropositionType` item (or UPSERT) before its first use, with its subject_types and object_types.";
 
 fn describe_ref(r: &Ref) -> String {
@@ -169,7 +170,9 @@ impl<'a, 'g> Checker<'a, 'g> {
             } = op
                 && (ty == CONCEPT_TYPE || ty == PROPOSITION_TYPE)
             {
-                defined_at.entry(name.clone()).or_insert_with(|| loc.clone());
+                defined_at
+                    .entry(name.clone())
+                    .or_insert_with(|| loc.clone());
             }
         }
         Checker {
@@ -239,7 +242,7 @@ impl<'a, 'g> Checker<'a, 'g> {
             let e = ImportError::new(
                 ErrorCode::TypeMismatch,
                 format!(
-                    "concept type '{ty}' is used here before its definition at {}",
+                    "Concept type '{ty}' is used here before its definition at {}",
                     self.place(&def)
                 ),
             )
@@ -269,7 +272,7 @@ impl<'a, 'g> Checker<'a, 'g> {
             let e = ImportError::new(
                 ErrorCode::TypeMismatch,
                 format!(
-                    "predicate '{p}' is used here before its definition at {}",
+                    "Predicate '{p}' is used here before its definition at {}",
                     self.place(&def)
                 ),
             )
@@ -313,7 +316,13 @@ impl<'a, 'g> Checker<'a, 'g> {
     }
 
     /// Resolves an end; reports what is wrong with it when `must_exist`.
-    fn resolve(&mut self, r: &Ref, predicate: &str, role: &str, must_exist: bool) -> Result<Option<End>> {
+    fn resolve(
+        &mut self,
+        r: &Ref,
+        predicate: &str,
+        role: &str,
+        must_exist: bool,
+    ) -> Result<Option<End>> {
         match r {
             Ref::Unknown => Ok(Some(End {
                 kind: Kind::Unknown,
@@ -330,7 +339,10 @@ impl<'a, 'g> Checker<'a, 'g> {
                     return Ok(None);
                 }
                 let key = Key::Concept(ty.clone(), name.clone());
-                let stored = self.g.find_concept_by_names(ty, name)?.map(ElementId::Concept);
+                let stored = self
+                    .g
+                    .find_concept_by_names(ty, name)?
+                    .map(ElementId::Concept);
                 let present = match self.concepts.get(&(ty.clone(), name.clone())) {
                     Some(Seen::Upserted { .. } | Seen::Present) => true,
                     Some(Seen::Deleted { loc: deleted }) => {
@@ -358,12 +370,15 @@ impl<'a, 'g> Checker<'a, 'g> {
                                 .filter(|((t, _), s)| t == ty && !matches!(s, Seen::Deleted { .. }))
                                 .map(|((_, n), _)| n.clone()),
                         );
-                        let suggestions = suggest::similar(name, candidates.iter().map(String::as_str));
+                        let suggestions =
+                            suggest::similar(name, candidates.iter().map(String::as_str));
                         let message = match suggestions.first() {
                             Some(s) => format!(
                                 "Cannot create '{predicate}': {role} {ty} '{name}' not found. Did you mean '{s}'?"
                             ),
-                            None => format!("Cannot create '{predicate}': {role} {ty} '{name}' not found"),
+                            None => format!(
+                                "Cannot create '{predicate}': {role} {ty} '{name}' not found"
+                            ),
                         };
                         let e = ImportError::new(ErrorCode::NotFound, message)
                             .hint(format!(
@@ -463,7 +478,15 @@ impl<'a, 'g> Checker<'a, 'g> {
         }
     }
 
-    fn check_end_type(&mut self, predicate: &str, end: &End, allowed: Option<Vec<String>>, role: &str, r: &Ref) {
+    fn check_end_type(
+        &mut self,
+        predicate: &str,
+        end: &End,
+        allowed: Option<Vec<String>>,
+        role: &str,
+        r: &Ref,
+        at: &Loc,
+    ) {
         let Some(allowed) = allowed else { return };
         let ok = match &end.kind {
             Kind::Concept(t) => allowed.iter().any(|a| a == t),
@@ -473,14 +496,10 @@ impl<'a, 'g> Checker<'a, 'g> {
         if ok {
             return;
         }
-        let found = match &end.kind {
-            Kind::Concept(t) => format!("a {t}"),
-            _ => "a proposition".to_owned(),
-        };
         let e = ImportError::new(
             ErrorCode::TypeMismatch,
             format!(
-                "Cannot create '{predicate}': its {role} must be a {}, but {} is {found}",
+                "Cannot create '{predicate}': its {role} must be a {}, not {}",
                 allowed.join(" or "),
                 describe_ref(r)
             ),
@@ -494,13 +513,27 @@ impl<'a, 'g> Checker<'a, 'g> {
                 .and_then(|d| d.end_types("object_types"))
                 .map_or("anything".to_owned(), |l| l.join(" or ")),
         ));
-        if let Some(loc) = r.loc().cloned() {
+        // A bundle points at the end; a capsule's subject is often the
+        // enclosing CONCEPT block, so there the link itself is clearer.
+        let loc = if self.strict {
+            r.loc().cloned()
+        } else {
+            Some(at.clone())
+        };
+        if let Some(loc) = loc {
             self.report(e, &loc);
         }
     }
 
     /// Reports each key given two different values for one element.
-    fn contradictions(&mut self, what: &str, old: &Seen, attrs: &Map<String, Json>, meta: &Map<String, Json>, loc: &Loc) {
+    fn contradictions(
+        &mut self,
+        what: &str,
+        old: &Seen,
+        attrs: &Map<String, Json>,
+        meta: &Map<String, Json>,
+        loc: &Loc,
+    ) {
         match old {
             Seen::Upserted {
                 attrs: a0,
@@ -528,7 +561,10 @@ impl<'a, 'g> Checker<'a, 'g> {
             Seen::Deleted { loc: l0 } => {
                 let e = ImportError::new(
                     ErrorCode::DuplicateExists,
-                    format!("{what} is deleted at {} and written again here", self.place(l0)),
+                    format!(
+                        "{what} is deleted at {} and written again here",
+                        self.place(l0)
+                    ),
                 )
                 .hint("A bundle states what should be: keep either the delete or the item.");
                 self.report(e, loc);
@@ -540,9 +576,29 @@ impl<'a, 'g> Checker<'a, 'g> {
     /// Checks one op and records what it does.
     pub(crate) fn op(&mut self, op: &Op) -> Result<()> {
         match op {
-            Op::Placeholder { ty, name } => {
-                self.define(ty, name, &Map::new(), true);
-                self.concepts.insert((ty.clone(), name.clone()), Seen::Present);
+            Op::Placeholder {
+                ty,
+                name,
+                attrs,
+                meta,
+                loc,
+            } => {
+                self.define(ty, name, attrs, true);
+                let key = (ty.clone(), name.clone());
+                let seen = match self.concepts.remove(&key) {
+                    Some(old) => {
+                        if self.strict {
+                            self.contradictions(&format!("{ty} '{name}'"), &old, attrs, meta, loc);
+                        }
+                        Seen::Present
+                    }
+                    None => Seen::Upserted {
+                        attrs: attrs.clone(),
+                        meta: meta.clone(),
+                        loc: loc.clone(),
+                    },
+                };
+                self.concepts.insert(key, seen);
             }
             Op::ById { id, loc } => {
                 let exists = match id.parse::<ElementId>() {
@@ -580,7 +636,10 @@ impl<'a, 'g> Checker<'a, 'g> {
                             let old_id = match self.concepts.get(&key) {
                                 Some(Seen::Upserted { attrs: a, .. }) => a.get("id").cloned(),
                                 _ => match self.g.find_concept_by_names(ty, name)? {
-                                    Some(c) => self.g.concept(c)?.and_then(|r| r.attributes.get("id").cloned()),
+                                    Some(c) => self
+                                        .g
+                                        .concept(c)?
+                                        .and_then(|r| r.attributes.get("id").cloned()),
                                     None => None,
                                 },
                             };
@@ -644,7 +703,8 @@ impl<'a, 'g> Checker<'a, 'g> {
                             self.report(e, loc);
                         }
                         self.define(ty, name, attrs, false);
-                        self.concepts.insert(key, Seen::Deleted { loc: loc.clone() });
+                        self.concepts
+                            .insert(key, Seen::Deleted { loc: loc.clone() });
                     }
                 }
             }
@@ -659,7 +719,14 @@ impl<'a, 'g> Checker<'a, 'g> {
         Ok(())
     }
 
-    fn link(&mut self, link: &LinkRef, attrs: &Map<String, Json>, meta: &Map<String, Json>, action: Action, loc: &Loc) -> Result<()> {
+    fn link(
+        &mut self,
+        link: &LinkRef,
+        attrs: &Map<String, Json>,
+        meta: &Map<String, Json>,
+        action: Action,
+        loc: &Loc,
+    ) -> Result<()> {
         let p = &link.predicate;
         if !self.check_predicate(p, &link.predicate_loc) {
             return Ok(());
@@ -673,11 +740,21 @@ impl<'a, 'g> Checker<'a, 'g> {
         };
         if must_exist {
             let def = self.predicate(p).cloned().unwrap_or_default();
-            self.check_end_type(p, &s, def.end_types("subject_types"), sr, &link.subject);
-            self.check_end_type(p, &o, def.end_types("object_types"), or, &link.object);
+            self.check_end_type(
+                p,
+                &s,
+                def.end_types("subject_types"),
+                sr,
+                &link.subject,
+                loc,
+            );
+            self.check_end_type(p, &o, def.end_types("object_types"), or, &link.object, loc);
         }
         let key = Key::Link(Box::new((s.key, p.clone(), o.key)));
-        let what = format!("proposition {}", describe_ref(&Ref::Link(Box::new(link.clone()))));
+        let what = format!(
+            "proposition {}",
+            describe_ref(&Ref::Link(Box::new(link.clone())))
+        );
         match action {
             Action::Upsert => {
                 let merged = match self.links.remove(&key) {
@@ -728,7 +805,11 @@ impl<'a, 'g> Checker<'a, 'g> {
 
     /// Records the effect of a definition item on the schema.
     fn define(&mut self, ty: &str, name: &str, attrs: &Map<String, Json>, upsert: bool) {
-        let state = if upsert { State::Defined } else { State::Deleted };
+        let state = if upsert {
+            State::Defined
+        } else {
+            State::Deleted
+        };
         if ty == CONCEPT_TYPE {
             self.types.insert(name.to_owned(), state);
         } else if ty == PROPOSITION_TYPE {

@@ -339,7 +339,11 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, YamlError> {
 }
 
 /// Resolves a scalar by the YAML 1.2 core schema.
-fn scalar(value: Cow<'_, str>, style: ScalarStyle, tag: Option<&Cow<'_, Tag>>) -> Result<Kind, String> {
+fn scalar(
+    value: Cow<'_, str>,
+    style: ScalarStyle,
+    tag: Option<&Cow<'_, Tag>>,
+) -> Result<Kind, String> {
     let integer_like = style == ScalarStyle::Plain && is_integer_text(&value);
     let text = value.clone();
     let resolved = Scalar::parse_from_cow_and_metadata(value, style, tag).ok_or_else(|| {
@@ -392,8 +396,7 @@ fn plain_ok(s: &str) -> bool {
     if s.contains(": ") || s.contains(" #") || s.starts_with("---") || s.starts_with("...") {
         return false;
     }
-    if s
-        .chars()
+    if s.chars()
         .any(|c| c.is_control() || needs_escape(c) || ",[]{}\"'\\#".contains(c))
     {
         return false;
@@ -406,22 +409,23 @@ fn plain_ok(s: &str) -> bool {
         return false;
     }
     // Anything the core schema would read as a number, a boolean or null.
-    matches!(Scalar::parse_from_cow(Cow::Borrowed(s)), Scalar::String(_))
-        && !looks_numeric(s)
+    matches!(Scalar::parse_from_cow(Cow::Borrowed(s)), Scalar::String(_)) && !looks_numeric(s)
 }
 
 /// Texts a YAML 1.1 reader might take for a number (`1_000`, `0b1`, `1:30`).
 fn looks_numeric(s: &str) -> bool {
     let t = s.strip_prefix(['+', '-', '.']).unwrap_or(s);
     t.chars().next().is_some_and(|c| c.is_ascii_digit())
-        && t
-            .chars()
+        && t.chars()
             .all(|c| c.is_ascii_alphanumeric() || "._:".contains(c))
 }
 
 /// Characters YAML does not allow raw in a double-quoted string.
 fn needs_escape(c: char) -> bool {
-    matches!(c, '\u{85}' | '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}')
+    matches!(
+        c,
+        '\u{85}' | '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
+    )
 }
 
 /// A double-quoted YAML string (JSON escapes are YAML escapes).
@@ -456,8 +460,13 @@ pub(crate) fn key(k: &str) -> String {
         .chars()
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
-        && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
-    if simple && plain_ok(k) { k.to_owned() } else { quoted(k) }
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+    if simple && plain_ok(k) {
+        k.to_owned()
+    } else {
+        quoted(k)
+    }
 }
 
 /// A value in flow style (`{a: 1, b: [x, y]}`), on one line.

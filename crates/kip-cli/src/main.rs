@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod bench;
+mod capsule_cmd;
 mod mcp;
 mod serve;
 use serde_json::json;
@@ -63,11 +64,39 @@ enum Cmd {
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
     },
-    /// Import `.kip` capsules (files or folders); one transaction per file.
+    /// Import `.kip` capsules and `.yaml`/`.yml` bundles (files or folders), each file whole or not at all; one JSON report per file.
     Import {
         /// Files or folders.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
+    },
+    /// Print get_knowledge_schema: the JSON Schema of a YAML bundle for this nexus, and an example.
+    Schema,
+    /// Watch a folder: import what it holds, then every capsule written or moved into it; one JSON event per line.
+    Watch {
+        /// The folder.
+        dir: PathBuf,
+        /// How long the folder must be quiet before changes are taken up.
+        #[arg(long, default_value_t = 500, value_name = "MS")]
+        debounce_ms: u64,
+        /// Exit once the files already there are taken up (1 if any failed).
+        #[arg(long)]
+        once: bool,
+    },
+    /// Write what the nexus holds (less what Genesis created) as a capsule or a bundle that re-imports into the same graph.
+    Export {
+        /// The output format.
+        #[arg(long, value_enum, default_value = "kip")]
+        format: capsule_cmd::Format,
+        /// Only concepts of this type (repeatable); propositions follow their subject.
+        #[arg(long = "type", value_name = "TYPE")]
+        types: Vec<String>,
+        /// Only concepts of this domain (repeatable).
+        #[arg(long = "domain", value_name = "DOMAIN")]
+        domains: Vec<String>,
+        /// Write to FILE instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
     },
     /// Serve the nexus over HTTP: POST /api/kip, POST /kip, /api/<operation>, /api/events (SSE) and the web UI.
     Serve {
@@ -241,24 +270,24 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Import { paths } => {
-            let mut files = Vec::new();
-            for path in &paths {
-                collect_capsules(path, &mut files)?;
-            }
-            let nexus = open_nexus(cli.db)?;
-            let mut any_failed = false;
-            for file in files {
-                let report = import_file(&nexus, &file);
-                any_failed |= report["status"] != "imported";
-                out(&format!("{}\n", serde_json::to_string(&report)?));
-            }
-            Ok(if any_failed {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
-            })
-        }
+        Cmd::Import { paths } => capsule_cmd::import(&open_nexus(cli.db)?, &paths, &origin()),
+        Cmd::Schema => capsule_cmd::schema(&open_nexus(cli.db)?),
+        Cmd::Watch {
+            dir,
+            debounce_ms,
+            once,
+        } => capsule_cmd::watch(
+            open_nexus(cli.db)?,
+            &dir,
+            std::time::Duration::from_millis(debounce_ms),
+            once,
+        ),
+        Cmd::Export {
+            format,
+            types,
+            domains,
+            out,
+        } => capsule_cmd::export(&open_nexus(cli.db)?, format, types, domains, out.as_deref()),
         Cmd::Serve {
             addr,
             read_only,
@@ -340,69 +369,4 @@ fn init_logging() {
         .with_ansi(false)
         .with_target(false)
         .init();
-}
-
-/// The `.kip` files under `path` (a file, or a folder walked in name order).
-fn collect_capsules(path: &std::path::Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
-    let meta = std::fs::metadata(path)
-        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-    if meta.is_dir() {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        entries.sort();
-        for entry in entries {
-            let hidden = entry
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with('.'));
-            if !hidden && (entry.is_dir() || entry.extension().is_some_and(|x| x == "kip")) {
-                collect_capsules(&entry, out)?;
-            }
-        }
-    } else {
-        out.push(path.to_path_buf());
-    }
-    Ok(())
-}
-
-/// Imports one capsule file in one transaction and describes the outcome.
-fn import_file(nexus: &kip_nexus::Nexus, file: &std::path::Path) -> serde_json::Value {
-    let started = std::time::Instant::now();
-    let text = match std::fs::read_to_string(file) {
-        Ok(t) => t,
-        Err(e) => {
-            return json!({"file": file.display().to_string(), "status": "failed", "errors": [{"code": "KIP_4003", "message": format!("cannot read the file: {e}")}]});
-        }
-    };
-    let outcome = nexus.run_text(&text, &serde_json::Map::new(), false, &origin());
-    let ms = started.elapsed().as_secs_f64() * 1000.0;
-    match outcome {
-        Ok(o) => json!({
-            "file": file.display().to_string(),
-            "status": "imported",
-            "stats": o.stats,
-            "duration_ms": (ms * 10.0).round() / 10.0,
-            "errors": [],
-        }),
-        Err(e) => {
-            let mut errors: Vec<serde_json::Value> = match e.data.get("errors") {
-                Some(serde_json::Value::Array(all)) => all.clone(),
-                _ => vec![serde_json::to_value(&e).unwrap_or_default()],
-            };
-            for err in &mut errors {
-                if let (Some(line), Some(col)) =
-                    (err["data"]["line"].as_u64(), err["data"]["column"].as_u64())
-                {
-                    err["location"] = json!(format!("{}:{line}:{col}", file.display()));
-                }
-            }
-            json!({
-                "file": file.display().to_string(),
-                "status": "failed",
-                "duration_ms": (ms * 10.0).round() / 10.0,
-                "errors": errors,
-            })
-        }
-    }
 }

@@ -110,6 +110,7 @@ struct ImportArgs {
     yaml: Option<String>,
     path: Option<String>,
     file_name: Option<String>,
+    dry_run: Option<bool>,
 }
 
 impl KipMcp {
@@ -200,6 +201,7 @@ async fn import_request(args: ImportArgs) -> Result<ImportRequest, ApiError> {
         (Some(text), None) => Ok(ImportRequest {
             file_name: args.file_name.unwrap_or_else(|| "bundle.yaml".to_owned()),
             text,
+            dry_run: args.dry_run,
         }),
         (None, Some(path)) => {
             let text = tokio::fs::read_to_string(&path).await.map_err(|e| {
@@ -216,7 +218,11 @@ async fn import_request(args: ImportArgs) -> Result<ImportRequest, ApiError> {
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or(path.clone())
             });
-            Ok(ImportRequest { file_name, text })
+            Ok(ImportRequest {
+                file_name,
+                text,
+                dry_run: args.dry_run,
+            })
         }
         _ => Err(ApiError::new(
             ErrorCode::BadRequest,

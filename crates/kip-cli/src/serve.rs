@@ -354,7 +354,7 @@ async fn operation_get(
         Err(e) => return error_response(&e),
     };
     let body = match op {
-        Operation::Info | Operation::Schema => Json::Null,
+        Operation::Info | Operation::Schema | Operation::WatchStatus => Json::Null,
         Operation::Changes => {
             let mut body = serde_json::Map::new();
             for key in ["since", "limit"] {

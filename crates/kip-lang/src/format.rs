@@ -146,6 +146,24 @@ impl<'c> Printer<'c> {
         }
     }
 
+    /// Prints the next comment if it sits on the line of the last printed
+    /// element (and before `offset`).
+    fn flush_trailing(&mut self, offset: usize) {
+        let Some(c) = self.comments.get(self.next_comment) else {
+            return;
+        };
+        let on_last_line = self.last_end.is_some_and(|end| {
+            end <= c.offset
+                && self
+                    .source
+                    .get(end..c.offset)
+                    .is_some_and(|gap| !gap.contains(['\n', '\r']))
+        });
+        if c.offset < offset && on_last_line {
+            self.flush(c.offset + 1);
+        }
+    }
+
     fn line(&mut self, text: &str) {
         self.last_end = None;
         for _ in 0..self.depth {
@@ -162,7 +180,12 @@ impl<'c> Printer<'c> {
     fn script(&mut self, commands: &[Command]) {
         for (i, command) in commands.iter().enumerate() {
             if i > 0 {
+                // A comment at the end of the previous command's last line
+                // stays there, before the blank line between commands.
+                self.flush_trailing(command.span().start);
                 self.out.push('\n');
+                // Nothing after the blank line can trail the previous command.
+                self.last_end = None;
             }
             self.flush(command.span().start);
             self.command(command);

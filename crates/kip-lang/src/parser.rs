@@ -29,7 +29,7 @@ pub(crate) fn parse_script(source: &str) -> Result<(Vec<Command>, Vec<KipError>)
         .map_err(|e| Errors(vec![syntax_error(source, &e)]))?;
     let mut lower = Lower::new(source);
     let mut commands = Vec::new();
-    for pair in pairs.flat_map(Pair::into_inner) {
+    for pair in pairs.flat_map(children) {
         if pair.as_rule() != Rule::EOI {
             commands.push(lower.command(pair));
         }
@@ -43,7 +43,7 @@ pub(crate) fn parse_where_items(source: &str) -> Result<Group, Errors> {
         .map_err(|e| Errors(vec![syntax_error(source, &e)]))?;
     let mut lower = Lower::new(source);
     let mut items = Vec::new();
-    for pair in pairs.flat_map(Pair::into_inner) {
+    for pair in pairs.flat_map(children) {
         if pair.as_rule() != Rule::EOI {
             items.push(lower.pattern(pair));
         }
@@ -122,6 +122,10 @@ fn rule_phrase(rule: Rule) -> &'static str {
         Rule::where_clause => "`WHERE {…}`",
         Rule::group => "`{`",
         Rule::close_brace => "`}`",
+        Rule::open_paren => "`(`",
+        Rule::close_paren => "`)`",
+        Rule::comma => "`,`",
+        Rule::close_bracket => "`]`",
         Rule::concept_clause => "a concept clause",
         Rule::concept_pattern => "a concept pattern `{…}`",
         Rule::pattern_field => "a field such as `type: \"…\"`",
@@ -244,11 +248,68 @@ fn found_at(source: &str, offset: usize) -> (String, Span) {
     (what, Span::new(offset, offset + len))
 }
 
+/// What is wrong with a string literal that starts at `offset` and did
+/// not match the grammar: (message, where, hint). `None` if it is fine.
+fn bad_string(source: &str, offset: usize) -> Option<(String, Span, String)> {
+    let unterminated = || {
+        (
+            "unterminated string: a string must be closed on the line where it starts".to_owned(),
+            Span::new(offset, offset + 1),
+            "Close the string with `\"`, or write a line break inside it as \\n.".to_owned(),
+        )
+    };
+    let body = offset + 1;
+    let mut chars = source.get(body..)?.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '"' => return None,
+            '\n' | '\r' => return Some(unterminated()),
+            '\\' => {
+                let start = body + i;
+                let bad = |end: usize| {
+                    let written = &source[start..end];
+                    Some((
+                        format!("invalid escape `{written}` in a string"),
+                        Span::new(start, end),
+                        "Valid escapes are \\\" \\\\ \\/ \\b \\f \\n \\r \\t and \\uXXXX (four hex digits); write a backslash itself as \\\\.".to_owned(),
+                    ))
+                };
+                match chars.next() {
+                    Some((_, '"' | '\\' | '/' | 'b' | 'f' | 'n' | 'r' | 't')) => {}
+                    Some((j, 'u')) => {
+                        let mut end = body + j + 1;
+                        for _ in 0..4 {
+                            match chars.next() {
+                                Some((k, h)) if h.is_ascii_hexdigit() => end = body + k + 1,
+                                Some((k, h)) if h != '"' && h != '\n' => {
+                                    return bad(body + k + h.len_utf8());
+                                }
+                                _ => return bad(end),
+                            }
+                        }
+                    }
+                    Some((j, other)) => return bad(body + j + other.len_utf8()),
+                    None => return Some(unterminated()),
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(unterminated())
+}
+
 fn syntax_error(source: &str, err: &pest::error::Error<Rule>) -> KipError {
     let offset = match err.location {
         InputLocation::Pos(p) => p,
         InputLocation::Span((s, _)) => s,
     };
+    if source[offset..].starts_with('"')
+        && let Some((message, span, hint)) = bad_string(source, offset)
+    {
+        return KipError::new(ErrorCode::InvalidSyntax, message)
+            .with_hint(hint)
+            .at(source, span);
+    }
     let (found, span) = found_at(source, offset);
     let mut expected: Vec<Rule> = match &err.variant {
         ErrorVariant::ParsingError { positives, .. } => positives.clone(),
@@ -311,6 +372,23 @@ fn syntax_error(source: &str, err: &pest::error::Error<Rule>) -> KipError {
 
 // ---------------------------------------------------------------- lowering
 
+/// Whether a rule is punctuation, named only so that errors can name it.
+fn is_punctuation(rule: Rule) -> bool {
+    matches!(
+        rule,
+        Rule::open_paren
+            | Rule::close_paren
+            | Rule::comma
+            | Rule::close_bracket
+            | Rule::close_brace
+    )
+}
+
+/// The children of a pair that carry meaning (punctuation left out).
+fn children(pair: Pair<'_, Rule>) -> impl Iterator<Item = Pair<'_, Rule>> {
+    pair.into_inner().filter(|p| !is_punctuation(p.as_rule()))
+}
+
 /// The span of a pair, without the whitespace and comments that pest's
 /// implicit skipping lets a rule ending in an optional part swallow.
 fn span_of(pair: &Pair<'_, Rule>) -> Span {
@@ -320,7 +398,16 @@ fn span_of(pair: &Pair<'_, Rule>) -> Span {
 
 fn trim_trivia(source: &str, start: usize, mut end: usize) -> usize {
     loop {
-        end = start + source[start..end].trim_end().len();
+        end = start
+            + source[start..end]
+                .trim_end_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
+                .len();
+        // A comment inside the span starts with a `/` inside it: without
+        // one, there is nothing more to trim (the common case, checked
+        // without scanning back to the start of the line).
+        if !source.as_bytes()[start..end].contains(&b'/') {
+            return end;
+        }
         // Strings never span lines, so a line always starts outside one.
         let line_start = source[..end].rfind(['\n', '\r']).map_or(0, |i| i + 1);
         match comment_start(&source[line_start..end]) {
@@ -374,6 +461,9 @@ enum PatternPlace {
 struct Lower<'s> {
     source: &'s str,
     errors: Vec<KipError>,
+    /// Set while lowering the arguments of an aggregate, where another
+    /// aggregate is a nesting error rather than an aggregate in FILTER.
+    in_aggregate: bool,
 }
 
 impl<'s> Lower<'s> {
@@ -381,6 +471,7 @@ impl<'s> Lower<'s> {
         Lower {
             source,
             errors: Vec::new(),
+            in_aggregate: false,
         }
     }
 
@@ -446,16 +537,16 @@ impl<'s> Lower<'s> {
             cursor: None,
             span,
         };
-        for part in pair.into_inner() {
+        for part in children(pair) {
             match part.as_rule() {
                 Rule::find_clause => {
-                    for expr in part.into_inner().filter(|p| p.as_rule() != Rule::kw_find) {
+                    for expr in children(part).filter(|p| p.as_rule() != Rule::kw_find) {
                         query.find.push(self.projection(expr));
                     }
                 }
                 Rule::where_clause => query.where_ = self.where_clause(part),
                 Rule::order_by => {
-                    for key in part.into_inner().filter(|p| p.as_rule() == Rule::order_key) {
+                    for key in children(part).filter(|p| p.as_rule() == Rule::order_key) {
                         query.order_by.push(self.order_key(key));
                     }
                 }
@@ -486,7 +577,7 @@ impl<'s> Lower<'s> {
     }
 
     fn inner_group(&mut self, pair: Pair<'_, Rule>) -> Group {
-        let group = pair.into_inner().find(|p| p.as_rule() == Rule::group);
+        let group = children(pair).find(|p| p.as_rule() == Rule::group);
         group.map(|g| self.group(g)).unwrap_or_default()
     }
 
@@ -496,7 +587,7 @@ impl<'s> Lower<'s> {
                 let span = span_of(&pair);
                 let mut var = None;
                 let mut matcher = None;
-                for part in pair.into_inner() {
+                for part in children(pair) {
                     match part.as_rule() {
                         Rule::variable => var = Some(self.variable(&part)),
                         _ => matcher = Some(self.concept_pattern(part, PatternPlace::Query)),
@@ -512,7 +603,7 @@ impl<'s> Lower<'s> {
                 let span = span_of(&pair);
                 let mut var = None;
                 let mut matcher = None;
-                for part in pair.into_inner() {
+                for part in children(pair) {
                     match part.as_rule() {
                         Rule::variable => var = Some(self.variable(&part)),
                         _ => matcher = Some(self.proposition_pattern(part, PatternPlace::Query)),
@@ -547,7 +638,7 @@ impl<'s> Lower<'s> {
         let mut id = None;
         let mut ty = None;
         let mut name = None;
-        for field in pair.into_inner() {
+        for field in children(pair) {
             let field_span = span_of(&field);
             let (key, value) = self.pattern_field(field);
             let slot = match key.as_str() {
@@ -630,7 +721,7 @@ impl<'s> Lower<'s> {
     }
 
     fn pattern_field(&mut self, pair: Pair<'_, Rule>) -> (String, Arg<String>) {
-        let mut inner = pair.into_inner();
+        let mut inner = children(pair);
         let key = inner.next().map(|k| self.key(k)).unwrap_or_default();
         let value = inner
             .next()
@@ -644,12 +735,12 @@ impl<'s> Lower<'s> {
         pair: Pair<'_, Rule>,
         place: PatternPlace,
     ) -> PropositionMatcher {
-        let Some(inner) = pair.into_inner().next() else {
+        let Some(inner) = children(pair).next() else {
             return PropositionMatcher::Id(empty_text());
         };
         match inner.as_rule() {
             Rule::id_pattern => {
-                let field = inner.into_inner().next();
+                let field = children(inner).next();
                 let Some(field) = field else {
                     return PropositionMatcher::Id(empty_text());
                 };
@@ -666,7 +757,7 @@ impl<'s> Lower<'s> {
                 PropositionMatcher::Id(value)
             }
             Rule::triple => {
-                let mut parts = inner.into_inner();
+                let mut parts = children(inner);
                 let subject = parts.next().map(|p| self.term(p, place));
                 let predicate = parts.next().map(|p| self.predicate(p, place));
                 let object = parts.next().map(|p| self.term(p, place));
@@ -687,7 +778,7 @@ impl<'s> Lower<'s> {
 
     fn term(&mut self, pair: Pair<'_, Rule>, place: PatternPlace) -> Term {
         let span = span_of(&pair);
-        let Some(inner) = pair.into_inner().next() else {
+        let Some(inner) = children(pair).next() else {
             unreachable!("grammar: a term has one child");
         };
         match inner.as_rule() {
@@ -704,7 +795,7 @@ impl<'s> Lower<'s> {
         let span = span_of(&pair);
         let mut names = Vec::new();
         let mut hops = None;
-        for part in pair.into_inner() {
+        for part in children(pair) {
             match part.as_rule() {
                 Rule::variable => {
                     let var = self.variable(&part);
@@ -722,7 +813,7 @@ impl<'s> Lower<'s> {
                     return PredicateExpr::Var(var);
                 }
                 Rule::predicate_names => {
-                    for text in part.into_inner() {
+                    for text in children(part) {
                         let text = self.text(text);
                         if let Arg::Lit(name, span) = &text {
                             let (name, span) = (name.clone(), *span);
@@ -751,7 +842,7 @@ impl<'s> Lower<'s> {
         let mut min = None;
         let mut max = None;
         let mut comma = false;
-        for part in pair.into_inner() {
+        for part in children(pair) {
             match part.as_rule() {
                 Rule::uint => {
                     let n = self.u32_of(&part);
@@ -828,7 +919,7 @@ impl<'s> Lower<'s> {
         let span = span_of(&pair);
         let mut expr = None;
         let mut descending = false;
-        for part in pair.into_inner() {
+        for part in children(pair) {
             match part.as_rule() {
                 Rule::kw_asc => descending = false,
                 Rule::kw_desc => descending = true,
@@ -844,7 +935,7 @@ impl<'s> Lower<'s> {
 
     fn dot_path(&mut self, pair: Pair<'_, Rule>) -> DotPath {
         let span = span_of(&pair);
-        let mut inner = pair.into_inner();
+        let mut inner = children(pair);
         let var = match inner.next() {
             Some(v) => self.variable(&v),
             None => unreachable!("grammar: a dot path starts with a variable"),
@@ -919,7 +1010,7 @@ impl<'s> Lower<'s> {
             Rule::unary_expr => {
                 let mut nots = 0;
                 let mut operand = None;
-                for part in pair.into_inner() {
+                for part in children(pair) {
                     match part.as_rule() {
                         Rule::not_op => nots += 1,
                         _ => operand = Some(self.expr(part)),
@@ -932,7 +1023,7 @@ impl<'s> Lower<'s> {
                 e
             }
             Rule::comparison => {
-                let mut inner = pair.into_inner();
+                let mut inner = children(pair);
                 let left = inner.next().map(|p| self.expr(p));
                 let op = inner.next().map(|p| match p.as_str() {
                     "==" => CompareOp::Eq,
@@ -951,6 +1042,18 @@ impl<'s> Lower<'s> {
             }
             Rule::call => match self.call(pair) {
                 CallOrAggregate::Call(call) => Expr::Call(call),
+                CallOrAggregate::Aggregate(agg) if self.in_aggregate => {
+                    self.error(
+                        ErrorCode::InvalidSyntax,
+                        span,
+                        format!(
+                            "the aggregate `{}` cannot be nested inside another aggregate",
+                            agg.func.keyword()
+                        ),
+                        Some("Aggregate a variable or dot path directly, e.g. COUNT(?x).".into()),
+                    );
+                    Expr::Value(Value::Null, span)
+                }
                 CallOrAggregate::Aggregate(agg) => {
                     self.error(
                         ErrorCode::InvalidSyntax,
@@ -975,7 +1078,7 @@ impl<'s> Lower<'s> {
         combine: impl Fn(Expr, Expr) -> Expr,
     ) -> Expr {
         let mut acc: Option<Expr> = None;
-        for part in pair.into_inner().filter(|p| p.as_rule() == operand_rule) {
+        for part in children(pair).filter(|p| p.as_rule() == operand_rule) {
             let e = self.expr(part);
             acc = Some(match acc {
                 None => e,
@@ -987,30 +1090,50 @@ impl<'s> Lower<'s> {
 
     fn call(&mut self, pair: Pair<'_, Rule>) -> CallOrAggregate {
         let span = span_of(&pair);
-        let mut inner = pair.into_inner();
+        let mut inner = children(pair);
         let Some(name_pair) = inner.next() else {
             unreachable!("grammar: a call starts with its name");
         };
         let name = name_pair.as_str();
         let mut distinct = false;
         let mut args = Vec::new();
+        let errors_before = self.errors.len();
+        let outer = std::mem::replace(
+            &mut self.in_aggregate,
+            AggregateFunc::from_keyword(name).is_some(),
+        );
         for part in inner {
             match part.as_rule() {
                 Rule::kw_distinct => distinct = true,
                 _ => args.push(self.expr(part)),
             }
         }
+        self.in_aggregate = outer;
         if let Some(func) = AggregateFunc::from_keyword(name) {
             let arg = match args.as_slice() {
                 [Expr::Path(path)] => path.clone(),
+                [other] => {
+                    let found = match other {
+                        Expr::Value(..) => "a value",
+                        Expr::Call(_) => "a function call",
+                        _ => "an expression",
+                    };
+                    // An argument that was itself wrong has been reported already.
+                    if self.errors.len() == errors_before {
+                        self.error(
+                            ErrorCode::InvalidSyntax,
+                            expr_span(other),
+                            format!("`{name}` aggregates a variable or dot path, found {found}"),
+                            Some(format!("Write {name}(?x) or {name}(?x.attributes.key).")),
+                        );
+                    }
+                    return CallOrAggregate::Invalid;
+                }
                 _ => {
                     self.error(
                         ErrorCode::InvalidSyntax,
                         span,
-                        format!(
-                            "`{name}` takes one variable or dot path, found {} arguments",
-                            args.len()
-                        ),
+                        format!("`{name}` takes exactly one argument, found {}", args.len()),
                         Some(format!("Write {name}(?x) or {name}(?x.attributes.key).")),
                     );
                     return CallOrAggregate::Invalid;
@@ -1103,7 +1226,7 @@ impl<'s> Lower<'s> {
     fn text(&mut self, pair: Pair<'_, Rule>) -> Arg<String> {
         let span = span_of(&pair);
         let inner = if pair.as_rule() == Rule::text {
-            pair.into_inner().next()
+            children(pair).next()
         } else {
             Some(pair)
         };
@@ -1116,7 +1239,7 @@ impl<'s> Lower<'s> {
 
     fn count(&mut self, pair: Pair<'_, Rule>) -> Arg<u64> {
         let span = span_of(&pair);
-        match pair.into_inner().next() {
+        match children(pair).next() {
             Some(p) if p.as_rule() == Rule::param => Arg::Param(self.param(&p)),
             Some(p) => match p.as_str().parse::<u64>() {
                 Ok(n) => Arg::Lit(n, span),
@@ -1135,7 +1258,7 @@ impl<'s> Lower<'s> {
     }
 
     fn limit(&mut self, pair: Pair<'_, Rule>) -> Arg<u64> {
-        let count = pair.into_inner().find(|p| p.as_rule() == Rule::count);
+        let count = children(pair).find(|p| p.as_rule() == Rule::count);
         match count {
             Some(c) => self.count(c),
             None => unreachable!("grammar: LIMIT has a count"),
@@ -1143,7 +1266,7 @@ impl<'s> Lower<'s> {
     }
 
     fn cursor(&mut self, pair: Pair<'_, Rule>) -> Arg<String> {
-        let text = pair.into_inner().find(|p| p.as_rule() == Rule::text);
+        let text = children(pair).find(|p| p.as_rule() == Rule::text);
         match text {
             Some(t) => self.text(t),
             None => unreachable!("grammar: CURSOR has a token"),
@@ -1172,7 +1295,7 @@ impl<'s> Lower<'s> {
     }
 
     fn key(&mut self, pair: Pair<'_, Rule>) -> String {
-        let Some(inner) = pair.into_inner().next() else {
+        let Some(inner) = children(pair).next() else {
             return String::new();
         };
         if inner.as_rule() == Rule::string {
@@ -1187,9 +1310,9 @@ impl<'s> Lower<'s> {
     fn object(&mut self, pair: Pair<'_, Rule>) -> Object {
         let span = span_of(&pair);
         let mut members: Vec<(String, Value)> = Vec::new();
-        for member in pair.into_inner() {
+        for member in children(pair) {
             let member_span = span_of(&member);
-            let mut inner = member.into_inner();
+            let mut inner = children(member);
             let key = inner.next().map(|k| self.key(k)).unwrap_or_default();
             let value = inner.next().map(|v| self.value(v)).unwrap_or(Value::Null);
             if members.iter().any(|(k, _)| *k == key) {
@@ -1210,7 +1333,7 @@ impl<'s> Lower<'s> {
 
     fn value(&mut self, pair: Pair<'_, Rule>) -> Value {
         let pair = if pair.as_rule() == Rule::value {
-            match pair.into_inner().next() {
+            match children(pair).next() {
                 Some(p) => p,
                 None => return Value::Null,
             }
@@ -1219,7 +1342,7 @@ impl<'s> Lower<'s> {
         };
         match pair.as_rule() {
             Rule::object => Value::Object(self.object(pair)),
-            Rule::array => Value::Array(pair.into_inner().map(|v| self.value(v)).collect()),
+            Rule::array => Value::Array(children(pair).map(|v| self.value(v)).collect()),
             Rule::string => Value::String(self.string(&pair)),
             Rule::number => match pair.as_str().parse::<serde_json::Number>() {
                 Ok(n) => Value::Number(n),
@@ -1242,7 +1365,7 @@ impl<'s> Lower<'s> {
     }
 
     fn with_metadata(&mut self, pair: Pair<'_, Rule>) -> Option<Object> {
-        pair.into_inner()
+        children(pair)
             .find(|p| p.as_rule() == Rule::object)
             .map(|o| self.object(o))
     }
@@ -1270,10 +1393,10 @@ impl<'s> Lower<'s> {
         let mut items = Vec::new();
         let mut metadata = None;
         let mut body = span;
-        for part in pair.into_inner().flat_map(|p| {
+        for part in children(pair).flat_map(|p| {
             if p.as_rule() == Rule::upsert_body {
                 body = span_of(&p);
-                p.into_inner().collect::<Vec<_>>()
+                children(p).collect::<Vec<_>>()
             } else {
                 vec![p]
             }
@@ -1307,10 +1430,10 @@ impl<'s> Lower<'s> {
             body: span,
             span,
         };
-        for part in pair.into_inner().flat_map(|p| {
+        for part in children(pair).flat_map(|p| {
             if p.as_rule() == Rule::concept_body {
                 block.body = span_of(&p);
-                p.into_inner().collect::<Vec<_>>()
+                children(p).collect::<Vec<_>>()
             } else {
                 vec![p]
             }
@@ -1351,7 +1474,7 @@ impl<'s> Lower<'s> {
         let mut predicate = empty_text();
         let mut target = None;
         let mut metadata = None;
-        for part in pair.into_inner() {
+        for part in children(pair) {
             match part.as_rule() {
                 Rule::text => {
                     predicate = self.text(part);
@@ -1383,10 +1506,10 @@ impl<'s> Lower<'s> {
             body: span,
             span,
         };
-        for part in pair.into_inner().flat_map(|p| {
+        for part in children(pair).flat_map(|p| {
             if p.as_rule() == Rule::proposition_body {
                 block.body = span_of(&p);
-                p.into_inner().collect::<Vec<_>>()
+                children(p).collect::<Vec<_>>()
             } else {
                 vec![p]
             }
@@ -1414,10 +1537,10 @@ impl<'s> Lower<'s> {
         let mut where_ = Group::default();
         let mut detach = false;
         let mut target_span = span;
-        for part in pair.into_inner() {
+        for part in children(pair) {
             match part.as_rule() {
                 Rule::key_list => {
-                    keys = part.into_inner().map(|t| self.text(t)).collect();
+                    keys = children(part).map(|t| self.text(t)).collect();
                 }
                 Rule::variable => {
                     target_span = span_of(&part);
@@ -1466,7 +1589,7 @@ impl<'s> Lower<'s> {
             cursor: None,
             span,
         };
-        for part in pair.into_inner() {
+        for part in children(pair) {
             match part.as_rule() {
                 Rule::kw_describe => {}
                 Rule::kw_primer => describe.target = DescribeTarget::Primer,
@@ -1475,7 +1598,7 @@ impl<'s> Lower<'s> {
                 Rule::proposition_types => describe.target = DescribeTarget::PropositionTypes,
                 Rule::concept_type | Rule::proposition_type => {
                     let is_concept = part.as_rule() == Rule::concept_type;
-                    let name = part.into_inner().find(|p| p.as_rule() == Rule::text);
+                    let name = children(part).find(|p| p.as_rule() == Rule::text);
                     let name = name.map(|t| self.text(t)).unwrap_or_else(empty_text);
                     if let Arg::Lit(n, s) = &name {
                         let (n, s) = (n.clone(), *s);
@@ -1508,14 +1631,14 @@ impl<'s> Lower<'s> {
             limit: None,
             span,
         };
-        for part in pair.into_inner() {
+        for part in children(pair) {
             match part.as_rule() {
                 Rule::kw_search => {}
                 Rule::kw_concept => search.target = SearchTarget::Concept,
                 Rule::kw_proposition => search.target = SearchTarget::Proposition,
                 Rule::text => search.term = self.text(part),
                 Rule::search_type => {
-                    let t = part.into_inner().find(|p| p.as_rule() == Rule::text);
+                    let t = children(part).find(|p| p.as_rule() == Rule::text);
                     search.with_type = t.map(|t| self.text(t));
                 }
                 Rule::limit_clause => search.limit = Some(self.limit(part)),

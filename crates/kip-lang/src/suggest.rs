@@ -13,7 +13,9 @@ pub fn similar<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         let c_lower = candidate.to_lowercase();
         let distance = if c_lower == lower {
             0
-        } else if lower.chars().count() >= 3 && (c_lower.starts_with(&lower) || lower.starts_with(&c_lower)) {
+        } else if lower.chars().count() >= 3
+            && (c_lower.starts_with(&lower) || lower.starts_with(&c_lower))
+        {
             // A truncated or over-long name (`belongs_to` for `belongs_to_domain`).
             1
         } else {
@@ -42,6 +44,9 @@ mod tests {
         assert_eq!(similar("find", ["FIND", "FILTER"]), ["FIND"]);
         assert_eq!(similar("Drugs", ["Drug", "Symptom"]), ["Drug"]);
         assert!(similar("Zebra", ["Drug", "Symptom"]).is_empty());
-        assert_eq!(similar("belongs_to", ["belongs_to_domain", "treats"]), ["belongs_to_domain"]);
+        assert_eq!(
+            similar("belongs_to", ["belongs_to_domain", "treats"]),
+            ["belongs_to_domain"]
+        );
     }
 }

@@ -326,7 +326,10 @@ fn a_limit_must_be_a_non_negative_integer() {
 fn a_type_name_or_other_text_position_must_be_a_string() {
     let cases = [
         (r#"FIND(?d) WHERE { ?d {type: :p} }"#, json!(5)),
-        (r#"FIND(?d) WHERE { ?d {type: "Drug", name: :p} }"#, json!(null)),
+        (
+            r#"FIND(?d) WHERE { ?d {type: "Drug", name: :p} }"#,
+            json!(null),
+        ),
         (r#"FIND(?d) WHERE { ?d {id: :p} }"#, json!(["C:1"])),
         (r#"FIND(?l) WHERE { ?l (id: :p) }"#, json!({"id": "P:1"})),
         (r#"FIND(?s) WHERE { (?s, :p, ?o) }"#, json!(true)),

@@ -34,8 +34,9 @@ fn ok() {
         assert!(!ast.is_empty(), "{name} holds no command");
         let formatted =
             format_source(&source).unwrap_or_else(|e| panic!("{name} must format:\n{e:#?}"));
-        let reparsed = parse(&formatted)
-            .unwrap_or_else(|e| panic!("{name}: the formatted text must parse:\n{formatted}\n{e:#?}"));
+        let reparsed = parse(&formatted).unwrap_or_else(|e| {
+            panic!("{name}: the formatted text must parse:\n{formatted}\n{e:#?}")
+        });
         assert_eq!(
             ast, reparsed,
             "{name}: formatting changed the meaning:\n{formatted}"
@@ -92,11 +93,17 @@ fn err() {
             let offset = error
                 .offset()
                 .unwrap_or_else(|| panic!("{name}: {error:?} has no offset"));
-            assert!(offset <= source.len(), "{name}: {error:?} points past the end");
+            assert!(
+                offset <= source.len(),
+                "{name}: {error:?} points past the end"
+            );
             let pos = kip_lang::Position::of(&source, offset);
             assert_eq!(error.data.get("line"), Some(&json!(pos.line)), "{name}");
             assert_eq!(error.data.get("column"), Some(&json!(pos.column)), "{name}");
-            assert!(!error.message.is_empty() && !error.hint.is_empty(), "{name}");
+            assert!(
+                !error.message.is_empty() && !error.hint.is_empty(),
+                "{name}"
+            );
         }
         let offsets: Vec<usize> = errors.iter().filter_map(KipError::offset).collect();
         assert!(

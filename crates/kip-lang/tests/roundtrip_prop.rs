@@ -262,7 +262,11 @@ fn concept_pattern(place: Place) -> BoxedStrategy<Toks> {
             let items = fields
                 .into_iter()
                 .map(|(k, v)| {
-                    let key = if quote { format!("\"{k}\"") } else { k.to_owned() };
+                    let key = if quote {
+                        format!("\"{k}\"")
+                    } else {
+                        k.to_owned()
+                    };
                     cat([vec![key, ":".into()], v])
                 })
                 .collect();
@@ -280,7 +284,11 @@ fn hops() -> impl Strategy<Value = Toks> {
     (0u32..5, 0u32..5, 0u8..3).prop_map(|(a, b, form)| {
         let (min, max) = (a.min(b), a.max(b));
         match form {
-            0 => cat([tok("{"), vec![min.to_string(), ",".into(), max.to_string()], tok("}")]),
+            0 => cat([
+                tok("{"),
+                vec![min.to_string(), ",".into(), max.to_string()],
+                tok("}"),
+            ]),
             1 => cat([tok("{"), vec![min.to_string(), ",".into()], tok("}")]),
             _ => cat([tok("{"), vec![min.to_string()], tok("}")]),
         }
@@ -341,8 +349,15 @@ fn query_proposition(vars: &[String], depth: u32) -> BoxedStrategy<Toks> {
 fn dot_path(vars: &[String]) -> BoxedStrategy<String> {
     let field = prop_oneof![
         Just(String::new()),
-        select(vec![".id", ".type", ".name", ".subject", ".predicate", ".object"])
-            .prop_map(String::from),
+        select(vec![
+            ".id",
+            ".type",
+            ".name",
+            ".subject",
+            ".predicate",
+            ".object"
+        ])
+        .prop_map(String::from),
         (
             select(vec![".attributes", ".metadata"]),
             prop::collection::vec(identifier(), 0..3)
@@ -402,15 +417,29 @@ fn simple_operand(vars: &[String]) -> BoxedStrategy<Toks> {
             arg.clone(),
             any::<bool>()
         )
-            .prop_map(|(f, a, b, t)| cat([tok(f), tok("("), comma_list(vec![a, b], t), tok(")")])),
-        (arg.clone(), array, any::<bool>())
-            .prop_map(|(a, b, t)| cat([tok("IN"), tok("("), comma_list(vec![a, b], t), tok(")")])),
+            .prop_map(|(f, a, b, t)| cat([
+                tok(f),
+                tok("("),
+                comma_list(vec![a, b], t),
+                tok(")")
+            ])),
+        (arg.clone(), array, any::<bool>()).prop_map(|(a, b, t)| cat([
+            tok("IN"),
+            tok("("),
+            comma_list(vec![a, b], t),
+            tok(")")
+        ])),
         (
             select(vec!["IS_NULL", "IS_NOT_NULL"]),
             dot_path(vars),
             any::<bool>()
         )
-            .prop_map(|(f, a, t)| cat([tok(f), tok("("), comma_list(vec![vec![a]], t), tok(")")])),
+            .prop_map(|(f, a, t)| cat([
+                tok(f),
+                tok("("),
+                comma_list(vec![vec![a]], t),
+                tok(")")
+            ])),
     ];
     prop_oneof![
         3 => dot_path(vars).prop_map(|p| vec![p]),
@@ -557,10 +586,7 @@ fn find_query() -> BoxedStrategy<Toks> {
                 prop::collection::vec(projection(&vars), 1..4),
                 any::<bool>(),
                 where_group(&vars),
-                prop::collection::vec(
-                    (projection(&vars), select(vec!["", "ASC", "DESC"])),
-                    0..3,
-                ),
+                prop::collection::vec((projection(&vars), select(vec!["", "ASC", "DESC"])), 0..3),
                 prop::option::of(count()),
                 prop::option::of(text(string_lit().boxed())),
             )
@@ -599,8 +625,7 @@ fn with_metadata() -> BoxedStrategy<Toks> {
 /// A subject, object or SET PROPOSITIONS target in KML: an earlier handle,
 /// an inline `{type, name}` / `{id}` or an inline proposition.
 fn write_term(handles: &[String], depth: u32) -> BoxedStrategy<Toks> {
-    let mut options: Vec<(u32, BoxedStrategy<Toks>)> =
-        vec![(2, concept_pattern(Place::Write))];
+    let mut options: Vec<(u32, BoxedStrategy<Toks>)> = vec![(2, concept_pattern(Place::Write))];
     if !handles.is_empty() {
         options.push((3, var(handles).prop_map(|v| vec![v]).boxed()));
     }
@@ -737,7 +762,13 @@ fn delete() -> BoxedStrategy<Toks> {
     (0u8..4, keys, where_group(&target))
         .prop_map(|(form, keys, group)| {
             let head = match form {
-                0 => cat([tok("DELETE"), tok("ATTRIBUTES"), keys, tok("FROM"), tok("?t")]),
+                0 => cat([
+                    tok("DELETE"),
+                    tok("ATTRIBUTES"),
+                    keys,
+                    tok("FROM"),
+                    tok("?t"),
+                ]),
                 1 => cat([tok("DELETE"), tok("METADATA"), keys, tok("FROM"), tok("?t")]),
                 2 => cat([tok("DELETE"), tok("PROPOSITIONS"), tok("?t")]),
                 _ => cat([tok("DELETE"), tok("CONCEPT"), tok("?t"), tok("DETACH")]),
@@ -911,11 +942,39 @@ fn the_generator_covers_the_grammar() {
     let strategy = script();
     let mut seen = BTreeSet::new();
     let probes = [
-        "FIND(", "UPSERT", "DELETE ATTRIBUTES", "DELETE METADATA", "DELETE PROPOSITIONS",
-        "DELETE CONCEPT", "DESCRIBE", "SEARCH", "NOT", "OPTIONAL", "UNION", "FILTER(",
-        "ORDER", "LIMIT", "CURSOR", "SET ATTRIBUTES", "SET PROPOSITIONS", "WITH METADATA",
-        "PROPOSITION", "IN(", "IS_NULL(", "REGEX(", "COUNT(", "DISTINCT", "||", "&&", "!",
-        "//", "\r\n", "\\u", "\\n", ":", "|",
+        "FIND(",
+        "UPSERT",
+        "DELETE ATTRIBUTES",
+        "DELETE METADATA",
+        "DELETE PROPOSITIONS",
+        "DELETE CONCEPT",
+        "DESCRIBE",
+        "SEARCH",
+        "NOT",
+        "OPTIONAL",
+        "UNION",
+        "FILTER(",
+        "ORDER",
+        "LIMIT",
+        "CURSOR",
+        "SET ATTRIBUTES",
+        "SET PROPOSITIONS",
+        "WITH METADATA",
+        "PROPOSITION",
+        "IN(",
+        "IS_NULL(",
+        "REGEX(",
+        "COUNT(",
+        "DISTINCT",
+        "||",
+        "&&",
+        "!",
+        "//",
+        "\r\n",
+        "\\u",
+        "\\n",
+        ":",
+        "|",
     ];
     for _ in 0..400 {
         let text = strategy
@@ -928,6 +987,10 @@ fn the_generator_covers_the_grammar() {
             }
         }
     }
-    let missing: Vec<&str> = probes.iter().copied().filter(|p| !seen.contains(p)).collect();
+    let missing: Vec<&str> = probes
+        .iter()
+        .copied()
+        .filter(|p| !seen.contains(p))
+        .collect();
     assert!(missing.is_empty(), "never generated: {missing:?}");
 }

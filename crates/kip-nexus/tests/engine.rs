@@ -889,17 +889,31 @@ fn a_runaway_path_ends_with_a_budget_error_instead_of_hanging() {
 fn without_limit_a_find_returns_at_most_1000_rows_and_a_cursor() {
     let dir = tempfile::tempdir().expect("temp dir");
     let nexus = Nexus::open(dir.path()).expect("opens");
-    let mut capsule = String::from("UPSERT {\n  CONCEPT { {type: \"$ConceptType\", name: \"Item\"} SET ATTRIBUTES { description: \"i\" } }\n");
+    let mut capsule = String::from(
+        "UPSERT {\n  CONCEPT { {type: \"$ConceptType\", name: \"Item\"} SET ATTRIBUTES { description: \"i\" } }\n",
+    );
     for i in 0..1_234 {
-        capsule.push_str(&format!("  CONCEPT {{ {{type: \"Item\", name: \"item {i:04}\"}} }}\n"));
+        capsule.push_str(&format!(
+            "  CONCEPT {{ {{type: \"Item\", name: \"item {i:04}\"}} }}\n"
+        ));
     }
     capsule.push('}');
     ok(&nexus, &capsule);
-    let first = exec(&nexus, r#"FIND(?i.name) WHERE { ?i {type: "Item"} } ORDER BY ?i.name DESC"#);
+    let first = exec(
+        &nexus,
+        r#"FIND(?i.name) WHERE { ?i {type: "Item"} } ORDER BY ?i.name DESC"#,
+    );
     assert_eq!(first["result"].as_array().map(Vec::len), Some(1_000));
     assert_eq!(first["result"][0], "item 1233");
-    let cursor = first["next_cursor"].as_str().expect("a cursor for the rest");
-    let rest = exec(&nexus, &format!(r#"FIND(?i.name) WHERE {{ ?i {{type: "Item"}} }} ORDER BY ?i.name DESC CURSOR "{cursor}""#));
+    let cursor = first["next_cursor"]
+        .as_str()
+        .expect("a cursor for the rest");
+    let rest = exec(
+        &nexus,
+        &format!(
+            r#"FIND(?i.name) WHERE {{ ?i {{type: "Item"}} }} ORDER BY ?i.name DESC CURSOR "{cursor}""#
+        ),
+    );
     assert_eq!(rest["result"].as_array().map(Vec::len), Some(234));
     assert_eq!(rest["result"][233], "item 0000");
     assert!(rest.get("next_cursor").is_none());

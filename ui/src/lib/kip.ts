@@ -6,16 +6,16 @@ import type { JsonValue } from '../transport';
 export type Json = JsonValue;
 export type JsonObject = { [key: string]: JsonValue | undefined };
 
-export interface ConceptNode {
+export type ConceptNode = {
   _type: 'ConceptNode';
   id: string;
   type: string;
   name: string;
   attributes: JsonObject;
   metadata: JsonObject;
-}
+};
 
-export interface PropositionLink {
+export type PropositionLink = {
   _type: 'PropositionLink';
   id: string;
   subject: string;
@@ -23,7 +23,7 @@ export interface PropositionLink {
   object: string;
   attributes: JsonObject;
   metadata: JsonObject;
-}
+};
 
 export type Element = ConceptNode | PropositionLink;
 

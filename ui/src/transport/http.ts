@@ -4,6 +4,7 @@
 import { toReport } from './reports';
 import {
   ApiFailure,
+  type Change,
   type ChangeNotice,
   type ChangesRequest,
   type ChangesResponse,
@@ -108,48 +109,77 @@ export class HttpTransport implements Transport {
   subscribe(onChange: (notice: ChangeNotice) => void): () => void {
     let stopped = false;
     let since: number | null = null;
-    let busy = false;
-    let again = false;
+    let buffer: Change[] = [];
+    let flushTimer: ReturnType<typeof setTimeout> | null = null;
+    let pollTimer: ReturnType<typeof setInterval> | null = null;
+
+    // Changes arrive one event per write; a burst (an import) is delivered
+    // as one notice so views reload once.
+    const deliver = (changes: Change[], lastSeq: number, reset: boolean) => {
+      if (!stopped) onChange({ last_seq: lastSeq, changes, reset });
+    };
+    const queue = (change: Change) => {
+      buffer.push(change);
+      since = Math.max(since ?? 0, change.seq);
+      if (flushTimer) return;
+      flushTimer = setTimeout(() => {
+        flushTimer = null;
+        const batch = buffer;
+        buffer = [];
+        deliver(batch, since ?? 0, false);
+      }, 120);
+    };
+
+    // Without an event stream: poll the change log.
     const pull = async () => {
-      if (busy) {
-        again = true;
-        return;
-      }
-      busy = true;
       try {
-        do {
-          again = false;
-          if (since === null) {
-            since = (await this.info()).last_change_seq;
-            continue;
-          }
-          const r = await this.changes({ since });
-          if (r.last_seq !== since || r.reset) {
-            since = r.last_seq;
-            if (!stopped) onChange({ last_seq: r.last_seq, changes: r.changes, reset: r.reset });
-          }
-          if (r.more) again = true;
-        } while (again && !stopped);
+        if (since === null) {
+          since = (await this.info()).last_change_seq;
+          return;
+        }
+        const r = await this.changes({ since });
+        if (r.reset) {
+          since = r.last_seq;
+          deliver([], r.last_seq, true);
+        } else for (const c of r.changes) queue(c);
       } catch {
-        // A transient failure (server restarting): the next event or tick retries.
-      } finally {
-        busy = false;
+        // The server is restarting: the next tick retries.
       }
     };
-    void pull();
-    let timer: ReturnType<typeof setInterval> | null = null;
     const poll = () => {
-      if (!timer) timer = setInterval(pull, POLL_MS);
+      if (pollTimer || stopped) return;
+      void pull();
+      pollTimer = setInterval(pull, POLL_MS);
     };
+
     let source: EventSource | null = null;
     if (typeof EventSource !== 'undefined') {
       source = new EventSource(`${this.base}/api/events`);
-      source.onmessage = () => void pull();
-      source.addEventListener('change', () => void pull());
+      source.addEventListener('ready', (e) => {
+        try {
+          since = JSON.parse((e as MessageEvent).data).last_seq ?? since;
+        } catch {
+          /* keep the old sequence number */
+        }
+      });
+      source.addEventListener('change', (e) => {
+        try {
+          queue(JSON.parse((e as MessageEvent).data) as Change);
+        } catch {
+          /* a malformed event: ignore it */
+        }
+      });
+      source.addEventListener('reset', (e) => {
+        try {
+          since = JSON.parse((e as MessageEvent).data).last_seq ?? since;
+        } catch {
+          /* keep the old sequence number */
+        }
+        deliver([], since ?? 0, true);
+      });
       source.onerror = () => {
-        // No event stream (or it dropped): fall back to polling the change log.
-        if (source && source.readyState === EventSource.CLOSED) poll();
-        else poll();
+        // EventSource reconnects by itself unless the server refused the stream.
+        if (source?.readyState === EventSource.CLOSED) poll();
       };
     } else {
       poll();
@@ -157,7 +187,8 @@ export class HttpTransport implements Transport {
     return () => {
       stopped = true;
       source?.close();
-      if (timer) clearInterval(timer);
+      if (flushTimer) clearTimeout(flushTimer);
+      if (pollTimer) clearInterval(pollTimer);
     };
   }
 

@@ -65,7 +65,13 @@ impl Server {
         Server { child, port }
     }
 
-    pub fn request(&self, method: &str, path: &str, headers: &[(&str, &str)], body: Option<&Json>) -> (u16, Json) {
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&Json>,
+    ) -> (u16, Json) {
         http(self.port, method, path, headers, body)
     }
 
@@ -88,16 +94,25 @@ impl Drop for Server {
 
 fn connect(port: u16) -> TcpStream {
     let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect to kip serve");
-    stream.set_read_timeout(Some(READ_TIMEOUT)).expect("timeout");
+    stream
+        .set_read_timeout(Some(READ_TIMEOUT))
+        .expect("timeout");
     stream
 }
 
 /// One HTTP/1.1 request with `Connection: close`; the status and the body
 /// parsed as JSON (`Json::String` of the text when it is not JSON).
-pub fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: Option<&Json>) -> (u16, Json) {
+pub fn http(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&Json>,
+) -> (u16, Json) {
     let mut stream = connect(port);
     let body = body.map(Json::to_string).unwrap_or_default();
-    let mut request = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n");
+    let mut request =
+        format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n");
     for (k, v) in headers {
         request.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -115,7 +130,10 @@ pub fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body:
         .nth(1)
         .and_then(|s| s.parse().ok())
         .expect("a status code");
-    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
         dechunk(body)
     } else {
         body.to_owned()
@@ -155,7 +173,9 @@ pub struct Sse {
 impl Sse {
     pub fn open(port: u16, path: &str, headers: &[(&str, &str)]) -> Sse {
         let mut stream = connect(port);
-        let mut request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n");
+        let mut request = format!(
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n"
+        );
         for (k, v) in headers {
             request.push_str(&format!("{k}: {v}\r\n"));
         }
@@ -164,7 +184,11 @@ impl Sse {
         let mut reader = BufReader::new(stream);
         let mut status_line = String::new();
         reader.read_line(&mut status_line).expect("status line");
-        let status = status_line.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+        let status = status_line
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
         loop {
             let mut line = String::new();
             reader.read_line(&mut line).expect("header line");
@@ -208,7 +232,9 @@ impl Sse {
                 continue;
             }
             let mut size = String::new();
-            self.reader.read_line(&mut size).expect("a chunk size (or the stream ended)");
+            self.reader
+                .read_line(&mut size)
+                .expect("a chunk size (or the stream ended)");
             let n = usize::from_str_radix(size.trim(), 16).expect("a hex chunk size");
             assert!(n > 0, "the event stream ended");
             let mut chunk = vec![0; n + 2];

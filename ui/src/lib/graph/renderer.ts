@@ -98,7 +98,7 @@ class SigmaRenderer implements GraphRenderer {
       labelRenderedSizeThreshold: 5,
       labelDensity: 0.9,
       zIndex: true,
-      stagePadding: 40,
+      stagePadding: 60,
       hideEdgesOnMove: graph.order > 5000,
       nodeReducer: (node, data) => {
         if (!this.selected) return data;

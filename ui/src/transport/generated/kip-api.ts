@@ -21,7 +21,7 @@ export type ApiError = { code: ErrorCode, message: string, hint: string, data?: 
  * The operations of the API, by their wire name (`/api/<name>` over HTTP,
  * the command name in the desktop shell).
  */
-export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "neighbourhood" | "changes" | "info";
+export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "neighbourhood" | "changes" | "info" | "format" | "watch_status";
 
 /**
  * The arguments of `execute_kip` (seed 001 §6.1): exactly one of `command`
@@ -299,7 +299,13 @@ file_name: string,
 /**
  * The file's text.
  */
-text: string, };
+text: string, 
+/**
+ * Check everything and run the import in a transaction that is then
+ * aborted: the report says exactly what an import would do, and
+ * nothing is written.
+ */
+dry_run?: boolean, };
 
 /**
  * What a host serves.
@@ -321,3 +327,56 @@ origin: string, pid: number, concepts: number, propositions: number, last_change
  * The version of KIP Explorer.
  */
 version: string, };
+
+/**
+ * Format KIP text.
+ */
+export type FormatRequest = { text: string, };
+
+/**
+ * The canonical form of a text (comments kept).
+ */
+export type FormatResponse = { formatted: string, 
+/**
+ * The text was not already canonical.
+ */
+changed: boolean, };
+
+/**
+ * The watched capsule folder as a host sees it.
+ */
+export type WatchStatus = { 
+/**
+ * The folder, or `null` when this host watches none.
+ */
+folder: string | null, 
+/**
+ * The files present when watching started have all been taken up.
+ */
+ready: boolean, 
+/**
+ * By path.
+ */
+files: Array<WatchedFile>, 
+/**
+ * Why the folder is not watched, or the last trouble watching it.
+ */
+note?: string, };
+
+/**
+ * One file of the watched folder.
+ */
+export type WatchedFile = { path: string, status: FileStatus, 
+/**
+ * The last import's errors (`{code, message, path?, line?, column?, hint, suggestions?}`).
+ */
+errors: Array<JsonValue>, 
+/**
+ * The last import report, when there was one.
+ */
+report?: JsonValue, };
+
+/**
+ * Where a watched file stands.
+ */
+export type FileStatus = "pending" | "importing" | "imported" | "failed" | "removed";

@@ -1,0 +1,412 @@
+//! The import pipeline against the medical example: the example files
+//! import cleanly, both formats give the same graph, a broken file reports
+//! every error with its exact place and applies nothing, re-imports change
+//! nothing.
+
+mod common;
+
+use common::*;
+use kip_capsule::{ImportOptions, Phase, Status, import_path, import_text, import_text_with};
+use kip_lang::ErrorCode;
+
+#[test]
+fn every_example_imports_cleanly_into_a_fresh_nexus() {
+    let files = kip_capsule::capsule_files(&examples_dir()).expect("examples");
+    assert!(files.len() >= 5, "{files:?}");
+    for file in files {
+        let name = file
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_owned();
+        let (_d, nexus) = fresh();
+        // The data capsules build on the schema capsule before them.
+        if name.starts_with("11_") || name.starts_with("12_") {
+            imported(&nexus, &examples_dir().join("10_medical_schema.kip"));
+        }
+        if name.starts_with("12_") {
+            imported(&nexus, &examples_dir().join("11_medical_data.kip"));
+        }
+        let r = imported(&nexus, &file);
+        assert!(r.stats.changed(), "{name} changed nothing");
+        assert!(r.errors.is_empty());
+    }
+}
+
+#[test]
+fn the_yaml_medical_bundle_holds_exactly_the_knowledge_of_the_kip_capsules() {
+    let (_a, from_kip) = medical();
+    let (_b, from_yaml) = fresh();
+    let r = imported(&from_yaml, &examples_dir().join("20_medical.yaml"));
+    assert_eq!(r.items, 69);
+    assert_eq!(graph(&from_kip), graph(&from_yaml));
+    // And on top of each other, nothing changes.
+    let again = imported(&from_kip, &examples_dir().join("20_medical.yaml"));
+    assert!(!again.stats.changed(), "{:?}", again.stats);
+}
+
+#[test]
+fn the_chinese_example_is_searchable_and_queryable() {
+    let (_d, nexus) = fresh();
+    let r = imported(&nexus, &examples_dir().join("30_tcm_zh.yaml"));
+    assert_eq!(r.stats.concepts_created, 21);
+    let found = nexus.execute(&kip_nexus::ExecuteKip::command(
+        r#"FIND(?h.name) WHERE { ?f {type: "Formula", name: "桂枝汤"} (?f, "contains_herb", ?h) }"#,
+    ));
+    let mut herbs: Vec<String> = serde_json::from_value(found["result"].clone()).expect("names");
+    herbs.sort();
+    assert_eq!(herbs, ["大枣", "桂枝", "甘草", "生姜", "芍药"]);
+    let search = nexus.execute(&kip_nexus::ExecuteKip::command(
+        r#"SEARCH CONCEPT "麻黄汤" LIMIT 1"#,
+    ));
+    assert_eq!(search["result"][0]["name"], "麻黄汤", "{search:#}");
+}
+
+#[test]
+fn re_importing_a_file_changes_nothing() {
+    let (_d, nexus) = medical();
+    for f in [
+        "10_medical_schema.kip",
+        "11_medical_data.kip",
+        "12_cognizine.kip",
+        "20_medical.yaml",
+    ] {
+        let before = graph(&nexus);
+        let r = imported(&nexus, &examples_dir().join(f));
+        assert!(!r.stats.changed(), "{f}: {:?}", r.stats);
+        assert_eq!(graph(&nexus), before, "{f}");
+    }
+    let (_d, nexus) = fresh();
+    let first = imported(&nexus, &examples_dir().join("30_tcm_zh.yaml"));
+    assert!(first.stats.changed());
+    let second = imported(&nexus, &examples_dir().join("30_tcm_zh.yaml"));
+    assert!(!second.stats.changed(), "{:?}", second.stats);
+}
+
+/// Every broken file of `tests/data/err` holds one mistake: it is reported
+/// once, with its code, path, line and column, and nothing is applied.
+#[test]
+fn each_broken_file_reports_its_one_mistake_exactly_and_applies_nothing() {
+    insta::glob!("data/err/*", |path| {
+        let (_d, nexus) = medical();
+        let before = graph(&nexus);
+        let seq = nexus.store().current_change_seq().expect("seq");
+        let r = import_path(&nexus, path, &origin());
+        assert_eq!(r.status, Status::Failed, "{}", path.display());
+        assert_eq!(r.errors.len(), 1, "{}: {:#?}", path.display(), r.errors);
+        let e = &r.errors[0];
+        assert!(
+            e.line.is_some() && e.column.is_some(),
+            "{}: no position: {e:?}",
+            path.display()
+        );
+        assert!(!e.hint.is_empty());
+        assert_eq!(
+            graph(&nexus),
+            before,
+            "{} changed the graph",
+            path.display()
+        );
+        assert_eq!(nexus.store().current_change_seq().expect("seq"), seq);
+        insta::assert_snapshot!(error_lines(&r).join("\n"));
+    });
+}
+
+#[test]
+fn a_bundle_with_many_mistakes_reports_every_one_in_file_order() {
+    let (_d, nexus) = medical();
+    let before = graph(&nexus);
+    let text = "\
+- type: Drug
+  name: Naproxen
+  description: An NSAID.
+  risk_level: high
+- type: Drugg
+  name: X
+- type: treats
+  source: {type: Drug, name: Naproxen}
+  target: {type: Symptom, name: Headach}
+- type: treats
+  source: {type: Symptom, name: Fever}
+  target: {type: Symptom, name: Headache}
+- type: Drug
+  name: Undescribed
+- type: Drug
+  name: Naproxen
+  risk_level: 4
+- type: Domain
+  name: CoreSchema
+  action: delete
+- type: treats
+  source: {type: Drug, name: Aspirin, brand: x}
+  target: {id: \"X:1\"}
+- {type: Drug, name: Z, description: z, _secret: 1}
+- type: Symptom
+  name: Itch
+";
+    let r = import_text(&nexus, "many.yaml", text, &origin());
+    assert_eq!(r.status, Status::Failed);
+    assert_eq!(r.items, 10);
+    assert_eq!(
+        error_lines(&r),
+        [
+            "KIP_2004 [0].risk_level 4:15 expected null or a number, found a string",
+            "KIP_2001 [1].type 5:9 Entity type 'Drugg' is not defined. Did you mean 'Drug'?",
+            "KIP_3002 [2].target 9:11 Cannot create 'treats': target Symptom 'Headach' not found. Did you mean 'Headache'?",
+            "KIP_2001 [3].source.type 11:18 Cannot create 'treats': its source must be a Drug, not a Symptom",
+            "KIP_2003 [4].description 13:3 `description` is required (its type's instance_schema marks it is_required)",
+            "KIP_3003 [5] 15:3 Drug 'Naproxen' is given risk_level = 4 here but \"high\" at [0] (line 1)",
+            "KIP_3004 [6] 18:3 Domain 'CoreSchema' is protected and cannot be deleted",
+            "KIP_1001 [7].source.brand 22:39 unexpected key `brand`",
+            "KIP_2003 [7].target.id 23:16 'X:1' does not match ^[CP]:[0-9]+$",
+            "KIP_3004 [8]._secret 24:41 `_secret` is reserved for the engine: keys starting with '_' cannot be written",
+        ]
+    );
+    assert_eq!(graph(&nexus), before);
+}
+
+#[test]
+fn positions_count_characters_on_cjk_and_crlf_text() {
+    let (_d, nexus) = medical();
+    let text = "- type: Drug\r\n  name: 阿司匹林肠溶片\r\n  description: 肠溶阿司匹林\r\n  risk_level: 高\r\n";
+    let r = import_text(&nexus, "zh.yaml", text, &origin());
+    assert_eq!(
+        error_lines(&r),
+        ["KIP_2004 [0].risk_level 4:15 expected null or a number, found a string"]
+    );
+    let kip =
+        "UPSERT {\r\n  CONCEPT ?n {\r\n    {type: \"药物\", name: \"阿司匹林\"}\r\n  }\r\n}\r\n";
+    let r = import_text(&nexus, "zh.kip", kip, &origin());
+    assert_eq!(r.errors.len(), 1, "{:#?}", r.errors);
+    // The parser refuses a non-identifier type name where it is written.
+    assert_eq!(
+        (r.errors[0].line, r.errors[0].column),
+        (Some(3), Some(12)),
+        "{:#?}",
+        r.errors
+    );
+}
+
+#[test]
+fn a_capsule_that_fails_while_applying_leaves_no_trace_of_its_earlier_commands() {
+    let (_d, nexus) = medical();
+    let before = graph(&nexus);
+    let r = import_path(
+        &nexus,
+        &data_dir().join("err/kip_protected_delete.kip"),
+        &origin(),
+    );
+    assert_eq!(r.status, Status::Failed);
+    assert_eq!(r.errors[0].code, ErrorCode::ImmutableTarget);
+    assert_eq!(graph(&nexus), before);
+    let naproxen = nexus.execute(&kip_nexus::ExecuteKip::command(
+        r#"FIND(?d.name) WHERE { ?d {type: "Drug", name: "Naproxen"} }"#,
+    ));
+    assert_eq!(naproxen["result"], serde_json::json!([]), "{naproxen:#}");
+}
+
+#[test]
+fn a_bundle_may_define_a_type_and_a_predicate_and_use_them() {
+    let (_d, nexus) = fresh();
+    let text = r#"
+metadata: {source: test}
+items:
+  - type: $ConceptType
+    name: Herb
+    description: A medicinal plant.
+    instance_schema:
+      description: {type: string, is_required: true}
+      potency: {type: integer, is_required: false}
+  - type: $PropositionType
+    name: pairs_with
+    description: Used together.
+    subject_types: [Herb]
+    object_types: [Herb]
+  - {type: Herb, name: Ginseng, description: A root., potency: 3}
+  - {type: Herb, name: Ginger, description: A rhizome.}
+  - {type: pairs_with, source: {type: Herb, name: Ginseng}, target: {type: Herb, name: Ginger}, strength: 0.5}
+"#;
+    let r = imported_text(&nexus, "herbs.yaml", text);
+    assert_eq!(r.stats.concepts_created, 4);
+    assert_eq!(r.stats.propositions_created, 1);
+    let g = graph(&nexus);
+    assert!(
+        g.contains(
+            r#"(Herb:"Ginseng" pairs_with Herb:"Ginger") {"strength":0.5} {"source":"test"}"#
+        ),
+        "{g:#?}"
+    );
+    // The new type's schema now applies: potency is an integer.
+    let bad = import_text(
+        &nexus,
+        "b.yaml",
+        "- {type: Herb, name: Mint, description: A leaf., potency: 1.5}\n",
+        &origin(),
+    );
+    assert_eq!(
+        error_lines(&bad),
+        ["KIP_2004 [0].potency 1:59 expected null or an integer, found a number"]
+    );
+}
+
+#[test]
+fn deletes_remove_concepts_with_their_links_and_repeat_as_no_ops() {
+    let (_d, nexus) = medical();
+    let text = "- {type: has_side_effect, source: {type: Drug, name: Ibuprofen}, target: {type: Symptom, name: Stomach Upset}, action: delete}\n- {type: Drug, name: Vitamin C, action: delete}\n";
+    let r = imported_text(&nexus, "del.yaml", text);
+    assert_eq!(r.stats.concepts_deleted, 1);
+    assert_eq!(
+        r.stats.propositions_deleted, 2,
+        "the link, and Vitamin C's domain membership"
+    );
+    let again = imported_text(&nexus, "del.yaml", text);
+    assert!(!again.stats.changed());
+}
+
+#[test]
+fn propositions_about_propositions_and_id_references_resolve() {
+    let (_d, nexus) = medical();
+    let aspirin = nexus.execute(&kip_nexus::ExecuteKip::command(
+        r#"FIND(?d.id) WHERE { ?d {type: "Drug", name: "Aspirin"} }"#,
+    ));
+    let id = aspirin["result"][0].as_str().expect("id").to_owned();
+    let text = format!(
+        "- {{type: User, name: Li Si}}\n- type: stated\n  source: {{type: User, name: Li Si}}\n  target: {{type: treats, source: {{id: \"{id}\"}}, target: {{type: Symptom, name: Fever}}}}\n"
+    );
+    let r = imported_text(&nexus, "ho.yaml", &text);
+    assert_eq!(r.stats.propositions_created, 1);
+    let missing = "- type: stated\n  source: {type: User, name: Li Si}\n  target: {type: treats, source: {type: Drug, name: Aspirin}, target: {type: Symptom, name: Brain Fog}}\n";
+    let r = import_text(&nexus, "ho2.yaml", missing, &origin());
+    assert_eq!(
+        error_lines(&r),
+        [
+            "KIP_3002 [0].target 3:11 Cannot create 'stated': target proposition (Drug 'Aspirin', 'treats', Symptom 'Brain Fog') not found"
+        ]
+    );
+}
+
+#[test]
+fn a_persons_display_name_goes_under_attributes() {
+    let (_d, nexus) = fresh();
+    let text = "- type: Person\n  name: alice\n  id: alice\n  person_class: Human\n  attributes:\n    name: Alice\n";
+    imported_text(&nexus, "p.yaml", text);
+    assert!(graph(&nexus).iter().any(|l| {
+        l.starts_with(r#"Person:"alice" {"id":"alice","name":"Alice","person_class":"Human"}"#)
+    }));
+    let clash =
+        "- type: Person\n  name: bob\n  id: bob\n  person_class: Human\n  attributes: {name: 1}\n";
+    let r = import_text(&nexus, "p2.yaml", clash, &origin());
+    assert_eq!(
+        error_lines(&r),
+        ["KIP_2004 [0].attributes.name 5:22 expected null or a string, found a number"]
+    );
+}
+
+#[test]
+fn empty_files_and_unknown_extensions_and_unreadable_bytes() {
+    let (_d, nexus) = fresh();
+    let r = import_text(&nexus, "empty.yaml", "# nothing yet\n", &origin());
+    assert_eq!((r.status, r.items), (Status::Imported, 0));
+    let r = import_text(&nexus, "empty.kip", "", &origin());
+    assert_eq!(r.status, Status::Imported);
+    let r = import_text(&nexus, "notes.json", "[]", &origin());
+    assert_eq!(r.status, Status::Failed);
+    assert!(
+        r.errors[0]
+            .message
+            .contains("unsupported file type ('.json')"),
+        "{:?}",
+        r.errors
+    );
+    let dir = tempfile::tempdir().expect("dir");
+    let file = dir.path().join("latin1.yaml");
+    std::fs::write(&file, b"- type: Domain\n  name: Caf\xe9\n").expect("write");
+    let r = import_path(&nexus, &file, &origin());
+    assert_eq!(
+        error_lines(&r),
+        ["KIP_1001 - 2:12 the file is not UTF-8 text: invalid byte at offset 26"]
+    );
+    let bom = dir.path().join("bom.yaml");
+    std::fs::write(
+        &bom,
+        "\u{feff}- {type: Domain, name: Bom, description: x}\n",
+    )
+    .expect("write");
+    assert!(import_path(&nexus, &bom, &origin()).is_imported());
+    let r = import_path(&nexus, &dir.path().join("missing.kip"), &origin());
+    assert_eq!(r.errors[0].code, ErrorCode::InternalError);
+}
+
+#[test]
+fn a_dry_run_reports_what_would_change_and_writes_nothing() {
+    let (_d, nexus) = medical();
+    let before = graph(&nexus);
+    let options = ImportOptions {
+        dry_run: true,
+        progress: None,
+    };
+    let r = import_text_with(
+        &nexus,
+        "d.yaml",
+        "- {type: Drug, name: Naproxen, description: An NSAID.}\n",
+        &origin(),
+        &options,
+    );
+    assert!(r.is_imported() && r.dry_run);
+    assert_eq!(r.stats.concepts_created, 1);
+    assert_eq!(graph(&nexus), before);
+}
+
+#[test]
+fn progress_reports_each_phase_in_order() {
+    let (_d, nexus) = fresh();
+    let mut text = String::from("- {type: $ConceptType, name: Thing, description: A thing.}\n");
+    for i in 0..2500 {
+        text.push_str(&format!("- {{type: Thing, name: t{i}}}\n"));
+    }
+    let seen = std::cell::RefCell::new(Vec::new());
+    let record = |p: kip_capsule::Progress| seen.borrow_mut().push(p);
+    let options = ImportOptions {
+        dry_run: false,
+        progress: Some(&record),
+    };
+    let r = import_text_with(&nexus, "big.yaml", &text, &origin(), &options);
+    assert!(r.is_imported());
+    let seen = seen.into_inner();
+    let phases: Vec<(Phase, u64, u64)> = seen.iter().map(|p| (p.phase, p.done, p.total)).collect();
+    assert_eq!(
+        phases,
+        [
+            (Phase::Parsing, 0, text.len() as u64),
+            (Phase::Validating, 0, 2501),
+            (Phase::Validating, 1000, 2501),
+            (Phase::Validating, 2000, 2501),
+            (Phase::Validating, 2501, 2501),
+            (Phase::Applying, 0, 2501),
+            (Phase::Applying, 2501, 2501),
+        ]
+    );
+}
+
+#[test]
+fn the_report_says_imported_with_counts_and_time() {
+    let (_d, nexus) = medical();
+    let r = imported_text(
+        &nexus,
+        "x.yaml",
+        "- {type: Drug, name: Naproxen, description: An NSAID.}\n- {type: treats, source: {type: Drug, name: Naproxen}, target: {type: Symptom, name: Headache}}\n",
+    );
+    let json = r.to_json();
+    assert_eq!(json["status"], "imported");
+    assert_eq!(json["format"], "yaml");
+    assert_eq!(json["items"], 2);
+    assert_eq!(json["stats"]["concepts_created"], 1);
+    assert_eq!(json["stats"]["propositions_created"], 1);
+    assert!(json["duration_ms"].as_f64().is_some());
+    assert!(
+        json["hash"]
+            .as_str()
+            .is_some_and(|h| h.starts_with("sha256:") && h.len() == 71)
+    );
+    assert_eq!(json["errors"], serde_json::json!([]));
+}

@@ -1,0 +1,354 @@
+//! `kip mcp` driven by a real MCP client (the official Rust SDK's client,
+//! over stdio, as desktop MCP clients launch it): the tool and resource
+//! lists, every tool with successes and errors, and read-only mode.
+
+use std::path::Path;
+
+use rmcp::ServiceExt as _;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ReadResourceRequestParams, ResourceContents,
+};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Map, Value as Json, json};
+
+type Client = RunningService<RoleClient, ()>;
+
+async fn connect(db: &Path, extra: &[&str]) -> Client {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_kip"));
+    command.arg("--db").arg(db).arg("mcp").args(extra);
+    let (transport, _stderr) = TokioChildProcess::builder(command)
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .expect("kip mcp starts");
+    ().serve(transport)
+        .await
+        .expect("the MCP session initializes")
+}
+
+async fn call(client: &Client, tool: &'static str, arguments: Json) -> CallToolResult {
+    let arguments: Map<String, Json> = match arguments {
+        Json::Object(m) => m,
+        _ => Map::new(),
+    };
+    client
+        .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments))
+        .await
+        .expect("the tool call completes")
+}
+
+/// The structured content, checked to be the same JSON as the text block.
+fn structured(result: &CallToolResult) -> Json {
+    let value = result
+        .structured_content
+        .clone()
+        .expect("structured content");
+    let text = result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .expect("a text block");
+    let from_text: Json = serde_json::from_str(&text).expect("the text is JSON");
+    assert_eq!(
+        from_text, value,
+        "text and structured content carry the same response"
+    );
+    value
+}
+
+fn is_error(result: &CallToolResult) -> bool {
+    result.is_error == Some(true)
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn an_mcp_client_lists_the_tools_and_resources_and_reads_both_resources() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let client = connect(db.path(), &[]).await;
+
+    let info = client.peer_info().expect("server info");
+    assert_eq!(
+        info.server_info.as_ref().map(|s| s.name.as_str()),
+        Some("kip-explorer")
+    );
+    assert!(
+        info.instructions
+            .as_deref()
+            .is_some_and(|i| i.contains("DESCRIBE PRIMER"))
+    );
+
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        [
+            "execute_kip",
+            "execute_kip_readonly",
+            "get_knowledge_schema",
+            "import_knowledge_bundle"
+        ]
+    );
+    let execute = &tools[0];
+    let params: Vec<&String> = execute.input_schema["properties"]
+        .as_object()
+        .expect("properties")
+        .keys()
+        .collect();
+    assert_eq!(params, ["command", "commands", "parameters", "dry_run"]);
+    assert!(
+        execute
+            .description
+            .as_deref()
+            .is_some_and(|d| d.contains("DESCRIBE PRIMER"))
+    );
+    assert_eq!(
+        tools[1].annotations.as_ref().and_then(|a| a.read_only_hint),
+        Some(true)
+    );
+
+    let resources = client.list_all_resources().await.expect("resources/list");
+    let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
+    assert_eq!(uris, ["kip://docs/syntax-reference", "kip://nexus/primer"]);
+
+    let text_of = |contents: &[ResourceContents]| match contents.first() {
+        Some(ResourceContents::TextResourceContents { text, .. }) => text.clone(),
+        other => panic!("expected text contents, got {other:?}"),
+    };
+    let reference = client
+        .read_resource(ReadResourceRequestParams::new(
+            "kip://docs/syntax-reference",
+        ))
+        .await
+        .expect("read the reference");
+    let reference = text_of(&reference.contents);
+    assert!(reference.contains("KIP_1001") && reference.contains("upsert_concept_nodes"));
+
+    // The Primer is live: a write shows up in the next read.
+    call(
+        &client,
+        "execute_kip",
+        json!({"command": "UPSERT { CONCEPT ?d { {type: \"Domain\", name: \"Travel\"} SET ATTRIBUTES { description: \"Trips.\" } } }"}),
+    )
+    .await;
+    let primer = client
+        .read_resource(ReadResourceRequestParams::new("kip://nexus/primer"))
+        .await
+        .expect("read the primer");
+    let primer: Json = serde_json::from_str(&text_of(&primer.contents)).expect("primer JSON");
+    assert_eq!(primer["result"]["identity"]["name"], "$self");
+    let domains: Vec<&str> = primer["result"]["domain_map"]
+        .as_array()
+        .expect("domain map")
+        .iter()
+        .filter_map(|d| d["domain"].as_str())
+        .collect();
+    assert!(domains.contains(&"Travel"), "{domains:?}");
+
+    let missing = client
+        .read_resource(ReadResourceRequestParams::new("kip://nowhere"))
+        .await;
+    assert!(missing.is_err(), "an unknown resource is a protocol error");
+    client.cancel().await.expect("close the session");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn execute_kip_reads_and_writes_and_reports_errors_an_agent_can_fix() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let client = connect(db.path(), &[]).await;
+
+    let r = call(
+        &client,
+        "execute_kip",
+        json!({"command": "DESCRIBE PRIMER"}),
+    )
+    .await;
+    assert!(!is_error(&r));
+    assert_eq!(structured(&r)["result"]["identity"]["name"], "$self");
+
+    let upsert = "UPSERT { CONCEPT ?p { {type: \"Person\", name: :name} SET ATTRIBUTES { person_class: \"Human\", handle: :handle } } } WITH METADATA { source: \"conversation\", confidence: 0.9 }";
+    let preview = call(&client, "execute_kip", json!({"command": upsert, "parameters": {"name": "Alice", "handle": "alice"}, "dry_run": true})).await;
+    assert_eq!(structured(&preview)["result"]["dry_run"], true);
+    let r = call(
+        &client,
+        "execute_kip",
+        json!({"command": upsert, "parameters": {"name": "Alice", "handle": "alice"}}),
+    )
+    .await;
+    assert!(!is_error(&r), "{:?}", r.structured_content);
+
+    let r = call(
+        &client,
+        "execute_kip",
+        json!({"commands": [
+            "SEARCH CONCEPT \"alice\" LIMIT 5",
+            {"command": "FIND(?p.attributes.handle) WHERE { ?p {type: \"Person\", name: :n} }", "parameters": {"n": "Alice"}}
+        ]}),
+    )
+    .await;
+    let batch = structured(&r);
+    assert!(!is_error(&r), "{batch}");
+    assert_eq!(batch["result"][0]["result"][0]["name"], "Alice");
+    assert_eq!(batch["result"][1]["result"], json!(["alice"]));
+
+    // Bad syntax: KIP_1001 with the position, flagged as a tool error.
+    let r = call(
+        &client,
+        "execute_kip",
+        json!({"command": "FIND(?p.name)\nWHERE {\n  ?p {type: \"Person\"\n}"}),
+    )
+    .await;
+    assert!(is_error(&r));
+    let error = &structured(&r)["error"];
+    assert_eq!(error["code"], "KIP_1001");
+    assert!(
+        error["data"]["line"].as_u64().is_some_and(|l| l >= 3),
+        "{error}"
+    );
+    assert!(error["data"]["column"].as_u64().is_some());
+    assert!(error["hint"].as_str().is_some_and(|h| !h.is_empty()));
+
+    // An unknown type: KIP_2001 with suggestions.
+    let r = call(
+        &client,
+        "execute_kip",
+        json!({"command": "FIND(?p) WHERE { ?p {type: \"Persn\"} }"}),
+    )
+    .await;
+    let error = &structured(&r)["error"];
+    assert_eq!(error["code"], "KIP_2001");
+    assert_eq!(error["data"]["suggestions"][0], "Person");
+
+    // A batch that stops at its first error is flagged too.
+    let r = call(
+        &client,
+        "execute_kip",
+        json!({"commands": ["DESCRIBE PRIMER", "FIDN(?x)", "DESCRIBE DOMAINS"]}),
+    )
+    .await;
+    assert!(is_error(&r));
+    assert_eq!(structured(&r)["result"].as_array().map(Vec::len), Some(2));
+
+    // Arguments that are not execute_kip's: a structured error, not a crash.
+    let r = call(&client, "execute_kip", json!({"cmd": "DESCRIBE PRIMER"})).await;
+    assert!(is_error(&r));
+    assert_eq!(structured(&r)["error"]["code"], "API_BAD_REQUEST");
+    let r = call(&client, "execute_kip", json!({})).await;
+    assert_eq!(structured(&r)["error"]["code"], "KIP_1001");
+
+    let unknown = client
+        .call_tool(CallToolRequestParams::new("drop_database"))
+        .await;
+    assert!(unknown.is_err(), "an unknown tool is a protocol error");
+    client.cancel().await.expect("close the session");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn execute_kip_readonly_refuses_kml_and_writes_nothing() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let client = connect(db.path(), &[]).await;
+    let upsert = json!({"command": "UPSERT { CONCEPT ?p { {type: \"Person\", name: \"Mallory\"} SET ATTRIBUTES { person_class: \"Human\" } } }"});
+    let r = call(&client, "execute_kip_readonly", upsert.clone()).await;
+    assert!(is_error(&r));
+    assert_eq!(structured(&r)["error"]["code"], "KIP_3004");
+    let r = call(
+        &client,
+        "execute_kip_readonly",
+        json!({"commands": ["DESCRIBE PRIMER", upsert["command"]]}),
+    )
+    .await;
+    assert_eq!(
+        structured(&r)["error"]["code"],
+        "KIP_3004",
+        "nothing in the batch runs"
+    );
+    let count = call(
+        &client,
+        "execute_kip_readonly",
+        json!({"command": "FIND(COUNT(?p)) WHERE { ?p {type: \"Person\", name: \"Mallory\"} }"}),
+    )
+    .await;
+    assert_eq!(structured(&count)["result"], 0);
+    client.cancel().await.expect("close the session");
+
+    // `kip mcp --read-only` refuses writes through execute_kip as well.
+    let client = connect(db.path(), &["--read-only"]).await;
+    let r = call(&client, "execute_kip", upsert).await;
+    assert_eq!(structured(&r)["error"]["code"], "KIP_3004");
+    client.cancel().await.expect("close the session");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_capsule_tools_give_the_schema_and_import_bundles_atomically() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let client = connect(db.path(), &[]).await;
+    let define = "UPSERT { CONCEPT ?t { {type: \"$ConceptType\", name: \"City\"} SET ATTRIBUTES { description: \"A city.\", instance_schema: { country: {type: \"string\", is_required: true, description: \"Its country.\"} } } } }";
+    let r = call(&client, "execute_kip", json!({"command": define})).await;
+    assert!(!is_error(&r), "{:?}", r.structured_content);
+
+    let r = call(&client, "get_knowledge_schema", json!({})).await;
+    assert!(!is_error(&r));
+    let schema = structured(&r);
+    assert!(schema["full_bundle_schema"].to_string().contains("City"));
+    assert!(schema["example_yaml"].is_string());
+
+    let good = "- type: City\n  name: Lyon\n  country: France\n";
+    let r = call(
+        &client,
+        "import_knowledge_bundle",
+        json!({"yaml": good, "dry_run": true}),
+    )
+    .await;
+    assert!(!is_error(&r), "{:?}", r.structured_content);
+    let r = call(&client, "import_knowledge_bundle", json!({"yaml": good})).await;
+    assert!(!is_error(&r), "{:?}", r.structured_content);
+    assert_eq!(structured(&r)["status"], "imported");
+
+    // From a file, and a broken one: every error with its place, nothing applied.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let broken = dir.path().join("broken.yaml");
+    std::fs::write(&broken, "- type: City\n  name: Nice\n  country: France\n- type: Citty\n  name: Paris\n  country: France\n").expect("write");
+    let r = call(
+        &client,
+        "import_knowledge_bundle",
+        json!({"path": broken.to_str().expect("path")}),
+    )
+    .await;
+    assert!(is_error(&r));
+    let report = structured(&r);
+    assert_eq!(report["status"], "failed");
+    assert!(report["errors"].as_array().is_some_and(|e| !e.is_empty()));
+    assert!(report.to_string().contains("Citty"), "{report}");
+    let count = call(
+        &client,
+        "execute_kip_readonly",
+        json!({"command": "FIND(?c.name) WHERE { ?c {type: \"City\"} }"}),
+    )
+    .await;
+    assert_eq!(
+        structured(&count)["result"],
+        json!(["Lyon"]),
+        "Nice was not applied"
+    );
+
+    let r = call(
+        &client,
+        "import_knowledge_bundle",
+        json!({"yaml": good, "path": "/x.yaml"}),
+    )
+    .await;
+    assert_eq!(structured(&r)["error"]["code"], "API_BAD_REQUEST");
+    let missing = dir.path().join("missing.yaml");
+    let r = call(
+        &client,
+        "import_knowledge_bundle",
+        json!({"path": missing.to_str().expect("path")}),
+    )
+    .await;
+    assert_eq!(structured(&r)["error"]["code"], "API_IO");
+    client.cancel().await.expect("close the session");
+
+    let client = connect(db.path(), &["--read-only"]).await;
+    let r = call(&client, "import_knowledge_bundle", json!({"yaml": good})).await;
+    assert_eq!(structured(&r)["error"]["code"], "KIP_3004");
+    client.cancel().await.expect("close the session");
+}

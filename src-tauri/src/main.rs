@@ -1,0 +1,127 @@
+//! `kip-explorer`: the desktop shell of KIP Explorer.
+//!
+//! It opens a nexus (the default one, or `--db DIR`), watches a capsule
+//! folder through `kip-capsule`'s [`kip_capsule::Watcher`], imports files
+//! dropped onto the window, and shows the web UI of `ui/` in a Tauri
+//! window. The UI reaches the nexus through the commands of [`commands`],
+//! each a thin adapter over [`kip_api::Api`]; it learns about writes (by
+//! this or any other process) and about the watched folder through events.
+//!
+//! This crate holds no KIP logic: parsing, execution, import and
+//! formatting all live in the library crates.
+
+// No console window next to the app on Windows release builds.
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+mod commands;
+mod live;
+mod watch;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Parser;
+use tauri::{Manager as _, WebviewUrl, WebviewWindowBuilder, WindowEvent};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "kip-explorer",
+    version,
+    about = "KIP Explorer: the desktop app"
+)]
+struct Args {
+    /// The nexus folder (default: $KIP_DB, else the platform data directory's kip-explorer/nexus).
+    #[arg(long, value_name = "DIR")]
+    db: Option<PathBuf>,
+    /// The capsule folder to watch (default: the platform data directory's kip-explorer/capsules).
+    #[arg(long, value_name = "DIR")]
+    capsules: Option<PathBuf>,
+}
+
+/// What every command shares: the API over the open nexus and the watcher.
+pub struct AppState {
+    pub api: kip_api::Api,
+    pub nexus: Arc<kip_nexus::Nexus>,
+    pub watch: watch::WatchHandle,
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState")
+            .field("api", &self.api)
+            .finish_non_exhaustive()
+    }
+}
+
+fn data_dir() -> anyhow::Result<PathBuf> {
+    Ok(dirs::data_dir()
+        .ok_or_else(|| {
+            anyhow::anyhow!("no data directory on this platform; pass --db and --capsules")
+        })?
+        .join("kip-explorer"))
+}
+
+fn db_dir(arg: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    if let Some(dir) = arg {
+        return Ok(dir);
+    }
+    if let Some(dir) = std::env::var_os("KIP_DB").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    Ok(data_dir()?.join("nexus"))
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let db = db_dir(args.db)?;
+    let capsules = match args.capsules {
+        Some(dir) => dir,
+        None => data_dir()?.join("capsules"),
+    };
+    let nexus = Arc::new(kip_nexus::Nexus::open(&db).map_err(|e| {
+        anyhow::anyhow!("cannot open the nexus at {}: {}", db.display(), e.message)
+    })?);
+    let api = kip_api::Api::new(nexus.clone(), "kip-explorer");
+    let title = format!("KIP Explorer — {}", db.display());
+
+    tauri::Builder::default()
+        .invoke_handler(tauri::generate_handler![
+            commands::api_call,
+            commands::format_kip,
+            commands::watch_status,
+            commands::set_capsule_folder,
+        ])
+        .setup(move |app| {
+            let handle = app.handle().clone();
+            let watch = watch::WatchHandle::new(handle.clone());
+            app.manage(AppState {
+                api: api.clone(),
+                nexus: nexus.clone(),
+                watch: watch.clone(),
+            });
+            // Watching starts after the window exists, so the first pass's
+            // events reach a UI that is already loading.
+            let window =
+                WebviewWindowBuilder::new(app, "main", WebviewUrl::App("index.html".into()))
+                    .title(&title)
+                    .inner_size(1440.0, 900.0)
+                    .min_inner_size(880.0, 560.0)
+                    .build()?;
+            let drop_api = api.clone();
+            let drop_handle = handle.clone();
+            window.on_window_event(move |event| {
+                if let WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) = event {
+                    live::import_dropped(drop_handle.clone(), drop_api.clone(), paths.clone());
+                }
+            });
+            live::forward_changes(handle.clone(), api.clone());
+            if let Err(e) = std::fs::create_dir_all(&capsules) {
+                watch.set_note(format!("cannot create {}: {e}", capsules.display()));
+            } else {
+                watch.start(nexus.clone(), &capsules);
+            }
+            Ok(())
+        })
+        .run(tauri::generate_context!())
+        .map_err(|e| anyhow::anyhow!("the window could not run: {e}"))
+}

@@ -1,0 +1,246 @@
+// Completion and live diagnostics for the console editor. Completion
+// draws on the live schema (types, predicates, instance_schema keys) and on
+// SEARCH for concept names; diagnostics come from the engine's validate
+// operation at the exact ranges it reports.
+import type { Completion, CompletionContext, CompletionResult } from '@codemirror/autocomplete';
+import type { Diagnostic as CmDiagnostic } from '@codemirror/lint';
+import type { EditorView } from '@codemirror/view';
+import { ApiFailure, type Diagnostic, type Transport } from '../../transport';
+import { isConcept, type Json } from '../kip';
+import type { PredicateDef, TypeDef } from '../state.svelte';
+import { FUNCTIONS, KEYWORDS } from './kip-language';
+
+export interface SchemaSource {
+  types(): TypeDef[];
+  predicates(): PredicateDef[];
+  transport(): Transport;
+}
+
+const ELEMENT_FIELDS = ['id', 'type', 'name', 'attributes', 'metadata'];
+const PROPOSITION_FIELDS = ['id', 'subject', 'predicate', 'object', 'attributes', 'metadata'];
+const METADATA_KEYS = ['source', 'author', 'confidence', 'status', 'evidence', 'created_at', 'expires_at', '_created_at', '_updated_at'];
+
+/** The concept type a variable is declared with in the text (`?d {type: "Drug"}`), if any. */
+export function declaredType(text: string, variable: string): string | null {
+  const re = new RegExp(`\\?${variable}\\s*\\{[^{}]*?type\\s*:\\s*"([^"]+)"`);
+  return re.exec(text)?.[1] ?? null;
+}
+
+function quoteAware(label: string, quoted: boolean, detail?: string, info?: string, type = 'type'): Completion {
+  return { label, type, detail, info, apply: quoted ? label : JSON.stringify(label) };
+}
+
+export function kipCompletion(source: SchemaSource) {
+  return async (ctx: CompletionContext): Promise<CompletionResult | null> => {
+    const before = ctx.state.sliceDoc(Math.max(0, ctx.pos - 400), ctx.pos);
+    const doc = ctx.state.doc.toString();
+
+    // Inside a string after `type:` (or DESCRIBE CONCEPT TYPE): concept types.
+    let m = /(?:\btype\s*:\s*|DESCRIBE\s+CONCEPT\s+TYPE\s+|WITH\s+TYPE\s+)"([^"]*)$/.exec(before);
+    if (m) {
+      return {
+        from: ctx.pos - m[1].length,
+        options: source.types().map((t) => quoteAware(t.name, true, t.displayHint, t.description)),
+        validFor: /^[^"]*$/,
+      };
+    }
+    // After `type:` without a quote yet.
+    m = /\btype\s*:\s*([A-Za-z_$]*)$/.exec(before);
+    if (m && ctx.explicit) {
+      return {
+        from: ctx.pos - m[1].length,
+        options: source.types().map((t) => quoteAware(t.name, false, t.displayHint, t.description)),
+      };
+    }
+    // Predicate position of a proposition pattern `(?s, "…` or DESCRIBE PROPOSITION TYPE.
+    m = /(?:\(\s*[^,()"]+,\s*|\(\s*"|DESCRIBE\s+PROPOSITION\s+TYPE\s+|\|\s*)"?([A-Za-z0-9_]*)$/.exec(before);
+    if (m && /"[A-Za-z0-9_]*$/.test(before)) {
+      return {
+        from: ctx.pos - m[1].length,
+        options: source.predicates().map((p) =>
+          quoteAware(p.name, true, `${p.subjectTypes.join('|') || '*'} → ${p.objectTypes.join('|') || '*'}`, p.description, 'function'),
+        ),
+        validFor: /^[A-Za-z0-9_]*$/,
+      };
+    }
+    // Concept names: `name: "…` or SEARCH CONCEPT "…" — ask the engine.
+    m = /(?:\bname\s*:\s*|SEARCH\s+(?:CONCEPT|PROPOSITION)\s+)"([^"]*)$/.exec(before);
+    if (m) {
+      const term = m[1];
+      if (!term && !ctx.explicit) return null;
+      const typeMatch = /type\s*:\s*"([^"]+)"[^{}]*$/.exec(before);
+      const names = await searchNames(source.transport(), term, typeMatch?.[1]);
+      if (ctx.aborted) return null;
+      return {
+        from: ctx.pos - term.length,
+        options: names.map((n) => ({ label: n.name, detail: n.type, type: 'variable', apply: n.name })),
+        filter: false,
+      };
+    }
+    // Attribute keys: `?x.attributes.…`, `?x.metadata.…`, `?x.…`.
+    m = /\?([A-Za-z_][A-Za-z0-9_]*)\.(attributes|metadata)\.([A-Za-z0-9_]*)$/.exec(before);
+    if (m) {
+      const [, variable, part, prefix] = m;
+      const keys =
+        part === 'metadata'
+          ? METADATA_KEYS
+          : attributeKeys(source.types(), declaredType(doc, variable));
+      return {
+        from: ctx.pos - prefix.length,
+        options: keys.map((k) => ({ label: k, type: 'property' })),
+        validFor: /^[A-Za-z0-9_]*$/,
+      };
+    }
+    m = /\?([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z0-9_]*)$/.exec(before);
+    if (m) {
+      const fields = new Set([...ELEMENT_FIELDS, ...PROPOSITION_FIELDS]);
+      return {
+        from: ctx.pos - m[2].length,
+        options: [...fields].map((k) => ({ label: k, type: 'property' })),
+        validFor: /^[A-Za-z0-9_]*$/,
+      };
+    }
+    // Variables already used in the text.
+    m = /\?([A-Za-z0-9_]*)$/.exec(before);
+    if (m) {
+      const vars = new Set<string>();
+      for (const v of doc.matchAll(/\?([A-Za-z_][A-Za-z0-9_]*)/g)) if (v[1] !== m[1]) vars.add(v[1]);
+      return {
+        from: ctx.pos - m[1].length,
+        options: [...vars].map((v) => ({ label: v, type: 'variable', detail: 'variable' })),
+        validFor: /^[A-Za-z0-9_]*$/,
+      };
+    }
+    // Keywords and functions, in upper case as KIP writes them.
+    const word = ctx.matchBefore(/[A-Za-z_]+/);
+    if (!word || (word.from === word.to && !ctx.explicit)) return null;
+    if (/"[^"]*$/.test(before.split('\n').pop() ?? '')) return null;
+    return {
+      from: word.from,
+      options: [
+        ...KEYWORDS.map((k) => ({ label: k, type: 'keyword', boost: 1 })),
+        ...FUNCTIONS.map((f) => ({ label: f, type: 'function', apply: `${f}(` })),
+        ...source.types().map((t) => ({ label: t.name, type: 'type', detail: 'concept type', apply: JSON.stringify(t.name), boost: -1 })),
+      ],
+      validFor: /^[A-Za-z_]*$/,
+    };
+  };
+}
+
+export function attributeKeys(types: TypeDef[], type: string | null): string[] {
+  const keys = new Set<string>();
+  for (const t of types) {
+    if (type && t.name !== type) continue;
+    for (const k of Object.keys(t.instanceSchema ?? {})) keys.add(k);
+  }
+  if (!keys.size && type) return attributeKeys(types, null);
+  return [...keys].sort();
+}
+
+async function searchNames(transport: Transport, term: string, type?: string): Promise<{ name: string; type: string }[]> {
+  try {
+    const r = term
+      ? await transport.execute({
+          command: type ? 'SEARCH CONCEPT :term WITH TYPE :type LIMIT 20' : 'SEARCH CONCEPT :term LIMIT 20',
+          parameters: type ? { term, type } : { term },
+        })
+      : await transport.execute({
+          command: 'FIND(?x) WHERE { ?x {type: :type} } LIMIT 20',
+          parameters: { type: type ?? 'Domain' },
+        });
+    const list = Array.isArray(r.result) ? (r.result as Json[]) : [];
+    return list.filter(isConcept).map((c) => ({ name: c.name, type: c.type }));
+  } catch {
+    return [];
+  }
+}
+
+/** UTF-8 byte offset → UTF-16 index in `text`. */
+export function byteToUtf16(text: string, byteOffset: number): number {
+  let bytes = 0;
+  let i = 0;
+  while (i < text.length && bytes < byteOffset) {
+    const cp = text.codePointAt(i) ?? 0;
+    bytes += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+    i += cp >= 0x10000 ? 2 : 1;
+  }
+  return i;
+}
+
+export interface EditorProblem {
+  from: number;
+  to: number;
+  line: number;
+  column: number;
+  code: string;
+  message: string;
+  hint: string;
+  suggestions: string[];
+}
+
+/**
+ * Every problem of a text with its range in UTF-16 units. Uses the engine's
+ * `validate`; a host without it is asked for a dry run, whose single error
+ * carries its byte offset and length.
+ */
+export async function diagnose(transport: Transport, text: string, parameters?: Record<string, Json>): Promise<EditorProblem[]> {
+  if (!text.trim()) return [];
+  try {
+    const r = await transport.validate({ text, parameters });
+    return r.diagnostics.map((d: Diagnostic) => ({
+      from: d.from.utf16,
+      to: Math.max(d.to.utf16, d.from.utf16),
+      line: d.from.line,
+      column: d.from.column,
+      code: d.code,
+      message: d.message,
+      hint: d.hint,
+      suggestions: d.suggestions,
+    }));
+  } catch (e) {
+    if (!(e instanceof ApiFailure) || e.code !== 'API_UNKNOWN_OPERATION') throw e;
+  }
+  const r = await transport.execute({ command: text, parameters, dry_run: true });
+  if (!r.error) return [];
+  const data = (r.error.data ?? {}) as Record<string, Json>;
+  const offset = typeof data.offset === 'number' ? data.offset : 0;
+  const length = typeof data.length === 'number' ? data.length : 0;
+  const from = byteToUtf16(text, offset);
+  const to = byteToUtf16(text, offset + length);
+  return [
+    {
+      from,
+      to,
+      line: typeof data.line === 'number' ? data.line : 1,
+      column: typeof data.column === 'number' ? data.column : 1,
+      code: r.error.code,
+      message: r.error.message,
+      hint: r.error.hint,
+      suggestions: Array.isArray(data.suggestions) ? (data.suggestions as string[]) : [],
+    },
+  ];
+}
+
+export function toCmDiagnostics(view: EditorView, problems: EditorProblem[]): CmDiagnostic[] {
+  const len = view.state.doc.length;
+  return problems.map((p) => {
+    const from = Math.min(p.from, len);
+    let to = Math.min(p.to, len);
+    if (to <= from) to = Math.min(from + 1, len);
+    return {
+      from,
+      to,
+      severity: 'error',
+      source: p.code,
+      message: `${p.message}${p.hint ? `\n${p.hint}` : ''}`,
+      actions: p.suggestions.slice(0, 3).map((s) => ({
+        name: `Use “${s}”`,
+        apply(v: EditorView, f: number, t: number) {
+          const old = v.state.sliceDoc(f, t);
+          const quoted = old.startsWith('"') ? JSON.stringify(s) : s;
+          v.dispatch({ changes: { from: f, to: t, insert: quoted } });
+        },
+      })),
+    };
+  });
+}
