@@ -125,88 +125,9 @@ pub(crate) fn read(
             return Read::default();
         }
     };
-    let mut defaults = Map::new();
-    let items: &[Node] = match &root.kind {
-        Kind::Seq(items) => items,
-        Kind::Map(entries) => {
-            let mut items: &[Node] = &[];
-            let looks_like_item = root.get("type").is_some();
-            for e in entries {
-                match e.key.as_str() {
-                    "items" => match &e.value.kind {
-                        Kind::Seq(list) => items = list,
-                        Kind::Null => {}
-                        _ => errors.push(at(
-                            ImportError::new(
-                                ErrorCode::InvalidValueType,
-                                format!("`items` must be a list, found {}", e.value.kind_name()),
-                            )
-                            .hint("Write each item on its own line starting with `- `."),
-                            Some("items".into()),
-                            e.value.start,
-                        )),
-                    },
-                    "metadata" => match &e.value.kind {
-                        Kind::Map(meta) => {
-                            for m in meta {
-                                if m.key.starts_with('_') {
-                                    errors.push(at(reserved(&m.key), Some(format!("metadata.{}", m.key)), m.key_start));
-                                } else {
-                                    defaults.insert(m.key.clone(), m.value.to_json());
-                                }
-                            }
-                        }
-                        Kind::Null => {}
-                        _ => errors.push(at(
-                            ImportError::new(
-                                ErrorCode::InvalidValueType,
-                                format!("`metadata` must be a mapping, found {}", e.value.kind_name()),
-                            )
-                            .hint("Write metadata as `key: value` lines, e.g. `source: …` and `confidence: 0.9`."),
-                            Some("metadata".into()),
-                            e.value.start,
-                        )),
-                    },
-                    other if !looks_like_item => errors.push(at(
-                        ImportError::new(
-                            ErrorCode::InvalidSyntax,
-                            format!("unexpected key `{other}` at the top of the bundle"),
-                        )
-                        .hint("A bundle is a list of items, or a mapping with exactly `metadata` and `items`."),
-                        Some(other.to_owned()),
-                        e.key_start,
-                    )),
-                    _ => {}
-                }
-            }
-            if looks_like_item {
-                errors.push(at(
-                    ImportError::new(
-                        ErrorCode::InvalidSyntax,
-                        "a bundle is a list of items, but this file is a single mapping",
-                    )
-                    .hint("Start the item with `- ` (a list of one item): `- type: …`."),
-                    None,
-                    root.start,
-                ));
-                return Read::default();
-            }
-            items
-        }
-        _ => {
-            errors.push(at(
-                ImportError::new(
-                    ErrorCode::InvalidSyntax,
-                    format!("a bundle is a list of items, found {}", root.kind_name()),
-                )
-                .hint("Write one item per `- type: …` entry; see `kip schema` for an example."),
-                None,
-                root.start,
-            ));
-            return Read::default();
-        }
+    let Some((items, defaults)) = shape(&root, &at, errors) else {
+        return Read::default();
     };
-
     // The bundle's own definitions, laid over the nexus's schema.
     let mut model = live.clone();
     for item in items {
@@ -255,6 +176,114 @@ pub(crate) fn read(
         ops,
         items: items.len(),
     }
+}
+
+/// The shape of a bundle: its list of items and the default metadata (a
+/// list, or a mapping `{metadata, items}`); `None` when there is no list
+/// to read at all.
+fn shape<'n>(
+    root: &'n Node,
+    at: &dyn Fn(ImportError, Option<String>, usize) -> ImportError,
+    errors: &mut Vec<ImportError>,
+) -> Option<(&'n [Node], Map<String, Json>)> {
+    let mut defaults = Map::new();
+    let items: &[Node] = match &root.kind {
+        Kind::Seq(items) => items,
+        Kind::Map(entries) => {
+            let mut items: &[Node] = &[];
+            let mut unexpected = false;
+            let looks_like_item = root.get("type").is_some();
+            for e in entries {
+                match e.key.as_str() {
+                    "items" => match &e.value.kind {
+                        Kind::Seq(list) => items = list,
+                        Kind::Null => {}
+                        _ => errors.push(at(
+                            ImportError::new(
+                                ErrorCode::InvalidValueType,
+                                format!("`items` must be a list, found {}", e.value.kind_name()),
+                            )
+                            .hint("Write each item on its own line starting with `- `."),
+                            Some("items".into()),
+                            e.value.start,
+                        )),
+                    },
+                    "metadata" => match &e.value.kind {
+                        Kind::Map(meta) => {
+                            for m in meta {
+                                if m.key.starts_with('_') {
+                                    errors.push(at(reserved(&m.key), Some(format!("metadata.{}", m.key)), m.key_start));
+                                } else {
+                                    defaults.insert(m.key.clone(), m.value.to_json());
+                                }
+                            }
+                        }
+                        Kind::Null => {}
+                        _ => errors.push(at(
+                            ImportError::new(
+                                ErrorCode::InvalidValueType,
+                                format!("`metadata` must be a mapping, found {}", e.value.kind_name()),
+                            )
+                            .hint("Write metadata as `key: value` lines, e.g. `source: …` and `confidence: 0.9`."),
+                            Some("metadata".into()),
+                            e.value.start,
+                        )),
+                    },
+                    other if !looks_like_item => {
+                        unexpected = true;
+                        let suggestions = kip_lang::suggest::similar(other, ["metadata", "items"]);
+                        let mean = suggestions.first().map(|s| format!(". Did you mean `{s}`?")).unwrap_or_default();
+                        errors.push(at(
+                            ImportError::new(
+                                ErrorCode::InvalidSyntax,
+                                format!("unexpected key `{other}` at the top of the bundle{mean}"),
+                            )
+                            .hint("A bundle is a list of items, or a mapping with exactly `metadata` and `items`.")
+                            .suggestions(suggestions),
+                            Some(other.to_owned()),
+                            e.key_start,
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+            if !looks_like_item && !unexpected && root.get("items").is_none() {
+                errors.push(at(
+                    ImportError::new(ErrorCode::ConstraintViolation, "`items` is required")
+                        .hint("A bundle mapping holds its items in a list under `items:` (and optional `metadata:`)."),
+                    Some("items".into()),
+                    root.start,
+                ));
+            }
+            if looks_like_item {
+                errors.push(at(
+                    ImportError::new(
+                        ErrorCode::InvalidSyntax,
+                        "a bundle is a list of items, but this file is a single mapping",
+                    )
+                    .hint("Start the item with `- ` (a list of one item): `- type: …`."),
+                    None,
+                    root.start,
+                ));
+                return None;
+            }
+            items
+        }
+        _ => {
+            errors.push(at(
+                ImportError::new(
+                    ErrorCode::InvalidSyntax,
+                    format!("a bundle is a list of items, found {}", root.kind_name()),
+                )
+                .hint("Write one item per `- type: …` entry; see `kip schema` for an example."),
+                None,
+                root.start,
+            ));
+            return None;
+        }
+    };
+
+    Some((items, defaults))
 }
 
 fn reserved(key: &str) -> ImportError {

@@ -56,4 +56,4 @@ pub use import::{
 };
 pub use report::{Counts, Format, ImportError, ImportReport, MAX_ERRORS, Phase, Progress, Status};
 pub use schema::knowledge_schema;
-pub use watch::{WatchEvent, WatchOptions, Watcher};
+pub use watch::{WatchError, WatchEvent, WatchOptions, Watcher};

@@ -208,7 +208,7 @@ impl Watcher {
         let thread = std::thread::Builder::new()
             .name("kip-capsule-watch".into())
             .spawn(move || {
-                let mut work = Work {
+                let work = Work {
                     nexus,
                     root: worker_root,
                     options,
@@ -438,35 +438,45 @@ impl Work {
     }
 
     /// Takes up files in order, then retries the folder's failed files
-    /// while imports keep changing the graph.
+    /// that have not been tried since the graph last changed (one may have
+    /// been waiting for a type another file defines).
     fn take_up(&self, files: &[PathBuf]) {
         for f in files {
             self.emit(WatchEvent::Queued { file: f.clone() });
         }
+        let mut tried: HashSet<PathBuf> = HashSet::new();
         let mut changed = false;
         for f in files {
-            changed |= self.one(f);
+            if self.one(f) {
+                changed = true;
+                tried.clear();
+            }
+            tried.insert(f.clone());
         }
-        // Each round retries every failed file once; a round that changes
-        // nothing ends it, so this stops after at most one round per file.
+        // Every round either turns a failed file into an imported one (the
+        // graph changed) or ends the retries, so this terminates.
         while changed {
             changed = false;
             let failed: Vec<PathBuf> = self
                 .remembered()
                 .into_iter()
-                .filter(|(p, s)| *s == Some(Status::Failed) && p.is_file())
+                .filter(|(p, s)| *s == Some(Status::Failed) && p.is_file() && !tried.contains(p))
                 .map(|(p, _)| p)
                 .collect();
             for f in &failed {
                 self.emit(WatchEvent::Queued { file: f.clone() });
             }
             for f in &failed {
-                changed |= self.one(f);
+                if self.one(f) {
+                    changed = true;
+                    tried.clear();
+                }
+                tried.insert(f.clone());
             }
         }
     }
 
-    fn first_pass(&mut self) {
+    fn first_pass(&self) {
         let files = match capsule_files(&self.root) {
             Ok(f) => f,
             Err(e) => {
@@ -498,6 +508,11 @@ impl Work {
         for p in paths {
             if !p.starts_with(&self.root) {
                 continue;
+            }
+            if p == self.root && !p.exists() {
+                self.emit(WatchEvent::Error {
+                    message: format!("the watched folder {} is gone", self.root.display()),
+                });
             }
             if p.is_dir() {
                 let hidden = p

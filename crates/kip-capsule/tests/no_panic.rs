@@ -1,8 +1,8 @@
 //! The importer never panics and never writes on malformed input: a
 //! deterministic mutation run over the example bundles and capsules and the
-//! broken corpus (the cargo-fuzz target `yaml_import` in /fuzz explores the
-//! same entry point without bounds), plus inputs crafted against YAML
-//! readers.
+//! broken corpus, inputs crafted against YAML readers, and a replay of the
+//! corpus of the cargo-fuzz target `yaml_import` (/fuzz), which explores
+//! the same entry point without bounds.
 
 mod common;
 
@@ -134,6 +134,33 @@ fn mutated_bundles_never_panic_nor_write() {
         let r = dry(&nexus, "m.yaml", &text);
         check(&r, &text);
     }
+    assert_eq!(graph(&nexus), before);
+}
+
+/// The cargo-fuzz corpus and any crash it found, replayed on stable.
+#[test]
+fn the_fuzz_corpus_and_artifacts_replay_cleanly() {
+    let (_d, nexus) = medical();
+    let before = graph(&nexus);
+    let fuzz = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz");
+    let mut replayed = 0;
+    for dir in [
+        fuzz.join("corpus/yaml_import"),
+        fuzz.join("artifacts/yaml_import"),
+    ] {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let bytes = std::fs::read(entry.path()).expect("read");
+            if let Ok(text) = std::str::from_utf8(&bytes) {
+                let r = dry(&nexus, "fuzz.yaml", text);
+                check(&r, text);
+                replayed += 1;
+            }
+        }
+    }
+    assert!(replayed >= 20, "the corpus is missing: {}", fuzz.display());
     assert_eq!(graph(&nexus), before);
 }
 
