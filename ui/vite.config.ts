@@ -3,8 +3,8 @@ import { defineConfig } from 'vite';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
 
 // `KIP_SERVE` points the dev server's /api proxy at a running `kip serve`
-// (default http://127.0.0.1:7878), so `npm run dev` works against a real nexus.
-const target = process.env.KIP_SERVE ?? 'http://127.0.0.1:7878';
+// (default http://127.0.0.1:4840, kip serve's default address), so `npm run dev` works against a real nexus.
+const target = process.env.KIP_SERVE ?? 'http://127.0.0.1:4840';
 
 export default defineConfig({
   plugins: [svelte()],

@@ -38,19 +38,10 @@ struct Args {
     capsules: Option<PathBuf>,
 }
 
-/// What every command shares: the API over the open nexus and the watcher.
+/// What every command shares: the API over the open nexus, with the watcher.
+#[derive(Debug)]
 pub struct AppState {
-    pub api: kip_api::Api,
-    pub nexus: Arc<kip_nexus::Nexus>,
-    pub watch: watch::WatchHandle,
-}
-
-impl std::fmt::Debug for AppState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AppState")
-            .field("api", &self.api)
-            .finish_non_exhaustive()
-    }
+    pub host: watch::Host,
 }
 
 fn data_dir() -> anyhow::Result<PathBuf> {
@@ -81,45 +72,41 @@ fn main() -> anyhow::Result<()> {
     let nexus = Arc::new(kip_nexus::Nexus::open(&db).map_err(|e| {
         anyhow::anyhow!("cannot open the nexus at {}: {}", db.display(), e.message)
     })?);
-    let api = kip_api::Api::new(nexus.clone(), "kip-explorer");
     let title = format!("KIP Explorer — {}", db.display());
 
     tauri::Builder::default()
         .invoke_handler(tauri::generate_handler![
             commands::api_call,
-            commands::format_kip,
-            commands::watch_status,
             commands::set_capsule_folder,
         ])
         .setup(move |app| {
             let handle = app.handle().clone();
-            let watch = watch::WatchHandle::new(handle.clone());
-            app.manage(AppState {
-                api: api.clone(),
-                nexus: nexus.clone(),
-                watch: watch.clone(),
-            });
-            // Watching starts after the window exists, so the first pass's
-            // events reach a UI that is already loading.
+            let host = watch::Host::new(handle.clone(), nexus.clone());
+            app.manage(AppState { host: host.clone() });
             let window =
                 WebviewWindowBuilder::new(app, "main", WebviewUrl::App("index.html".into()))
                     .title(&title)
                     .inner_size(1440.0, 900.0)
                     .min_inner_size(880.0, 560.0)
                     .build()?;
-            let drop_api = api.clone();
+            let drop_host = host.clone();
             let drop_handle = handle.clone();
             window.on_window_event(move |event| {
                 if let WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) = event {
-                    live::import_dropped(drop_handle.clone(), drop_api.clone(), paths.clone());
+                    live::import_dropped(drop_handle.clone(), drop_host.api(), paths.clone());
                 }
             });
-            live::forward_changes(handle.clone(), api.clone());
-            if let Err(e) = std::fs::create_dir_all(&capsules) {
-                watch.set_note(format!("cannot create {}: {e}", capsules.display()));
-            } else {
-                watch.start(nexus.clone(), &capsules);
-            }
+            live::forward_changes(handle.clone(), host.api());
+            // Watching starts after the window exists, so the first pass's
+            // events reach a UI that is already loading; the UI also asks
+            // for the status when it starts.
+            let folder = capsules.clone();
+            std::thread::spawn(move || {
+                if let Err(e) = std::fs::create_dir_all(&folder) {
+                    eprintln!("kip-explorer: cannot create {}: {e}", folder.display());
+                }
+                host.watch(&folder);
+            });
             Ok(())
         })
         .run(tauri::generate_context!())

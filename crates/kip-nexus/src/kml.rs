@@ -7,6 +7,7 @@
 //! index, per-domain counters and the DETACH cascade.
 
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 use kip_lang::ast::*;
 use kip_lang::{ErrorCode, KipError};
@@ -38,6 +39,25 @@ pub struct Writer<'a, 't> {
     pub stats: Stats,
     /// Schema lookups repeated by every block of a large capsule.
     cache: WriterCache,
+    /// New links of `SET PROPOSITIONS` entries not written yet: they are
+    /// created together by [`Writer::flush_links`], in their order (so they
+    /// get the ids one-by-one creation would give them).
+    pending: PendingLinks,
+}
+
+/// Links decided but not yet written (see [`Writer::flush_links`]).
+///
+/// Only links that nothing reads back before the flush are deferred: every
+/// path that reads propositions from the store (a `PROPOSITION` block, a
+/// `(…)` or `{id}` proposition term) flushes first, and a link repeated
+/// before the flush is found here and merged, as the stored one would be.
+#[derive(Debug, Default)]
+struct PendingLinks {
+    records: Vec<PropositionRecord>,
+    /// The predicate (spaces for underscores) and the subject's and
+    /// object's names of each record, for its search document.
+    names: Vec<[String; 3]>,
+    by_triple: HashMap<(ElementId, u32, ElementId), usize>,
 }
 
 /// What one command looks up again and again. Only facts that cannot turn
@@ -47,9 +67,16 @@ pub struct Writer<'a, 't> {
 #[derive(Debug, Default)]
 struct WriterCache {
     defined_types: HashSet<String>,
-    predicates: HashMap<String, Option<schema::Signature>>,
+    predicates: HashMap<String, Option<Rc<schema::Signature>>>,
     heads: HashMap<ConceptId, (u32, String)>,
     type_names: HashMap<u32, String>,
+    /// Interned ids of type and predicate names (an interned id never
+    /// changes; only names found interned are kept).
+    type_ids: HashMap<String, u32>,
+    predicate_ids: HashMap<String, u32>,
+    /// Concepts by type id and name: UPSERT neither deletes nor renames,
+    /// so a concept found or created stays where it is for the command.
+    concepts: HashMap<u32, HashMap<String, ConceptId>>,
 }
 
 #[derive(Debug, Default, Clone, Copy, serde::Serialize)]
@@ -111,7 +138,70 @@ impl<'a, 't> Writer<'a, 't> {
             now,
             stats: Stats::default(),
             cache: WriterCache::default(),
+            pending: PendingLinks::default(),
         }
+    }
+
+    /// The interned id of a concept type, if it has one.
+    fn type_id(&mut self, name: &str) -> Result<Option<u32>> {
+        if let Some(&id) = self.cache.type_ids.get(name) {
+            return Ok(Some(id));
+        }
+        let id = self.graph(|g| g.type_id(name))?;
+        if let Some(id) = id {
+            self.cache.type_ids.insert(name.to_owned(), id);
+        }
+        Ok(id)
+    }
+
+    /// Interns a concept type name (see [`Store::intern`]).
+    fn intern_type(&mut self, name: &str) -> Result<u32> {
+        if let Some(&id) = self.cache.type_ids.get(name) {
+            return Ok(id);
+        }
+        let id = self
+            .store
+            .intern(self.txn, Namespace::ConceptType, name)
+            .kip()?;
+        self.cache.type_ids.insert(name.to_owned(), id);
+        Ok(id)
+    }
+
+    /// Interns a predicate name (see [`Store::intern`]).
+    fn intern_predicate(&mut self, name: &str) -> Result<u32> {
+        if let Some(&id) = self.cache.predicate_ids.get(name) {
+            return Ok(id);
+        }
+        let id = self
+            .store
+            .intern(self.txn, Namespace::Predicate, name)
+            .kip()?;
+        self.cache.predicate_ids.insert(name.to_owned(), id);
+        Ok(id)
+    }
+
+    /// The concept `(type_id, name)`, if it exists.
+    fn find_concept(&mut self, type_id: u32, name: &str) -> Result<Option<ConceptId>> {
+        if let Some(&id) = self.cache.concepts.get(&type_id).and_then(|m| m.get(name)) {
+            return Ok(Some(id));
+        }
+        let id = self.graph(|g| g.find_concept(type_id, name))?;
+        if let Some(id) = id {
+            self.remember_concept(id, type_id, name);
+        }
+        Ok(id)
+    }
+
+    fn remember_concept(&mut self, id: ConceptId, type_id: u32, name: &str) {
+        self.cache
+            .concepts
+            .entry(type_id)
+            .or_default()
+            .insert(name.to_owned(), id);
+        self.cache
+            .heads
+            .entry(id)
+            .or_insert_with(|| (type_id, name.to_owned()));
     }
 
     fn type_defined(&mut self, name: &str) -> Result<bool> {
@@ -126,13 +216,13 @@ impl<'a, 't> Writer<'a, 't> {
     }
 
     /// The signature of a predicate, or `None` if it is not defined.
-    fn predicate(&mut self, name: &str) -> Result<Option<schema::Signature>> {
+    fn predicate(&mut self, name: &str) -> Result<Option<Rc<schema::Signature>>> {
         if let Some(sig) = self.cache.predicates.get(name) {
             return Ok(sig.clone());
         }
         let sig = self.graph(|g| {
             Ok(if g.is_predicate_defined(name)? {
-                Some(schema::signature(g, name)?)
+                Some(Rc::new(schema::signature(g, name)?))
             } else {
                 None
             })
@@ -220,15 +310,17 @@ impl<'a, 't> Writer<'a, 't> {
                     let id = self.upsert_concept(c, &attrs, &meta)?;
                     for entry in c.propositions.iter().flatten() {
                         self.check_no_reserved(entry.metadata.as_ref())?;
-                        let predicate = self.text(&entry.predicate)?.to_owned();
+                        let predicate = self.text(&entry.predicate)?;
                         let target = self.resolve_term(&entry.target, &handles)?;
-                        let entry_meta = merged(&meta, &json_object(entry.metadata.as_ref()));
-                        self.upsert_link(
+                        let entry_meta = match &entry.metadata {
+                            None => meta.clone(),
+                            Some(m) => merged(&meta, &json_object(Some(m))),
+                        };
+                        self.defer_link(
                             ElementId::Concept(id),
-                            &predicate,
+                            predicate,
                             entry.predicate.span(),
                             target,
-                            &Object::new(),
                             &entry_meta,
                             entry.span,
                         )?;
@@ -239,6 +331,9 @@ impl<'a, 't> Writer<'a, 't> {
                     concept_ids.push(json!(ElementId::Concept(id).to_string()));
                 }
                 UpsertItem::Proposition(p) => {
+                    // This block reads and writes links by id: the deferred
+                    // ones must be stored first.
+                    self.flush_links()?;
                     self.check_no_reserved(p.attributes.as_ref())?;
                     self.check_no_reserved(p.metadata.as_ref())?;
                     let meta = merged(&defaults, &json_object(p.metadata.as_ref()));
@@ -281,6 +376,7 @@ impl<'a, 't> Writer<'a, 't> {
                 }
             }
         }
+        self.flush_links()?;
         Ok(json!({
             "blocks": u.items.len(),
             "upsert_concept_nodes": concept_ids,
@@ -349,7 +445,11 @@ impl<'a, 't> Writer<'a, 't> {
                         .graph(|g| schema::unknown_type(g, ty_s))?
                         .at(self.source, ty.span()));
                 }
-                match self.graph(|g| g.find_concept_by_names(ty_s, name_s))? {
+                let found = match self.type_id(ty_s)? {
+                    Some(t) => self.find_concept(t, name_s)?,
+                    None => None,
+                };
+                match found {
                     Some(c) => Ok(ElementId::Concept(c)),
                     None => {
                         let similar = self.graph(|g| similar_names(g, ty_s, name_s))?;
@@ -377,9 +477,11 @@ impl<'a, 't> Writer<'a, 't> {
             )
             .at(self.source, *span)),
             Term::Proposition(PropositionMatcher::Id(id), _) => {
+                self.flush_links()?;
                 Ok(ElementId::Proposition(self.existing_proposition(id)?))
             }
             Term::Proposition(PropositionMatcher::Triple(t), span) => {
+                self.flush_links()?;
                 let s = self.resolve_term(&t.subject, handles)?;
                 let o = self.resolve_term(&t.object, handles)?;
                 let name = match &t.predicate {
@@ -429,11 +531,8 @@ impl<'a, 't> Writer<'a, 't> {
                         .graph(|g| schema::unknown_type(g, &ty_s))?
                         .at(self.source, ty.span()));
                 }
-                let type_id = self
-                    .store
-                    .intern(self.txn, Namespace::ConceptType, &ty_s)
-                    .kip()?;
-                match self.graph(|g| g.find_concept(type_id, &name_s))? {
+                let type_id = self.intern_type(&ty_s)?;
+                match self.find_concept(type_id, &name_s)? {
                     Some(id) => {
                         self.update_concept(id, attrs, meta, c.span)?;
                         Ok(id)
@@ -467,15 +566,12 @@ impl<'a, 't> Writer<'a, 't> {
             metadata,
         };
         let id = self.store.create_concept(self.txn, &record).kip()?;
+        self.remember_concept(id, type_id, name);
         // Definitions make their name usable: intern it in its namespace.
         if ty == CONCEPT_TYPE {
-            self.store
-                .intern(self.txn, Namespace::ConceptType, name)
-                .kip()?;
+            self.intern_type(name)?;
         } else if ty == crate::graph::PROPOSITION_TYPE {
-            self.store
-                .intern(self.txn, Namespace::Predicate, name)
-                .kip()?;
+            self.intern_predicate(name)?;
         }
         search::index_concept(self.store, self.txn, id, &record)?;
         self.stats.concepts_created += 1;
@@ -489,6 +585,11 @@ impl<'a, 't> Writer<'a, 't> {
         meta: &Object,
         span: Span,
     ) -> Result<()> {
+        if attrs.is_empty() && meta.is_empty() {
+            // Nothing to merge: the record cannot change. (Both callers
+            // have just found the concept, so it exists.)
+            return Ok(());
+        }
         let Some(old) = self.graph(|g| Ok(g.concept(id)?.map(|r| (*r).clone())))? else {
             return Err(KipError::new(
                 ErrorCode::NotFound,
@@ -525,6 +626,59 @@ impl<'a, 't> Writer<'a, 't> {
         Ok(())
     }
 
+    /// Checks a link before it is written: the predicate is defined and
+    /// `s` and `o` have allowed types. Returns the predicate's id.
+    fn check_link(
+        &mut self,
+        s: ElementId,
+        predicate: &str,
+        predicate_span: Span,
+        o: ElementId,
+        span: Span,
+    ) -> Result<u32> {
+        let Some(signature) = self.predicate(predicate)? else {
+            return Err(self
+                .graph(|g| schema::unknown_predicate(g, predicate))?
+                .at(self.source, predicate_span));
+        };
+        for (end, allowed, role) in [
+            (s, &signature.subject_types, "subject"),
+            (o, &signature.object_types, "object"),
+        ] {
+            let Some(allowed) = allowed else { continue };
+            if !self.has_type_in(end, allowed)? {
+                let actual = self.element_type(end)?;
+                let found = actual.map_or_else(|| "a proposition".to_owned(), |t| format!("a {t}"));
+                return Err(KipError::new(
+                    ErrorCode::TypeMismatch,
+                    format!("predicate '{predicate}' needs a {role} of type {}, found {found}", allowed.join(" or ")),
+                )
+                .with_hint(format!("Check the direction and the types: DESCRIBE PROPOSITION TYPE \"{predicate}\" shows its subject_types and object_types."))
+                .at(self.source, span));
+            }
+        }
+        self.intern_predicate(predicate)
+    }
+
+    /// Whether `e` is a concept whose type is one of `allowed`.
+    fn has_type_in(&mut self, e: ElementId, allowed: &[String]) -> Result<bool> {
+        let ElementId::Concept(c) = e else {
+            return Ok(false);
+        };
+        let type_id = match self.cache.heads.get(&c) {
+            Some(h) => h.0,
+            None => match self.head(c)? {
+                Some(h) => h.0,
+                None => return Ok(false),
+            },
+        };
+        if !self.cache.type_names.contains_key(&type_id) {
+            self.cached_type_name(type_id)?;
+        }
+        let name = &self.cache.type_names[&type_id];
+        Ok(allowed.iter().any(|a| a == name))
+    }
+
     /// Creates or updates the link `(s, predicate, o)`; checks that the
     /// predicate is defined and that `s` and `o` have allowed types.
     #[allow(clippy::too_many_arguments)]
@@ -538,39 +692,8 @@ impl<'a, 't> Writer<'a, 't> {
         meta: &Object,
         span: Span,
     ) -> Result<PropositionId> {
-        let Some(signature) = self.predicate(predicate)? else {
-            return Err(self
-                .graph(|g| schema::unknown_predicate(g, predicate))?
-                .at(self.source, predicate_span));
-        };
-        for (end, allowed, role) in [
-            (s, &signature.subject_types, "subject"),
-            (o, &signature.object_types, "object"),
-        ] {
-            let Some(allowed) = allowed else { continue };
-            let actual = self.element_type(end)?;
-            let ok = actual
-                .as_ref()
-                .is_some_and(|t| allowed.iter().any(|a| a == t));
-            if !ok {
-                let found = actual.map_or_else(|| "a proposition".to_owned(), |t| format!("a {t}"));
-                return Err(KipError::new(
-                    ErrorCode::TypeMismatch,
-                    format!("predicate '{predicate}' needs a {role} of type {}, found {found}", allowed.join(" or ")),
-                )
-                .with_hint(format!("Check the direction and the types: DESCRIBE PROPOSITION TYPE \"{predicate}\" shows its subject_types and object_types."))
-                .at(self.source, span));
-            }
-        }
-        let p = self
-            .store
-            .intern(self.txn, Namespace::Predicate, predicate)
-            .kip()?;
-        let existing = self.graph(|g| {
-            Ok(g.propositions(Some(s), Some(p), Some(o))?
-                .first()
-                .map(|m| m.0))
-        })?;
+        let p = self.check_link(s, predicate, predicate_span, o, span)?;
+        let existing = self.store.find_proposition(self.txn, s, p, o).kip()?;
         if let Some(id) = existing {
             self.update_proposition(id, attrs, meta)?;
             return Ok(id);
@@ -599,16 +722,87 @@ impl<'a, 't> Writer<'a, 't> {
         Ok(id)
     }
 
+    /// [`Writer::upsert_link`] for a `SET PROPOSITIONS` entry (a link
+    /// without attributes whose id is not needed): the same checks, merges
+    /// and counts, but a new link is only recorded, and written by
+    /// [`Writer::flush_links`] together with the others.
+    fn defer_link(
+        &mut self,
+        s: ElementId,
+        predicate: &str,
+        predicate_span: Span,
+        o: ElementId,
+        meta: &Object,
+        span: Span,
+    ) -> Result<()> {
+        let p = self.check_link(s, predicate, predicate_span, o, span)?;
+        if let Some(&i) = self.pending.by_triple.get(&(s, p, o)) {
+            // A repeat of a link of this command: merge as
+            // `update_proposition` would merge into the stored record.
+            let old = &mut self.pending.records[i];
+            let mut metadata = merged(&old.metadata, meta);
+            if metadata != old.metadata {
+                metadata.insert("_updated_at".into(), json!(self.now));
+                old.metadata = metadata;
+                self.stats.propositions_updated += 1;
+            }
+            return Ok(());
+        }
+        if let Some(id) = self.store.find_proposition(self.txn, s, p, o).kip()? {
+            return self.update_proposition(id, &Object::new(), meta);
+        }
+        let mut metadata = meta.clone();
+        metadata.insert("_created_at".into(), json!(self.now));
+        metadata.insert("_updated_at".into(), json!(self.now));
+        let record = PropositionRecord {
+            subject: s,
+            predicate: p,
+            object: o,
+            attributes: Object::new(),
+            metadata,
+        };
+        if predicate == BELONGS_TO_DOMAIN {
+            self.count_domain_member(&record, 1)?;
+        }
+        let names = [
+            predicate.replace('_', " "),
+            self.element_name(s)?,
+            self.element_name(o)?,
+        ];
+        self.pending
+            .by_triple
+            .insert((s, p, o), self.pending.records.len());
+        self.pending.records.push(record);
+        self.pending.names.push(names);
+        self.stats.propositions_created += 1;
+        Ok(())
+    }
+
+    /// Writes the deferred links, in the order they were decided (ids as
+    /// one-by-one creation would give them), and their search documents.
+    fn flush_links(&mut self) -> Result<()> {
+        if self.pending.records.is_empty() {
+            return Ok(());
+        }
+        let pending = std::mem::take(&mut self.pending);
+        let ids = self
+            .store
+            .create_propositions(self.txn, &pending.records)
+            .kip()?;
+        for ((id, record), names) in ids.into_iter().zip(&pending.records).zip(&pending.names) {
+            search::index_proposition(self.store, self.txn, id, record, names)?;
+        }
+        Ok(())
+    }
+
     fn count_domain_member(&mut self, link: &PropositionRecord, delta: i64) -> Result<()> {
         if let (ElementId::Concept(member), ElementId::Concept(domain)) =
             (link.subject, link.object)
+            && let Some((t, _)) = self.head(member)?
         {
-            let type_id = self.graph(|g| Ok(g.concept(member)?.map(|r| r.type_id)))?;
-            if let Some(t) = type_id {
-                self.store
-                    .add_counter(self.txn, &domain_counter(domain, t), delta)
-                    .kip()?;
-            }
+            self.store
+                .add_counter(self.txn, &domain_counter(domain, t), delta)
+                .kip()?;
         }
         Ok(())
     }

@@ -1,11 +1,6 @@
 // Stable colours per concept type: the same type always gets the same
 // colour, in every session and on every machine (a hash of its name picks
-// from a palette chosen to stay distinct on light and dark backgrounds).
-
-const PALETTE = [
-  '#5b8def', '#2fb59b', '#f0a04b', '#e0607e', '#9b7bea', '#4fb3d9',
-  '#c2a83e', '#7cc35a', '#e07b4f', '#d46bc4', '#6f87a6', '#3fbf7f',
-];
+// from a palette of distinct hues).
 
 /** FNV-1a over UTF-16 code units: tiny, stable, good enough to spread names. */
 export function hash(text: string): number {
@@ -24,8 +19,28 @@ const FIXED: Record<string, string> = {
   Person: '#f27f6b',
 };
 
+// Twenty hues that stay apart from one another on light and dark panels.
+const PALETTE = [
+  '#4e79a7', '#f28e2b', '#e15759', '#59a14f', '#b07aa1', '#76b7b2', '#edc948', '#ff9da7', '#9c755f', '#86bcb6',
+  '#d37295', '#8cd17d', '#499894', '#f1ce63', '#a0cbe8', '#ffbe7d', '#5b8def', '#b6992d', '#e377c2', '#17becf',
+];
+
+/** Murmur3's finaliser: spreads FNV's bits so that short names land apart. */
+function mix(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+// Chosen so that the types of the example capsules and the benchmark graph
+// all get different colours; any other name still gets a stable one.
+const SEED = 132;
+
 export function typeColor(type: string): string {
-  return FIXED[type] ?? PALETTE[hash(type) % PALETTE.length];
+  return FIXED[type] ?? PALETTE[mix(hash(type) ^ SEED) % PALETTE.length];
 }
 
 /** The colour of a higher-order link's proposition node. */

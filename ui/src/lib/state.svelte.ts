@@ -229,28 +229,26 @@ export function describeChange(notice: ChangeNotice): { text: string; foreign: b
 export async function start(t: Transport) {
   transport = t;
   app.transportKind = t.kind;
+  // The schema (display hints, completion) loads while the views start:
+  // the first graph does not wait for it, and relabels itself when it lands.
+  const schema = loadSchema().catch((e) => reportError(e, 'Loading the schema failed'));
   try {
     const info = await t.info();
     app.nexusPath = info.path;
   } catch {
     app.nexusPath = '';
   }
-  try {
-    await loadSchema();
-  } catch (e) {
-    reportError(e, 'Loading the schema failed');
-  }
   t.subscribe((notice) => {
     const lines = describeChange(notice);
     const at = new Date().toLocaleTimeString();
-    app.activity = [
-      ...lines.map((l, i) => ({ seq: notice.changes[i]?.seq ?? notice.last_seq, text: l.text, foreign: l.foreign, at })),
-      ...app.activity,
-    ].slice(0, 50);
+    // Newest first: a burst delivered as one notice lists its last write on top.
+    const entries = lines.map((l, i) => ({ seq: notice.changes[i]?.seq ?? notice.last_seq, text: l.text, foreign: l.foreign, at }));
+    app.activity = [...entries.reverse(), ...app.activity].slice(0, 50);
     app.liveSeq++;
     void refreshAfterChange();
   });
   app.ready = true;
+  await schema;
 }
 
 /** After a write: reload the schema and the shown elements' data, drop deleted ones. */

@@ -1,7 +1,7 @@
 // The HTTP transport: talks to `kip serve` (BRIEF §5). `POST /api/kip` is
 // execute_kip; every other kip-api operation is `POST /api/<operation>`;
 // `GET /api/events` is a server-sent event stream that fires after writes.
-import { toReport } from './reports';
+import { toReport, toWatchView } from './reports';
 import {
   ApiFailure,
   type Change,
@@ -20,9 +20,12 @@ import {
   type ValidateRequest,
   type ValidateResponse,
   type WatchStatus,
+  type WatchView,
+  type FormatResponse,
 } from './types';
 
 const POLL_MS = 1500;
+const SAFETY_POLL_MS = 5000;
 
 export class HttpTransport implements Transport {
   readonly kind = 'http' as const;
@@ -94,16 +97,10 @@ export class HttpTransport implements Transport {
     return this.post('/api/changes', request);
   }
   async format(text: string): Promise<string> {
-    const r = await this.post<{ text?: string; formatted?: string }>('/api/format', { text });
-    return r.text ?? r.formatted ?? text;
+    return (await this.post<FormatResponse>('/api/format', { text })).formatted;
   }
-  async watchStatus(): Promise<WatchStatus | null> {
-    try {
-      return await this.post<WatchStatus>('/api/watch_status', {});
-    } catch (e) {
-      if (e instanceof ApiFailure && e.code === 'API_UNKNOWN_OPERATION') return null;
-      throw e;
-    }
+  async watchStatus(): Promise<WatchView> {
+    return toWatchView(await this.post<WatchStatus>('/api/watch_status', {}));
   }
 
   subscribe(onChange: (notice: ChangeNotice) => void): () => void {
@@ -119,6 +116,7 @@ export class HttpTransport implements Transport {
       if (!stopped) onChange({ last_seq: lastSeq, changes, reset });
     };
     const queue = (change: Change) => {
+      if (since !== null && change.seq <= since) return;
       buffer.push(change);
       since = Math.max(since ?? 0, change.seq);
       if (flushTimer) return;
@@ -146,21 +144,30 @@ export class HttpTransport implements Transport {
         // The server is restarting: the next tick retries.
       }
     };
-    const poll = () => {
-      if (pollTimer || stopped) return;
+    const poll = (ms: number) => {
+      if (stopped) return;
+      if (pollTimer) clearInterval(pollTimer);
       void pull();
-      pollTimer = setInterval(pull, POLL_MS);
+      pollTimer = setInterval(pull, ms);
     };
 
     let source: EventSource | null = null;
     if (typeof EventSource !== 'undefined') {
       source = new EventSource(`${this.base}/api/events`);
       source.addEventListener('ready', (e) => {
-        try {
-          since = JSON.parse((e as MessageEvent).data).last_seq ?? since;
-        } catch {
-          /* keep the old sequence number */
+        // The first connection starts from now; a reconnection keeps our
+        // place (the server replays from the last event id, and anything
+        // older than `since` is dropped as already seen).
+        if (since === null) {
+          try {
+            since = JSON.parse((e as MessageEvent).data).last_seq ?? null;
+          } catch {
+            /* the poll below learns it */
+          }
         }
+        // The stream is up: a slow safety poll only catches what a
+        // silently stalled connection might miss.
+        poll(SAFETY_POLL_MS);
       });
       source.addEventListener('change', (e) => {
         try {
@@ -177,12 +184,10 @@ export class HttpTransport implements Transport {
         }
         deliver([], since ?? 0, true);
       });
-      source.onerror = () => {
-        // EventSource reconnects by itself unless the server refused the stream.
-        if (source?.readyState === EventSource.CLOSED) poll();
-      };
+      // Reconnecting (or refused): poll until the stream is back.
+      source.onerror = () => poll(POLL_MS);
     } else {
-      poll();
+      poll(POLL_MS);
     }
     return () => {
       stopped = true;
@@ -192,7 +197,7 @@ export class HttpTransport implements Transport {
     };
   }
 
-  onWatch(callback: (status: WatchStatus) => void): () => void {
+  onWatch(callback: (status: WatchView) => void): () => void {
     // The server's watcher status is polled when the Import view asks for it;
     // event streams carry only change notices.
     void callback;

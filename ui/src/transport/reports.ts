@@ -1,6 +1,6 @@
 // Reading import reports leniently: the capsule pipeline owns their shape,
 // and the UI must show whatever it says about a failure.
-import type { ImportProblem, ImportReport } from './types';
+import type { ImportProblem, ImportReport, WatchStatus, WatchView } from './types';
 
 function asNumber(v: unknown): number | undefined {
   return typeof v === 'number' ? v : undefined;
@@ -34,5 +34,15 @@ export function toReport(raw: unknown, fallbackName: string): ImportReport {
     stats: (r.stats as Record<string, number>) ?? undefined,
     duration_ms: asNumber(r.duration_ms),
     errors,
+  };
+}
+
+/** kip-api's watch status with each file's errors read like import problems. */
+export function toWatchView(status: WatchStatus): WatchView {
+  return {
+    folder: status.folder,
+    ready: status.ready,
+    note: status.note,
+    files: status.files.map((f) => ({ path: f.path, status: f.status, errors: (f.errors ?? []).map(toProblem) })),
   };
 }

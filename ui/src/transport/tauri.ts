@@ -3,7 +3,7 @@
 // import `@tauri-apps/*`.
 import { invoke } from '@tauri-apps/api/core';
 import { listen, type UnlistenFn } from '@tauri-apps/api/event';
-import { toReport } from './reports';
+import { toReport, toWatchView } from './reports';
 import {
   ApiFailure,
   type ApiError,
@@ -22,6 +22,8 @@ import {
   type ValidateRequest,
   type ValidateResponse,
   type WatchStatus,
+  type WatchView,
+  type FormatResponse,
 } from './types';
 
 async function call<T>(command: string, args: Record<string, unknown>): Promise<T> {
@@ -79,20 +81,20 @@ export class TauriTransport implements Transport {
   changes(request: ChangesRequest): Promise<ChangesResponse> {
     return api('changes', request);
   }
-  format(text: string): Promise<string> {
-    return call('format_kip', { text });
+  async format(text: string): Promise<string> {
+    return (await api<FormatResponse>('format', { text })).formatted;
   }
-  watchStatus(): Promise<WatchStatus | null> {
-    return call('watch_status', {});
+  async watchStatus(): Promise<WatchView> {
+    return toWatchView(await api<WatchStatus>('watch_status'));
   }
-  setCapsuleFolder(folder: string): Promise<WatchStatus> {
-    return call('set_capsule_folder', { folder });
+  async setCapsuleFolder(folder: string): Promise<WatchView> {
+    return toWatchView(await call<WatchStatus>('set_capsule_folder', { folder }));
   }
   subscribe(onChange: (notice: ChangeNotice) => void): () => void {
     return subscribeEvent<ChangeNotice>('kip://changes', onChange);
   }
-  onWatch(callback: (status: WatchStatus) => void): () => void {
-    return subscribeEvent<WatchStatus>('kip://watch', callback);
+  onWatch(callback: (status: WatchView) => void): () => void {
+    return subscribeEvent<WatchStatus>('kip://watch', (s) => callback(toWatchView(s)));
   }
   onDropImport(callback: (reports: ImportReport[]) => void): () => void {
     return subscribeEvent<unknown[]>('kip://dropped', (raw) =>
@@ -100,3 +102,4 @@ export class TauriTransport implements Transport {
     );
   }
 }
+

@@ -48,18 +48,19 @@ export interface ImportReport {
   errors: ImportProblem[];
 }
 
-/** One file of the watched capsule folder. */
-export interface WatchedFile {
+/** One file of the watched capsule folder, its errors read like import problems. */
+export interface WatchedFileView {
   path: string;
-  status: 'imported' | 'failed' | 'pending' | 'removed' | string;
+  status: 'imported' | 'failed' | 'pending' | 'importing' | 'removed' | string;
   errors: ImportProblem[];
-  at?: string;
 }
 
-export interface WatchStatus {
+/** The watched folder (kip-api's `WatchStatus`, errors normalised). */
+export interface WatchView {
+  /** `null` when this host watches no folder; `note` then says why. */
   folder: string | null;
-  files: WatchedFile[];
-  /** Why the folder is not watched, when it is not. */
+  ready: boolean;
+  files: WatchedFileView[];
   note?: string;
 }
 
@@ -86,14 +87,14 @@ export interface Transport {
   changes(request: ChangesRequest): Promise<ChangesResponse>;
   /** Canonical KIP text, or an ApiFailure with the syntax error. */
   format(text: string): Promise<string>;
-  /** The watched capsule folder, or null when this host watches none. */
-  watchStatus(): Promise<WatchStatus | null>;
+  /** The watched capsule folder (`folder: null` when this host watches none). */
+  watchStatus(): Promise<WatchView>;
   /** Watch another folder (desktop only). */
-  setCapsuleFolder?(folder: string): Promise<WatchStatus>;
+  setCapsuleFolder?(folder: string): Promise<WatchView>;
   /** Calls `onChange` after every committed write, by any process. Returns an unsubscribe. */
   subscribe(onChange: (notice: ChangeNotice) => void): () => void;
   /** Watched-folder status updates (desktop, or a server that watches). */
-  onWatch(callback: (status: WatchStatus) => void): () => void;
+  onWatch(callback: (status: WatchView) => void): () => void;
   /** Files dropped onto the desktop window were imported (desktop only). */
   onDropImport(callback: (reports: ImportReport[]) => void): () => void;
 }

@@ -17,11 +17,12 @@ const app = process.env.KIP_EXPLORER_BIN ?? join(repo, 'target/debug/kip-explore
 const kipBin = process.env.KIP_BIN ?? join(repo, 'target/debug/kip');
 const driverBin = process.env.TAURI_DRIVER ?? join(repo, '.tools/bin/tauri-driver');
 const screenshots = join(repo, 'ui/test-results/screenshots');
-const PORT = 4444 + (process.pid % 1000);
+const PORT = 14444 + 2 * (process.pid % 1000);
 
 let driver;
 let browser;
 let dir;
+let launchedAt = 0;
 
 async function waitForPort(port, ms) {
   const until = Date.now() + ms;
@@ -49,8 +50,11 @@ before(async () => {
   // The watched folder: one good capsule (the third example) and one broken bundle.
   copyFileSync(join(repo, 'capsules/examples/12_cognizine.kip'), join(capsules, '12_cognizine.kip'));
   writeFileSync(join(capsules, 'broken.yaml'), '- type: Drugg\n  name: Oops\n');
-  driver = spawn(driverBin, ['--port', String(PORT)], { stdio: 'ignore' });
+  // Its own process group, so WebKitWebDriver (its child) goes with it; a
+  // native port of our own, so a stray driver elsewhere cannot answer.
+  driver = spawn(driverBin, ['--port', String(PORT), '--native-port', String(PORT + 1)], { stdio: 'ignore', detached: true });
   await waitForPort(PORT, 20_000);
+  launchedAt = Date.now();
   browser = await remote({
     hostname: '127.0.0.1',
     port: PORT,
@@ -65,7 +69,13 @@ before(async () => {
 
 after(async () => {
   await browser?.deleteSession().catch(() => {});
-  driver?.kill();
+  if (driver) {
+    try {
+      process.kill(-driver.pid, 'SIGTERM');
+    } catch {
+      /* already gone */
+    }
+  }
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -76,14 +86,22 @@ async function frames() {
 test('the window opens on the nexus and paints the example graph', async () => {
   const path = await browser.$('[data-testid=nexus-path]');
   await path.waitForExist({ timeout: 30_000 });
-  await browser.waitUntil(async () => (await path.getText()).includes('nexus'), { timeout: 30_000 });
+  await browser.saveScreenshot(join(screenshots, 'desktop-00-start.png'));
+  await browser.waitUntil(async () => (await path.getText()).includes('nexus'), { timeout: 30_000, timeoutMsg: 'the nexus path is not shown' });
   await browser.waitUntil(
     () => browser.execute(() => (window.kipExplorer?.graphNodes?.() ?? []).length > 0),
     { timeout: 30_000, timeoutMsg: 'the graph never painted' },
   );
+  // Measured, not asserted: from asking WebDriver for the window to a
+  // painted graph, and the page's own clock (navigation start → paint).
+  const painted = Date.now() - launchedAt;
+  await browser.waitUntil(() => browser.execute(() => window.kipExplorer.firstGraphPaintMs !== undefined), { timeout: 30_000 });
+  assert.match(await browser.getTitle(), /KIP Explorer — .*nexus/);
   const renderer = await browser.execute(() => window.kipExplorer.renderer);
+  const pageMs = await browser.execute(() => window.kipExplorer.firstGraphPaintMs);
+  writeFileSync(join(screenshots, '..', 'metrics-desktop.json'), JSON.stringify({ renderer, launchToGraphMs: painted, navigationToGraphMs: pageMs }, null, 2));
   assert.ok(['webgl', 'canvas'].includes(renderer));
-  await browser.waitUntil(() => browser.execute(() => !window.kipExplorer.layoutRunning()), { timeout: 30_000 });
+  await browser.waitUntil(() => browser.execute(() => !window.kipExplorer.layoutRunning()), { timeout: 30_000, timeoutMsg: 'the layout never settled' });
   await frames();
   await browser.saveScreenshot(join(screenshots, 'desktop-01-graph.png'));
 });
@@ -100,17 +118,15 @@ test('the Primer shows $self and the Medical domain', async () => {
 });
 
 test('a console query runs through the desktop commands', async () => {
-  await (await browser.$('[data-testid=nav-console]')).click();
-  const editor = await browser.$('.cm-content');
-  await editor.waitForExist();
-  await editor.click();
-  await browser.keys(['Control', 'a']);
-  await browser.keys(['Delete']);
-  await editor.addValue('FIND(?d.name) WHERE { ?d {type: "Drug"} } ORDER BY ?d.name');
-  await (await browser.$('[data-testid=run]')).click();
+  // The Primer's "query in the console" button fills the editor and runs it.
+  await (await browser.$('[data-testid=nav-primer]')).click();
+  const query = await browser.$('button[aria-label="Query Drug in the console"]');
+  await query.waitForExist({ timeout: 15_000 });
+  await query.click();
   const result = await browser.$('[data-testid=result] table');
   await result.waitForExist({ timeout: 15_000 });
-  assert.match(await result.getText(), /Aspirin/);
+  await browser.waitUntil(async () => /Aspirin/.test(await result.getText()), { timeout: 15_000, timeoutMsg: 'no Aspirin row' });
+  assert.match(await (await browser.$('.cm-content')).getText(), /type: "Drug"/);
   await frames();
   await browser.saveScreenshot(join(screenshots, 'desktop-03-console.png'));
 });
@@ -119,11 +135,31 @@ test('the watched folder imports a good capsule and reports a broken one', async
   await (await browser.$('[data-testid=nav-import]')).click();
   const files = await browser.$('[data-testid=watched-files]');
   await files.waitForExist({ timeout: 15_000 });
-  await browser.waitUntil(async () => /Imported[\s\S]*12_cognizine/.test(await files.getText()) || /12_cognizine[\s\S]*Imported/.test(await files.getText()), {
+  const text = () => browser.execute(() => document.querySelector('[data-testid=watched-files]')?.textContent ?? '');
+  await browser.waitUntil(async () => /Imported\s*12_cognizine\.kip/.test(await text()), {
     timeout: 30_000,
     timeoutMsg: 'the good capsule was not imported',
   });
-  await browser.waitUntil(async () => /broken\.yaml:1:9/.test(await files.getText()), { timeout: 30_000, timeoutMsg: 'the broken file was not reported' });
+  await browser.waitUntil(async () => /Failed\s*broken\.yaml[\s\S]*broken\.yaml:1:9[\s\S]*Drugg/.test(await text()), {
+    timeout: 30_000,
+    timeoutMsg: 'the broken file was not reported',
+  });
   await frames();
   await browser.saveScreenshot(join(screenshots, 'desktop-04-import.png'));
+});
+
+test('the watched folder can be changed in the app', async () => {
+  const other = join(dir, 'other-capsules');
+  mkdirSync(other);
+  writeFileSync(join(other, 'nausea.yaml'), '- type: Symptom\n  name: Nausea\n  description: "Feeling sick."\n');
+  const input = await browser.$('input[aria-label="Capsule folder"]');
+  await input.waitForExist({ timeout: 10_000 });
+  await input.clearValue();
+  await input.setValue(other);
+  await (await browser.$('button=Watch')).click();
+  const text = () => browser.execute(() => document.querySelector('[data-testid=watched-files]')?.textContent ?? '');
+  await browser.waitUntil(async () => /Imported\s*nausea\.yaml/.test(await text()), { timeout: 30_000, timeoutMsg: 'the new folder was not watched' });
+  assert.doesNotMatch(await text(), /12_cognizine/);
+  await frames();
+  await browser.saveScreenshot(join(screenshots, 'desktop-05-other-folder.png'));
 });

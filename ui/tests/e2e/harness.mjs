@@ -84,6 +84,9 @@ export async function clickNode(page, id, { double = false } = {}) {
   const box = await page.getByTestId('graph-canvas').boundingBox();
   const x = box.x + pos.x;
   const y = box.y + pos.y;
+  // A node under the toolbar, the legend or a popover cannot be clicked.
+  const covered = await page.evaluate(([px, py]) => document.elementFromPoint(px, py)?.tagName !== 'CANVAS', [x, y]);
+  if (covered) throw new Error(`node ${id} is drawn under another element at ${x},${y}`);
   if (double) await page.mouse.dblclick(x, y);
   else await page.mouse.click(x, y);
 }

@@ -10,6 +10,7 @@ let server;
 let browser;
 let page;
 const pageErrors = [];
+const logs = [];
 
 before(async () => {
   server = await startServer();
@@ -17,6 +18,8 @@ before(async () => {
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1 });
   page = await context.newPage();
   page.on('pageerror', (e) => pageErrors.push(String(e)));
+  page.on('console', (m) => logs.push(`${m.type()}: ${m.text()}`));
+  page.on('requestfailed', (r) => logs.push(`failed: ${r.url()} ${r.failure()?.errorText}`));
   await page.goto(server.url);
 });
 
@@ -56,6 +59,8 @@ test('search → graph → expand neighbours with the predicate picker → inspe
   await page.getByLabel('Search concepts').fill('Aspirin');
   await page.getByRole('option').filter({ hasText: 'Drug' }).first().click();
   await page.waitForFunction(() => window.kipExplorer.graphNodes().length === 1);
+  // Fold the legend away so no node hides under it.
+  await page.getByTestId('graph-stats').click();
   const aspirin = await nodeByLabel(page, 'Aspirin');
   assert.equal(aspirin.type, 'Drug');
   await settled(page).catch(() => {});
@@ -75,13 +80,17 @@ test('search → graph → expand neighbours with the predicate picker → inspe
   const headache = await nodeByLabel(page, 'Headache');
   await clickNode(page, headache.id);
   const inspector = page.getByTestId('inspector');
-  await inspector.getByTestId('inspector-name').filter({ hasText: 'Headache' }).waitFor();
+  await inspector.getByTestId('inspector-name').filter({ hasText: 'Headache' }).waitFor({ timeout: 10_000 }).catch(async (e) => {
+    await shot(page, 'debug-headache');
+    throw e;
+  });
   const text = await inspector.innerText();
   assert.match(text, /Symptom/);
   assert.match(text, /KIP Explorer examples/, 'provenance: source');
   assert.match(text, /incoming links/i);
   assert.match(text, /treats/);
   await shot(page, '04-expanded-and-inspected');
+  await page.getByTestId('graph-stats').click();
 });
 
 test('the console runs a query and shows a table; Ctrl+Enter runs', async () => {
@@ -132,6 +141,24 @@ test('the console marks an error at the exact range the engine reports', async (
   await shot(page, '06b-console-syntax-error');
 });
 
+test('completion offers schema names, and Format prints canonical KIP', async () => {
+  const editor = page.locator('.cm-content');
+  await editor.click();
+  await page.keyboard.press('Control+a');
+  await page.keyboard.insertText('FIND(?d) WHERE { ?d {type: "Dr');
+  await page.keyboard.press('Control+Space');
+  const list = page.locator('.cm-tooltip-autocomplete');
+  await list.waitFor();
+  assert.match(await list.innerText(), /Drug/);
+  assert.match(await list.innerText(), /DrugClass/);
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Control+a');
+  await page.keyboard.insertText('FIND(?x) WHERE {?x {type:"Drug"}} LIMIT 3');
+  await page.getByRole('button', { name: 'Format' }).click();
+  await page.waitForFunction(() => document.querySelector('.cm-content')?.textContent?.includes('type: "Drug"'));
+  assert.equal(await page.locator('.cm-line').count() > 1, true, 'formatted over several lines');
+});
+
 test('paging through a result with next_cursor', async () => {
   const editor = page.locator('.cm-content');
   await editor.click();
@@ -154,7 +181,7 @@ test('a Chinese query and search', async () => {
   await page.keyboard.press('Control+a');
   await page.keyboard.insertText('FIND(?u.name, ?l.predicate)\nWHERE {\n  ?u {type: "User", name: "张三"}\n  ?l (?u, "stated", ?p)\n}');
   await page.keyboard.press('Control+Enter');
-  await page.getByTestId('result').locator('table').waitFor();
+  await page.getByTestId('result').filter({ hasText: '张三' }).waitFor();
   assert.match(await page.getByTestId('result').innerText(), /张三\s+stated/);
   await page.getByLabel('Search concepts').fill('张三');
   await page.getByRole('option').filter({ hasText: '张三' }).first().waitFor();
@@ -171,12 +198,38 @@ test('KML shows the dry-run preview and writes only after confirmation', async (
   const dialog = page.getByTestId('kml-preview');
   await dialog.waitFor();
   assert.match(await dialog.innerText(), /dry_run/);
+  assert.equal(await page.getByTestId('kml-summary').innerText(), 'This will create or update 1 concept(s).');
   await shot(page, '08-kml-preview');
   // Nothing is written before Apply.
   assert.match(kip(server.db, 'exec', 'FIND(COUNT(?s)) WHERE { ?s {type: "Symptom", name: "Dizziness"} }'), /"result": 0/);
   await page.getByTestId('kml-apply').click();
   await dialog.waitFor({ state: 'detached' });
   assert.match(kip(server.db, 'exec', 'FIND(COUNT(?s)) WHERE { ?s {type: "Symptom", name: "Dizziness"} }'), /"result": 1/);
+});
+
+test('an inspector edit becomes KML that is shown, previewed, then applied', async () => {
+  await page.getByLabel('Search concepts').fill('Ibuprofen');
+  await page.getByRole('option').filter({ hasText: 'Drug' }).first().click();
+  const inspector = page.getByTestId('inspector');
+  await inspector.getByTestId('inspector-name').filter({ hasText: 'Ibuprofen' }).waitFor({ timeout: 10_000 }).catch(async (e) => {
+    await shot(page, 'debug-inspector');
+    throw e;
+  });
+  await inspector.getByTestId('inspector-edit').click();
+  await inspector.getByLabel('Value of risk_level').fill('4');
+  await inspector.getByTestId('inspector-review').click();
+  const kml = inspector.getByTestId('inspector-kml');
+  await kml.waitFor();
+  assert.match(await kml.innerText(), /UPSERT[\s\S]*\{type: "Drug", name: "Ibuprofen"\}[\s\S]*risk_level: 4/);
+  assert.ok(await inspector.getByTestId('inspector-apply').isDisabled(), 'Apply waits for a preview');
+  await inspector.getByTestId('inspector-preview').click();
+  await kml.filter({ hasText: 'Dry run: the engine would do this' }).waitFor();
+  await shot(page, '08b-inspector-edit');
+  assert.match(kip(server.db, 'exec', 'FIND(?d.attributes.risk_level) WHERE { ?d {type: "Drug", name: "Ibuprofen"} }'), /\[\s*3\s*\]/, 'the preview wrote nothing');
+  await inspector.getByTestId('inspector-apply').click();
+  await kml.waitFor({ state: 'detached' });
+  assert.match(kip(server.db, 'exec', 'FIND(?d.attributes.risk_level) WHERE { ?d {type: "Drug", name: "Ibuprofen"} }'), /\[\s*4\s*\]/);
+  await inspector.getByText('risk_level').waitFor();
 });
 
 test('a write by another process appears live', async () => {
@@ -188,7 +241,11 @@ test('a write by another process appears live', async () => {
     'exec',
     'UPSERT { CONCEPT ?d { {type: "Drug", name: "Naproxen"} SET ATTRIBUTES { description: "An NSAID." } SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Medical"}) } } }',
   );
-  await page.getByTestId('live-activity').filter({ hasText: 'kip-cli' }).waitFor({ timeout: 15_000 });
+  await page.getByTestId('live-activity').filter({ hasText: 'kip-cli' }).waitFor({ timeout: 15_000 }).catch(async (e) => {
+    await shot(page, 'debug-live');
+    console.log('live activity:', await page.getByTestId('live-activity').innerText().catch(() => 'none'), logs.slice(-20));
+    throw e;
+  });
   // The Primer re-reads itself: Drug now counts six (five examples + Naproxen).
   await medical.getByRole('button', { name: /Drug\s*6/ }).waitFor({ timeout: 15_000 });
   await page.getByLabel('Search concepts').fill('Naproxen');
@@ -221,6 +278,15 @@ test('drag-and-drop import of a good and a broken bundle', async () => {
   assert.match(text, /nausea\.yaml/);
   assert.match(text, /broken\.yaml:3:9/, 'the failure names file, line and column');
   assert.match(text, /Did you mean 'Drug'\?/);
+  // A file dropped anywhere else is imported too (and not opened by the browser).
+  await page.getByTestId('nav-primer').click();
+  const dt = await page.evaluateHandle(() => {
+    const d = new DataTransfer();
+    d.items.add(new File(['- type: Symptom\n  name: Chills\n  description: "Feeling cold."\n'], 'chills.yaml', { type: 'text/yaml' }));
+    return d;
+  });
+  await page.getByTestId('primer').dispatchEvent('drop', { dataTransfer: dt });
+  await reports.locator('.report.imported').filter({ hasText: 'chills.yaml' }).waitFor();
   await shot(page, '10-import');
   assert.match(kip(server.db, 'exec', 'FIND(COUNT(?s)) WHERE { ?s {type: "Symptom", name: "Nausea"} }'), /"result": 1/);
   assert.match(kip(server.db, 'exec', 'FIND(COUNT(?s)) WHERE { ?s {type: "Symptom", name: "Vertigo"} }'), /"result": 0/, 'a failed bundle changes nothing');

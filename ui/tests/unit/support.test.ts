@@ -63,3 +63,15 @@ describe('import reports', () => {
     expect(toProblem('plain').message).toBe('plain');
   });
 });
+
+describe('watch status', () => {
+  it('reads the files of kip-api watch_status with their errors as problems', async () => {
+    const { toWatchView } = await import('../../src/transport/reports');
+    const view = toWatchView({
+      folder: '/caps',
+      ready: true,
+      files: [{ path: '/caps/b.yaml', status: 'failed', errors: [{ code: 'KIP_2001', message: 'bad', line: 1, column: 9, hint: 'h' }] }],
+    });
+    expect(view.files[0].errors[0]).toMatchObject({ message: 'bad', line: 1, column: 9 });
+  });
+});

@@ -28,8 +28,11 @@ export class LayoutRunner {
     if (this.graph.order < 2) return;
     this.stop();
     const order = this.graph.order;
+    const inferred = forceAtlas2.inferSettings(this.graph);
     const settings = {
-      ...forceAtlas2.inferSettings(this.graph),
+      ...inferred,
+      // Room for labels in small graphs.
+      scalingRatio: order < 500 ? Math.max(inferred.scalingRatio ?? 1, 25) : inferred.scalingRatio,
       barnesHutOptimize: order > 1500,
       adjustSizes: order < 2000,
       edgeWeightInfluence: 0.5,

@@ -12,6 +12,8 @@ export interface RendererEvents {
   clickStage(): void;
   dragEnd(id: string): void;
   dragStart(id: string): void;
+  /** The user panned or zoomed (the canvas renderer stops fitting by itself). */
+  cameraMoved(): void;
 }
 
 export interface Theme {
@@ -38,13 +40,23 @@ export interface GraphRenderer {
 export const LABEL_FONT =
   '"Inter", "Segoe UI", "Noto Sans", "Noto Sans CJK SC", "PingFang SC", "Microsoft YaHei", "Noto Color Emoji", sans-serif';
 
-export function webglAvailable(): boolean {
+/**
+ * Whether WebGL is there and drawn by a GPU. A software rasteriser
+ * (SwiftShader in GPU-less Chromium, llvmpipe under Xvfb) draws sigma's
+ * WebGL an order of magnitude slower than our canvas renderer draws the
+ * same graph, so it counts as unavailable.
+ */
+export function webglAvailable(): { ok: boolean; renderer: string } {
   try {
     const canvas = document.createElement('canvas');
-    const gl = canvas.getContext('webgl2') ?? canvas.getContext('webgl');
-    return !!gl;
+    const gl = (canvas.getContext('webgl2') ?? canvas.getContext('webgl')) as WebGLRenderingContext | null;
+    if (!gl) return { ok: false, renderer: 'none' };
+    const info = gl.getExtension('WEBGL_debug_renderer_info');
+    const renderer = String(info ? gl.getParameter(info.UNMASKED_RENDERER_WEBGL) : gl.getParameter(gl.RENDERER));
+    gl.getExtension('WEBGL_lose_context')?.loseContext();
+    return { ok: !/swiftshader|llvmpipe|softpipe|software/i.test(renderer), renderer };
   } catch {
-    return false;
+    return { ok: false, renderer: 'none' };
   }
 }
 
@@ -53,9 +65,9 @@ export function createRenderer(
   container: HTMLElement,
   events: RendererEvents,
   theme: Theme,
-  forceCanvas = false,
+  choice: 'auto' | 'webgl' | 'canvas' = 'auto',
 ): GraphRenderer {
-  if (!forceCanvas && webglAvailable()) {
+  if (choice === 'webgl' || (choice === 'auto' && webglAvailable().ok)) {
     try {
       return new SigmaRenderer(graph, container, events, theme);
     } catch (e) {
@@ -63,6 +75,21 @@ export function createRenderer(
     }
   }
   return new CanvasRenderer(graph, container, events, theme);
+}
+
+/**
+ * Settings that depend on the graph's size: small graphs label every node
+ * and link; large ones thin node labels out by zoom, drop link labels and
+ * hide links while the camera moves, so frames stay cheap.
+ */
+function scaleSettings(graph: KipGraph) {
+  const n = graph.order;
+  return {
+    labelRenderedSizeThreshold: n < 300 ? 0 : n < 3000 ? 6 : 9,
+    labelDensity: n < 300 ? 5 : n < 3000 ? 0.7 : 0.25,
+    renderEdgeLabels: graph.size < 1500,
+    hideEdgesOnMove: graph.size > 8000,
+  };
 }
 
 function neighbourSet(graph: KipGraph, id: string | null): Set<string> {
@@ -85,7 +112,6 @@ class SigmaRenderer implements GraphRenderer {
   constructor(private graph: KipGraph, container: HTMLElement, events: RendererEvents, theme: Theme) {
     this.theme = theme;
     this.sigma = new Sigma<NodeAttrs, EdgeAttrs>(graph, container, {
-      renderEdgeLabels: true,
       enableEdgeEvents: true,
       defaultEdgeType: 'arrow',
       labelFont: LABEL_FONT,
@@ -95,11 +121,9 @@ class SigmaRenderer implements GraphRenderer {
       edgeLabelSize: 11,
       labelColor: { color: theme.label },
       edgeLabelColor: { color: theme.edgeLabel },
-      labelRenderedSizeThreshold: 5,
-      labelDensity: 0.9,
+      ...scaleSettings(graph),
       zIndex: true,
       stagePadding: 60,
-      hideEdgesOnMove: graph.order > 5000,
       nodeReducer: (node, data) => {
         if (!this.selected) return data;
         if (node === this.selected) return { ...data, highlighted: true, forceLabel: true, zIndex: 2 };
@@ -113,6 +137,29 @@ class SigmaRenderer implements GraphRenderer {
           return { ...data, color: this.theme.accent, size: data.size + 0.8, forceLabel: true, zIndex: 1 };
         return { ...data, color: this.theme.dim, label: '' };
       },
+    });
+    // Label and edge-label density follow the graph's size (checked after
+    // each change in node count, not per frame).
+    let pending = false;
+    const adapt = () => {
+      if (pending) return;
+      pending = true;
+      requestAnimationFrame(() => {
+        pending = false;
+        const next = scaleSettings(graph);
+        this.sigma.setSetting('labelRenderedSizeThreshold', next.labelRenderedSizeThreshold);
+        this.sigma.setSetting('labelDensity', next.labelDensity);
+        this.sigma.setSetting('renderEdgeLabels', next.renderEdgeLabels);
+        this.sigma.setSetting('hideEdgesOnMove', next.hideEdgesOnMove);
+      });
+    };
+    graph.on('nodeAdded', adapt);
+    graph.on('nodeDropped', adapt);
+    graph.on('cleared', adapt);
+    this.sigma.on('kill', () => {
+      graph.removeListener('nodeAdded', adapt);
+      graph.removeListener('nodeDropped', adapt);
+      graph.removeListener('cleared', adapt);
     });
     this.sigma.on('clickNode', ({ node }) => events.clickNode(node));
     this.sigma.on('doubleClickNode', (e) => {
@@ -279,10 +326,11 @@ class CanvasRenderer implements GraphRenderer {
     });
     if (!Number.isFinite(minX)) return;
     const pad = 60;
-    const w = Math.max(maxX - minX, 1e-6);
-    const h = Math.max(maxY - minY, 1e-6);
+    // A lone node (or a line of them) is centred at a comfortable scale.
+    const w = Math.max(maxX - minX, 1);
+    const h = Math.max(maxY - minY, 1);
     const scale = Math.min((this.width - pad * 2) / w, (this.height - pad * 2) / h);
-    this.camera = { x: (minX + maxX) / 2, y: (minY + maxY) / 2, scale: Math.min(Number.isFinite(scale) ? scale : 1, 200) };
+    this.camera = { x: (minX + maxX) / 2, y: (minY + maxY) / 2, scale: Math.min(Number.isFinite(scale) && scale > 0 ? scale : 1, 60) };
     this.base = this.camera.scale;
   }
 
@@ -291,9 +339,28 @@ class CanvasRenderer implements GraphRenderer {
     ctx.clearRect(0, 0, this.width, this.height);
     const sel = this.selected;
     const big = graph.order > 3000;
-    // Edges.
+    // Edges. Large graphs stroke all plain edges in one path per style.
     ctx.lineCap = 'round';
-    graph.forEachEdge((e, a, s, t, sa, ta) => {
+    if (big) {
+      const paths = new Map<string, Path2D>();
+      graph.forEachEdge((_e, a, s, t, sa, ta) => {
+        if (a.hidden || sa.hidden || ta.hidden) return;
+        const touches = sel !== null && (s === sel || t === sel);
+        const style = sel && !touches ? this.theme.dim : touches ? this.theme.accent : a.color;
+        let path = paths.get(style);
+        if (!path) paths.set(style, (path = new Path2D()));
+        const p = this.toScreen(sa.x, sa.y);
+        const q = this.toScreen(ta.x, ta.y);
+        path.moveTo(p.x, p.y);
+        path.lineTo(q.x, q.y);
+      });
+      ctx.globalAlpha = 0.6;
+      ctx.lineWidth = 1;
+      for (const [style, path] of paths) {
+        ctx.strokeStyle = style;
+        ctx.stroke(path);
+      }
+    } else graph.forEachEdge((e, a, s, t, sa, ta) => {
       if (a.hidden || sa.hidden || ta.hidden) return;
       const p = this.toScreen(sa.x, sa.y);
       const q = this.toScreen(ta.x, ta.y);
@@ -376,30 +443,51 @@ class CanvasRenderer implements GraphRenderer {
         ctx.fill();
       }
     }
-    // Node labels: largest first, skipping ones that would overlap.
+    // Node labels: largest first, at most one per cell of a coarse screen
+    // grid (no label overlaps its neighbour's cell), so the cost stays
+    // linear in the number of nodes and bounded in text measurements.
     ctx.font = `500 13px ${LABEL_FONT}`;
     ctx.textAlign = 'left';
     ctx.textBaseline = 'middle';
-    const taken: [number, number, number, number][] = [];
-    const showAll = this.camera.scale >= this.base * 0.5;
-    const ranked = order
-      .filter(([n, a]) => a.label && (showAll || a.size > 9 || n === sel))
-      .sort((x, y) => (y[0] === sel ? 1 : 0) - (x[0] === sel ? 1 : 0) || y[1].size - x[1].size);
+    const cellW = 110;
+    const cellH = 18;
+    const taken = new Set<number>();
+    const key = (cx: number, cy: number) => cy * 4096 + cx;
+    const showSmall = this.camera.scale >= this.base * 0.5 || graph.order < 300;
     let drawn = 0;
-    for (const [n, a] of ranked) {
-      if (drawn > 400) break;
-      if (sel && !this.near.has(n)) continue;
+    const draw = (n: string, a: NodeAttrs, force: boolean) => {
+      if (drawn > 300 || !a.label) return;
+      if (sel && !this.near.has(n)) return;
       const p = this.toScreen(a.x, a.y);
-      if (p.x < 0 || p.y < 0 || p.x > this.width || p.y > this.height) continue;
+      if (p.x < 0 || p.y < 0 || p.x > this.width || p.y > this.height) return;
       const r = this.nodeRadius(a);
-      const w = ctx.measureText(a.label).width;
-      const box: [number, number, number, number] = [p.x + r + 3, p.y - 8, w, 16];
-      if (taken.some((b) => box[0] < b[0] + b[2] && box[0] + box[2] > b[0] && box[1] < b[1] + b[3] && box[1] + box[3] > b[1])) continue;
-      taken.push(box);
+      const cx = Math.floor((p.x + r + 3) / cellW);
+      const cy = Math.floor(p.y / cellH);
+      if (!force && (taken.has(key(cx, cy)) || taken.has(key(cx + 1, cy)))) return;
+      taken.add(key(cx, cy));
+      taken.add(key(cx + 1, cy));
       ctx.fillStyle = this.theme.label;
-      ctx.fillText(a.label, box[0], p.y);
+      ctx.fillText(a.label, p.x + r + 3, p.y);
       drawn++;
+    };
+    if (sel && graph.hasNode(sel)) draw(sel, graph.getNodeAttributes(sel), true);
+    for (const [n, a] of this.bySize()) {
+      if (a.hidden || n === sel) continue;
+      if (!showSmall && a.size <= 9) break;
+      draw(n, a, false);
     }
+  }
+
+  /** Nodes by size, largest first; recomputed when the graph's shape changes. */
+  private sortedCache: [string, NodeAttrs][] | null = null;
+  private sortedVersion = -1;
+  private bySize(): [string, NodeAttrs][] {
+    const version = this.graph.order * 1_000_003 + this.graph.size;
+    if (!this.sortedCache || this.sortedVersion !== version) {
+      this.sortedCache = this.graph.mapNodes((n, a) => [n, a] as [string, NodeAttrs]).sort((x, y) => y[1].size - x[1].size);
+      this.sortedVersion = version;
+    }
+    return this.sortedCache;
   }
 
   private hitNode(sx: number, sy: number): string | null {
@@ -465,6 +553,7 @@ class CanvasRenderer implements GraphRenderer {
         this.camera.x = down.cam.x - (p.x - down.x) / this.camera.scale;
         this.camera.y = down.cam.y + (p.y - down.y) / this.camera.scale;
         c.style.cursor = 'grabbing';
+        this.events.cameraMoved();
         this.schedule();
       }
     };
@@ -492,6 +581,7 @@ class CanvasRenderer implements GraphRenderer {
       e.preventDefault();
       const p = local(e);
       this.zoomAt(p.x, p.y, Math.exp(-e.deltaY * 0.0015));
+      this.events.cameraMoved();
     };
     c.addEventListener('pointerdown', onDown);
     c.addEventListener('pointermove', onMove);
