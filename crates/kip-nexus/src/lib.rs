@@ -343,8 +343,8 @@ impl Nexus {
             }
             let mut out = combine(outcomes, single);
             out.stats = total;
-            if dry_run && let Some(obj) = out.result.as_object_mut() {
-                obj.insert("dry_run".into(), json!(true));
+            if dry_run {
+                mark_dry_run(&mut out.result);
             }
             Ok(out)
         };
@@ -360,6 +360,24 @@ impl Outcome {
             stats: Stats::default(),
             explain: None,
         }
+    }
+}
+
+/// Marks a preview: the result object of one command, or each command's
+/// result object when a text held several.
+fn mark_dry_run(result: &mut Json) {
+    match result {
+        Json::Object(obj) => {
+            obj.insert("dry_run".into(), json!(true));
+        }
+        Json::Array(items) => {
+            for item in items {
+                if let Some(obj) = item.get_mut("result").and_then(Json::as_object_mut) {
+                    obj.insert("dry_run".into(), json!(true));
+                }
+            }
+        }
+        _ => {}
     }
 }
 

@@ -147,7 +147,17 @@ pub fn search(g: &Graph<'_>, q: &Query<'_>) -> Result<Vec<(ElementId, f64)>> {
 
 fn similar_terms(g: &Graph<'_>, term: &str) -> Result<Vec<String>> {
     let chars: Vec<char> = term.chars().collect();
-    if chars.iter().any(|&c| is_cjk(c)) || chars.len() < 3 {
+    if chars.iter().any(|&c| is_cjk(c)) {
+        // A lone CJK character (search as you type: "张" for "张三") is a
+        // prefix of the bigrams that start with it.
+        if chars.len() == 1 {
+            let mut bigrams = g.store.terms_with_prefix(g.txn, term).kip()?;
+            bigrams.truncate(64);
+            return Ok(bigrams);
+        }
+        return Ok(Vec::new());
+    }
+    if chars.len() < 3 {
         return Ok(Vec::new());
     }
     let prefix: String = chars[..1].iter().collect();

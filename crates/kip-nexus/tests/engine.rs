@@ -200,6 +200,9 @@ fn search_ranks_names_handles_chinese_types_and_typos() {
     assert_eq!(typed[0]["type"], "Product");
     let chinese = ok(&nexus, r#"SEARCH CONCEPT "张三""#);
     assert_eq!(chinese[0]["name"], "张三");
+    // One character, as typed so far, finds the names that contain it.
+    let typing = ok(&nexus, r#"SEARCH CONCEPT "张""#);
+    assert_eq!(typing[0]["name"], "张三");
     let typo = ok(&nexus, r#"SEARCH CONCEPT "asprin""#);
     assert_eq!(typo[0]["name"], "Aspirin");
     // The seven `treats` links rank above links that merely mention "treats".
