@@ -67,6 +67,16 @@ pub(crate) fn generate() -> String {
         WatchStatus,
         WatchedFile,
         FileStatus,
+        kip_nexus::explain::Explain,
+        kip_nexus::explain::Step,
+        kip_nexus::explain::Cause,
+        kip_nexus::explain::Fix,
+        kip_nexus::explain::Range,
+        kip_nexus::pattern::Pattern,
+        kip_nexus::pattern::Block,
+        kip_nexus::pattern::Node,
+        kip_nexus::pattern::Edge,
+        kip_nexus::pattern::Filter,
     );
     out
 }

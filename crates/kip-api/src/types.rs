@@ -177,6 +177,11 @@ pub struct KipResponse {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, ts(optional))]
     pub next_cursor: Option<String>,
+    /// With `explain: true` on a FIND: the plan, rows per step and, for an
+    /// empty result (or a refused query), why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional, type = "Explain"))]
+    pub explain: Option<Json>,
 }
 
 /// Check KIP text for an editor.
@@ -210,6 +215,11 @@ pub struct ValidateResponse {
     pub schema_checked: bool,
     /// In source order.
     pub diagnostics: Vec<Diagnostic>,
+    /// The WHERE block of a single FIND or DELETE as a diagram, when the
+    /// text parses (drawn by the console's query debugger as the user types).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional, type = "Pattern"))]
+    pub pattern: Option<Json>,
 }
 
 /// One problem in a text, with the range an editor underlines.

@@ -7,7 +7,7 @@
 //! (byte offsets) into every unit an editor needs; it does no checking of its
 //! own.
 
-use kip_lang::ast::CommandKind;
+use kip_lang::ast::{Command, CommandKind};
 use kip_lang::{KipError, Position};
 use kip_nexus::{Nexus, Origin};
 use serde_json::{Map, Value as Json};
@@ -25,6 +25,31 @@ pub(crate) fn validate(
         Err(errors) => return failed(text, 0, false, errors.0),
     };
     let count = u32::try_from(commands.len()).unwrap_or(u32::MAX);
+    let pattern = outline(text, &commands);
+    let mut response = checked(text, commands, count, nexus, origin, request);
+    response.pattern = pattern;
+    response
+}
+
+/// The diagram of the WHERE block of a text that is one FIND or DELETE.
+fn outline(text: &str, commands: &[Command]) -> Option<Json> {
+    let group = match commands {
+        [Command::Find(q)] => &q.where_,
+        [Command::Delete(d)] => &d.where_,
+        _ => return None,
+    };
+    serde_json::to_value(kip_nexus::pattern::outline(text, group)).ok()
+}
+
+/// Placeholders, then the live schema, for a text that parses.
+fn checked(
+    text: &str,
+    commands: Vec<Command>,
+    count: u32,
+    nexus: &Nexus,
+    origin: &Origin,
+    request: &ValidateRequest,
+) -> ValidateResponse {
     let params = match &request.parameters {
         Some(p) => p.clone(),
         // Without the parameters panel's values the placeholders cannot be
@@ -36,6 +61,7 @@ pub(crate) fn validate(
                 commands: count,
                 schema_checked: false,
                 diagnostics: Vec::new(),
+                pattern: None,
             };
         }
         None => Map::new(),
@@ -50,6 +76,7 @@ pub(crate) fn validate(
             commands: count,
             schema_checked: false,
             diagnostics: Vec::new(),
+            pattern: None,
         };
     }
     match nexus.run_commands(text, &bound, true, origin) {
@@ -58,6 +85,7 @@ pub(crate) fn validate(
             commands: count,
             schema_checked: true,
             diagnostics: Vec::new(),
+            pattern: None,
         },
         Err(e) => failed(text, count, true, expand(e)),
     }
@@ -91,6 +119,7 @@ fn failed(
         commands,
         schema_checked,
         diagnostics,
+        pattern: None,
     }
 }
 

@@ -94,6 +94,25 @@ fn validate(api: &Api, text: &str, parameters: Option<Json>) -> kip_api::Validat
     })
 }
 
+/// The console draws the WHERE block while the user types: `validate`
+/// returns its diagram even when the schema check fails (an undefined
+/// type), and none for a text that is not one FIND or DELETE.
+#[test]
+fn validate_returns_the_pattern_diagram_of_a_find() {
+    let (_dir, api) = fixture();
+    let r = validate(
+        &api,
+        r#"FIND(?d.name) WHERE { ?d {type: "Drg"} (?d, "treats", ?s) }"#,
+        None,
+    );
+    assert!(!r.ok, "Drg is not a type");
+    let p = r.pattern.expect("a diagram despite the error");
+    assert_eq!(p["nodes"][0]["type"], "Drg");
+    assert_eq!(p["edges"][0]["predicate"], "treats");
+    assert!(validate(&api, "DESCRIBE PRIMER", None).pattern.is_none());
+    assert!(validate(&api, "FIND(?d WHERE", None).pattern.is_none());
+}
+
 #[test]
 fn validate_reports_every_error_with_ranges_in_bytes_columns_and_utf16() {
     let (_dir, api) = fixture();

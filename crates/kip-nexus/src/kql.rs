@@ -807,6 +807,7 @@ impl<'g, 't> Executor<'g, 't> {
                         .unwrap_or_default();
                     seen.push(format!("{written} = {}", values.join(", ")));
                 }
+                let fix = self.loosen_filter(expr, &input, &source)?;
                 causes.push(Cause {
                     clause: Range::of(&source, *span),
                     text: text(*span),
@@ -816,7 +817,7 @@ impl<'g, 't> Executor<'g, 't> {
                         input.len(),
                         seen.join("; ")
                     ),
-                    fix: None,
+                    fix,
                 });
             }
             Failed::Not => {
@@ -837,6 +838,68 @@ impl<'g, 't> Executor<'g, 't> {
             Failed::Other => {}
         }
         Ok(causes)
+    }
+
+    /// For a FILTER that is one numeric comparison of a dot path with a
+    /// number (`?d.attributes.risk_level > 5`), the edit that keeps the
+    /// rows with the most extreme value the comparison saw: `> 5` with
+    /// values 1…4 becomes `>= 4`. `None` for any other shape.
+    fn loosen_filter(&self, expr: &Expr, input: &[Row], source: &str) -> Result<Option<Fix>> {
+        let Expr::Compare(op, left, right) = expr else {
+            return Ok(None);
+        };
+        let (path, op) = match (left.as_ref(), right.as_ref()) {
+            (Expr::Path(p), Expr::Value(_, _)) => (p, *op),
+            // `5 < ?x` reads as `?x > 5`.
+            (Expr::Value(_, _), Expr::Path(p)) => (
+                p,
+                match op {
+                    CompareOp::Lt => CompareOp::Gt,
+                    CompareOp::Le => CompareOp::Ge,
+                    CompareOp::Gt => CompareOp::Lt,
+                    CompareOp::Ge => CompareOp::Le,
+                    other => *other,
+                },
+            ),
+            _ => return Ok(None),
+        };
+        let wants_more = match op {
+            CompareOp::Gt | CompareOp::Ge => true,
+            CompareOp::Lt | CompareOp::Le => false,
+            _ => return Ok(None),
+        };
+        let mut best: Option<f64> = None;
+        let mut best_text = String::new();
+        for row in input {
+            let v = path_value(self.graph, path, self.val(row, &path.var.name))?;
+            let Some(n) = v.as_f64() else { continue };
+            let better = best.is_none_or(|b| if wants_more { n > b } else { n < b });
+            if better {
+                best = Some(n);
+                best_text = v.to_string();
+            }
+        }
+        if best.is_none() {
+            return Ok(None);
+        }
+        let written = source
+            .get(path.span.start..path.span.end)
+            .unwrap_or_default();
+        let op_text = if wants_more { ">=" } else { "<=" };
+        let span = match (left.as_ref(), right.as_ref()) {
+            (_, Expr::Value(_, end)) | (Expr::Value(_, end), _) => {
+                Span::new(path.span.start.min(end.start), path.span.end.max(end.end))
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(Fix {
+            range: Range::of(source, span),
+            replacement: format!("{written} {op_text} {best_text}"),
+            label: format!(
+                "Keep the {} value seen ({best_text})",
+                if wants_more { "largest" } else { "smallest" }
+            ),
+        }))
     }
 
     /// Why one clause matches nothing even on its own.
@@ -1103,7 +1166,7 @@ impl<'g, 't> Executor<'g, 't> {
                 Ok(cause(
                     "no_join",
                     format!(
-                        "none of the {} rows produced by the earlier clauses has a {names} link here",
+                        "none of the {} rows produced by the earlier clauses has a link {names} here",
                         input.len()
                     ),
                     None,
@@ -1634,6 +1697,7 @@ pub fn solve_explained<'g, 't>(
             plan,
             rows: rows.len(),
             why_empty,
+            pattern: Some(crate::pattern::outline(source, where_)),
         })
     } else {
         None

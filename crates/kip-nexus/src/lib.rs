@@ -22,6 +22,7 @@ pub mod graph;
 pub mod kml;
 pub mod kql;
 pub mod meta;
+pub mod pattern;
 pub mod request;
 pub mod schema;
 pub mod search;
@@ -189,7 +190,18 @@ impl Nexus {
             explain: request.explain.unwrap_or(false),
         };
         match (&request.command, &request.commands) {
-            (Some(command), None) => response(self.run_text_with(command, shared, options, origin)),
+            (Some(command), None) => {
+                let outcome = self.run_text_with(command, shared, options, origin);
+                let refused = match (&outcome, options.explain) {
+                    (Err(e), true) => explain::for_error(command, e),
+                    _ => None,
+                };
+                let mut r = response(outcome);
+                if let Some(e) = refused {
+                    r["explain"] = e.to_json();
+                }
+                r
+            }
             (None, Some(batch)) => {
                 let mut results = Vec::new();
                 for item in batch {

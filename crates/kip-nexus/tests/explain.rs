@@ -1,6 +1,7 @@
 //! `explain`: the plan and rows of every step, and for a corpus of wrong
 //! queries on the example graph, the clause that fails, why, and the fix.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use kip_nexus::{ExecuteKip, Nexus};
@@ -226,4 +227,145 @@ fn a_clause_that_joins_nothing_is_named() {
 fn ok_upsert(nexus: &Nexus, text: &str) {
     let r = nexus.execute(&ExecuteKip::command(text));
     assert!(r.get("error").is_none(), "{r}");
+}
+
+/// The why-empty corpus, `tests/data/why_empty/*.kip` (the console's
+/// Playwright test replays the same files): each query's `explain` names
+/// the failing clause and why. The snapshot pins the clause, the reason,
+/// the message and the fix; a fix must make the query return rows.
+#[test]
+fn why_empty_corpus() {
+    let (_d, nexus) = fixture();
+    insta::glob!("data/why_empty/*.kip", |path| {
+        let query = std::fs::read_to_string(path).expect("query");
+        let mut request = ExecuteKip::command(&query);
+        request.explain = Some(true);
+        let r = nexus.execute(&request);
+        let e = &r["explain"];
+        let mut out = String::new();
+        match r.get("error") {
+            Some(err) => writeln!(out, "refused: {} {}", err["code"], err["message"]),
+            None => writeln!(out, "rows: {}", e["rows"]),
+        }
+        .expect("write");
+        let causes = e["why_empty"].as_array().cloned().unwrap_or_default();
+        assert!(!causes.is_empty(), "{}: no cause in {r:#}", path.display());
+        for c in &causes {
+            let at = |v: &Value| v.as_u64().expect("number") as usize;
+            let (offset, length) = (at(&c["clause"]["offset"]), at(&c["clause"]["length"]));
+            assert_eq!(
+                c["text"].as_str(),
+                query.get(offset..offset + length),
+                "range"
+            );
+            writeln!(
+                out,
+                "clause {}:{}: {}\nreason: {}\nmessage: {}",
+                c["clause"]["line"],
+                c["clause"]["column"],
+                c["text"].as_str().expect("text"),
+                c["reason"].as_str().expect("reason"),
+                c["message"].as_str().expect("message"),
+            )
+            .expect("write");
+            if let Some(fix) = c.get("fix") {
+                let start = at(&fix["range"]["offset"]);
+                let end = start + at(&fix["range"]["length"]);
+                let fixed = format!(
+                    "{}{}{}",
+                    &query[..start],
+                    fix["replacement"].as_str().expect("replacement"),
+                    &query[end..]
+                );
+                writeln!(
+                    out,
+                    "fix: {} → {}",
+                    fix["label"].as_str().expect("label"),
+                    fix["replacement"].as_str().expect("replacement")
+                )
+                .expect("write");
+                finds_rows(&nexus, &fixed);
+            }
+        }
+        // The diagram is there too, so the console can mark the clause on it.
+        assert!(
+            e["pattern"]["nodes"]
+                .as_array()
+                .is_some_and(|n| !n.is_empty())
+        );
+        insta::assert_snapshot!(out);
+    });
+}
+
+/// The diagram of a query: nodes per variable and inline term, an edge per
+/// proposition clause, FILTER badges, nested blocks; every step of the plan
+/// points at an element of the diagram.
+#[test]
+fn the_pattern_diagram_matches_the_plan() {
+    let (_d, nexus) = fixture();
+    let q = r#"FIND(?drug.name) WHERE { ?drug {type: "Drug"} (?drug, "treats", ?s) ?s {type: "Symptom", name: "Fever"} FILTER(?drug.attributes.risk_level < 3) OPTIONAL { (?drug, "has_side_effect", ?e) } }"#;
+    let e = explain(&nexus, q);
+    let p = &e["pattern"];
+    let nodes = p["nodes"].as_array().expect("nodes");
+    let labels: Vec<&str> = nodes.iter().filter_map(|n| n["label"].as_str()).collect();
+    assert_eq!(labels, ["?drug", "?s", "?e"]);
+    assert_eq!(nodes[0]["type"], "Drug");
+    assert_eq!(
+        (nodes[1]["type"].as_str(), nodes[1]["name"].as_str()),
+        (Some("Symptom"), Some("Fever"))
+    );
+    let edges = p["edges"].as_array().expect("edges");
+    assert_eq!(edges.len(), 2);
+    assert_eq!(
+        (edges[0]["from"].as_u64(), edges[0]["to"].as_u64()),
+        (Some(0), Some(1))
+    );
+    assert_eq!(edges[0]["predicate"], "treats");
+    assert_eq!(edges[1]["block"], 1);
+    assert_eq!(p["blocks"][1]["kind"], "optional");
+    assert_eq!(p["filters"][0]["nodes"], serde_json::json!([0]));
+    // Every step's range is a clause, filter or block of the diagram.
+    let mut ranges: Vec<Value> = Vec::new();
+    for n in nodes {
+        ranges.extend(n["clauses"].as_array().cloned().unwrap_or_default());
+    }
+    for edge in edges {
+        ranges.push(edge["clause"].clone());
+    }
+    for f in p["filters"].as_array().expect("filters") {
+        ranges.push(f["clause"].clone());
+    }
+    for b in p["blocks"].as_array().expect("blocks") {
+        ranges.push(b["range"].clone());
+    }
+    for step in e["plan"].as_array().expect("plan") {
+        assert!(
+            ranges.contains(&step["clause"]),
+            "{step:#} not in the diagram"
+        );
+    }
+}
+
+/// Inline terms, a link about a link, a predicate variable and a UNION in
+/// its own scope.
+#[test]
+fn the_pattern_diagram_draws_inline_terms_links_about_links_and_union_scopes() {
+    let (_d, nexus) = fixture();
+    let q = r#"FIND(?x) WHERE { ?l (?d, "treats", {type: "Symptom", name: "Fever"}) (?l, ?p, ?x) UNION { ?d {type: "Drug"} } }"#;
+    let mut request = ExecuteKip::command(q);
+    request.explain = Some(true);
+    let r = nexus.execute(&request);
+    let p = &r["explain"]["pattern"];
+    let nodes = p["nodes"].as_array().expect("nodes");
+    let labels: Vec<&str> = nodes.iter().filter_map(|n| n["label"].as_str()).collect();
+    // ?d in the UNION branch is another variable than the outer ?d.
+    assert_eq!(labels, ["?d", "Symptom \"Fever\"", "?l", "?x", "?d"]);
+    assert_eq!(nodes[2]["kind"], "proposition");
+    let edges = p["edges"].as_array().expect("edges");
+    assert_eq!(
+        edges[0]["node"], 2,
+        "the link ?l is the node other clauses are about"
+    );
+    assert_eq!(edges[1]["predicate"], "?p");
+    assert_eq!(nodes[4]["block"], 1);
 }

@@ -61,7 +61,12 @@ export type BatchItem = string | { command: string, parameters?: { [key in strin
  * `next_cursor` when more rows exist. A batch's `result` is an array of
  * such objects, one per executed command.
  */
-export type KipResponse = { result?: JsonValue, error?: ApiError, next_cursor?: string, };
+export type KipResponse = { result?: JsonValue, error?: ApiError, next_cursor?: string, 
+/**
+ * With `explain: true` on a FIND: the plan, rows per step and, for an
+ * empty result (or a refused query), why.
+ */
+explain?: Explain, };
 
 /**
  * Check KIP text for an editor.
@@ -101,7 +106,12 @@ schema_checked: boolean,
 /**
  * In source order.
  */
-diagnostics: Array<Diagnostic>, };
+diagnostics: Array<Diagnostic>, 
+/**
+ * The WHERE block of a single FIND or DELETE as a diagram, when the
+ * text parses (drawn by the console's query debugger as the user types).
+ */
+pattern?: Pattern, };
 
 /**
  * One problem in a text, with the range an editor underlines.
@@ -380,3 +390,180 @@ report?: JsonValue, };
  * Where a watched file stands.
  */
 export type FileStatus = "pending" | "importing" | "imported" | "failed" | "removed";
+
+/**
+ * The `explain` member of a FIND response (and of the error response of
+ * a FIND the engine refused, with an empty plan).
+ */
+export type Explain = { 
+/**
+ * The steps in the order they ran.
+ */
+plan: Array<Step>, 
+/**
+ * Solution rows before duplicates collapse and before paging.
+ */
+rows: number, why_empty?: Array<Cause>, 
+/**
+ * The WHERE block as a diagram, with the same ranges as the steps.
+ */
+pattern?: Pattern, };
+
+/**
+ * One evaluation step of the top-level WHERE block.
+ */
+export type Step = { 
+/**
+ * 1-based position in evaluation order.
+ */
+order: number, 
+/**
+ * `concept`, `proposition`, `path`, `filter`, `not`, `optional` or `union`.
+ */
+kind: 'concept' | 'proposition' | 'path' | 'filter' | 'not' | 'optional' | 'union', clause: Range, 
+/**
+ * The clause as written.
+ */
+text: string, 
+/**
+ * The index the step read, e.g. `type index`, `spo`, `pos`, `osp`.
+ */
+index?: string, 
+/**
+ * The planner's estimate of the rows after the step.
+ */
+estimated_rows?: number, rows_in: number, rows_out: number, time_ms: number, 
+/**
+ * Step-specific counts: rows removed by NOT, extended and padded by
+ * OPTIONAL, rows per UNION branch, nodes visited and depth of a path.
+ */
+detail?: { [key in string]: number }, 
+/**
+ * Up to [`SAMPLE`] rows after the step: variable → bound value (a
+ * concept as `{id, type, name}`, a link as `{id, predicate}`).
+ */
+sample: Array<{ [key in string]?: JsonValue }>, };
+
+/**
+ * Why a query returned nothing: one entry per responsible clause.
+ */
+export type Cause = { clause: Range, text: string, 
+/**
+ * A machine-readable reason: `unknown_name`, `name_under_other_type`,
+ * `name_differs_in_case_or_spacing`, `similar_name`, `no_instances`,
+ * `no_links`, `opposite_direction`, `path_too_short`, `no_join`,
+ * `filter_removed_all`, `not_removed_all`, and for a query the engine
+ * refused, `unknown_type` and `unknown_predicate`.
+ */
+reason: string, 
+/**
+ * The reason in words.
+ */
+message: string, 
+/**
+ * A suggested replacement for the clause's text, when there is one.
+ */
+fix?: Fix, };
+
+/**
+ * Replace `range` of the source by `replacement`.
+ */
+export type Fix = { range: Range, replacement: string, 
+/**
+ * What the fix does, for a button label.
+ */
+label: string, };
+
+/**
+ * A source range as the UI needs it to point at a clause.
+ */
+export type Range = { line: number, column: number, offset: number, length: number, };
+
+/**
+ * The diagram of one WHERE block and the blocks nested in it.
+ */
+export type Pattern = { 
+/**
+ * Block 0 is the WHERE block itself; NOT, OPTIONAL and UNION blocks
+ * follow in source order.
+ */
+blocks: Array<Block>, nodes: Array<Node>, edges: Array<Edge>, filters: Array<Filter>, };
+
+/**
+ * `where`, `not`, `optional` or `union`.
+ */
+export type Block = { id: number, kind: 'where' | 'not' | 'optional' | 'union', 
+/**
+ * The block's braces (the range a NOT / OPTIONAL / UNION step reports).
+ */
+range: Range, parent?: number, };
+
+/**
+ * A concept (a variable, or an inline `{…}` term), or a proposition that
+ * another proposition is about.
+ */
+export type Node = { id: number, 
+/**
+ * The variable's name without `?`, for a node that is a variable.
+ */
+var?: string, 
+/**
+ * `concept` or `proposition` (an inline `(…)` term, or a variable
+ * bound to a link).
+ */
+kind: 'concept' | 'proposition', 
+/**
+ * The type as written (`:param` for a placeholder).
+ */
+type?: string, 
+/**
+ * The name as written, or `id: …` for an id matcher.
+ */
+name?: string, 
+/**
+ * A short label: `?drug`, `Symptom "Fever"`, `(…)`.
+ */
+label: string, 
+/**
+ * The block the node first appears in.
+ */
+block: number, 
+/**
+ * The clauses that constrain this node: concept clauses on the
+ * variable, or the inline term itself.
+ */
+clauses: Array<Range>, };
+
+/**
+ * One proposition clause (or an inline proposition term): subject → object.
+ */
+export type Edge = { id: number, from: number, to: number, 
+/**
+ * `treats`, `treats | relieves`, or `?p` for a predicate variable.
+ */
+predicate: string, 
+/**
+ * The hop range as written (`{1,3}`), for a path.
+ */
+hops?: string, 
+/**
+ * The variable the link is bound to (`?l (…)`).
+ */
+var?: string, 
+/**
+ * The node standing for this link when another clause is about it.
+ */
+node?: number, clause: Range, 
+/**
+ * Where the predicate (with its hop range) is written.
+ */
+predicate_range: Range, block: number, };
+
+/**
+ * A FILTER, drawn as a badge on the nodes whose variables it reads.
+ */
+export type Filter = { clause: Range, 
+/**
+ * The nodes of the variables it reads.
+ */
+nodes: Array<number>, block: number, };
