@@ -385,6 +385,15 @@ pub struct Executor<'g, 't> {
     pub trace: Option<Trace>,
     /// How deep in NOT / OPTIONAL / UNION the evaluation is (only depth 0 is traced).
     depth: usize,
+    /// What path steps walked since the last reset, for `explain`.
+    walk: Walk,
+}
+
+/// Nodes a path walk expanded and the longest walk it found.
+#[derive(Debug, Default, Clone, Copy)]
+struct Walk {
+    nodes_visited: u64,
+    depth_reached: u32,
 }
 
 /// The profile being recorded for `explain`.
@@ -494,6 +503,7 @@ impl<'g, 't> Executor<'g, 't> {
             regexes: RegexCache::default(),
             trace: None,
             depth: 0,
+            walk: Walk::default(),
         }
     }
 
@@ -548,12 +558,20 @@ impl<'g, 't> Executor<'g, 't> {
             let index = tracing.then(|| index_name(atom, &bound));
             let input_copy = (tracing && rows_in > 0)
                 .then(|| rows.iter().take(200).cloned().collect::<Vec<_>>());
+            self.walk = Walk::default();
             rows = self.apply(atom, rows)?;
             if rows.len() > ROW_BUDGET {
                 return Err(rows_exceeded());
             }
             if tracing {
-                let mut step = self.step(atom_kind(atom), *span, rows_in, &rows, started);
+                let kind = atom_kind(atom);
+                let mut step = self.step(kind, *span, rows_in, &rows, started);
+                if kind == "path" {
+                    step.detail
+                        .insert("nodes_visited".into(), json!(self.walk.nodes_visited));
+                    step.detail
+                        .insert("depth_reached".into(), json!(self.walk.depth_reached));
+                }
                 step.index = index;
                 step.estimated_rows = Some((cost * 10.0).round() / 10.0);
                 self.record(step, input_copy, Failed::Atom(atom_index));
@@ -751,6 +769,7 @@ impl<'g, 't> Executor<'g, 't> {
             regexes: RegexCache::default(),
             trace: None,
             depth: 1,
+            walk: Walk::default(),
         }
     }
 
@@ -1504,6 +1523,7 @@ impl<'g, 't> Executor<'g, 't> {
             let mut next: Vec<ElementId> = Vec::new();
             let mut seen_level: HashSet<ElementId> = HashSet::new();
             for &n in &level {
+                self.walk.nodes_visited += 1;
                 for m in self.neighbours(n, preds, forward)? {
                     if seen_level.insert(m) {
                         next.push(m);
@@ -1512,6 +1532,9 @@ impl<'g, 't> Executor<'g, 't> {
             }
             level = next;
             depth += 1;
+            if !level.is_empty() {
+                self.walk.depth_reached = self.walk.depth_reached.max(depth);
+            }
         }
         if depth < min {
             return Ok(result);
@@ -1525,6 +1548,7 @@ impl<'g, 't> Executor<'g, 't> {
         while max.is_none_or(|m| depth < m) && !level.is_empty() {
             let mut next = Vec::new();
             for &n in &level {
+                self.walk.nodes_visited += 1;
                 for m in self.neighbours(n, preds, forward)? {
                     if visited.insert(m) {
                         next.push(m);
@@ -1536,6 +1560,9 @@ impl<'g, 't> Executor<'g, 't> {
             }
             level = next;
             depth += 1;
+            if !level.is_empty() {
+                self.walk.depth_reached = self.walk.depth_reached.max(depth);
+            }
         }
         Ok(result)
     }

@@ -369,3 +369,28 @@ fn the_pattern_diagram_draws_inline_terms_links_about_links_and_union_scopes() {
     assert_eq!(edges[1]["predicate"], "?p");
     assert_eq!(nodes[4]["block"], 1);
 }
+
+/// A path step reports how many nodes it expanded and how deep it got.
+#[test]
+fn a_path_reports_nodes_visited_and_depth_reached() {
+    let (_d, nexus) = fixture();
+    let e = explain(
+        &nexus,
+        r#"FIND(?c.name) WHERE { ({type: "DrugClass", name: "NSAID"}, "is_subclass_of"{1,5}, ?c) }"#,
+    );
+    let path = e["plan"]
+        .as_array()
+        .expect("plan")
+        .iter()
+        .find(|s| s["kind"] == "path")
+        .cloned()
+        .expect("a path step");
+    assert_eq!(path["rows_out"], 1, "NSAID → Analgesic");
+    assert_eq!(path["detail"]["depth_reached"], 1);
+    assert!(
+        path["detail"]["nodes_visited"]
+            .as_u64()
+            .is_some_and(|n| n >= 2),
+        "{path:#}"
+    );
+}

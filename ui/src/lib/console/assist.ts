@@ -5,7 +5,7 @@
 import type { Completion, CompletionContext, CompletionResult } from '@codemirror/autocomplete';
 import type { Diagnostic as CmDiagnostic } from '@codemirror/lint';
 import type { EditorView } from '@codemirror/view';
-import { ApiFailure, type Diagnostic, type Transport } from '../../transport';
+import { ApiFailure, type Diagnostic, type Pattern, type Transport } from '../../transport';
 import { isConcept, type Json } from '../kip';
 import type { PredicateDef, TypeDef } from '../state.svelte';
 import { FUNCTIONS, KEYWORDS } from './kip-language';
@@ -178,16 +178,24 @@ export interface EditorProblem {
   suggestions: string[];
 }
 
+/** What the editor learns from one check of its text. */
+export interface Diagnosis {
+  problems: EditorProblem[];
+  /** The WHERE block as a diagram (a single FIND or DELETE that parses). */
+  pattern: Pattern | null;
+}
+
 /**
- * Every problem of a text with its range in UTF-16 units. Uses the engine's
- * `validate`; a host without it is asked for a dry run, whose single error
- * carries its byte offset and length.
+ * Every problem of a text with its range in UTF-16 units, and its pattern
+ * diagram. Uses the engine's `validate`; a host without it is asked for a
+ * dry run, whose single error carries its byte offset and length (and no
+ * diagram).
  */
-export async function diagnose(transport: Transport, text: string, parameters?: Record<string, Json>): Promise<EditorProblem[]> {
-  if (!text.trim()) return [];
+export async function diagnose(transport: Transport, text: string, parameters?: Record<string, Json>): Promise<Diagnosis> {
+  if (!text.trim()) return { problems: [], pattern: null };
   try {
     const r = await transport.validate({ text, parameters });
-    return r.diagnostics.map((d: Diagnostic) => ({
+    const problems = r.diagnostics.map((d: Diagnostic) => ({
       from: d.from.utf16,
       to: Math.max(d.to.utf16, d.from.utf16),
       line: d.from.line,
@@ -197,28 +205,28 @@ export async function diagnose(transport: Transport, text: string, parameters?: 
       hint: d.hint,
       suggestions: d.suggestions,
     }));
+    return { problems, pattern: r.pattern ?? null };
   } catch (e) {
     if (!(e instanceof ApiFailure) || e.code !== 'API_UNKNOWN_OPERATION') throw e;
   }
   const r = await transport.execute({ command: text, parameters, dry_run: true });
-  if (!r.error) return [];
+  if (!r.error) return { problems: [], pattern: null };
   const data = (r.error.data ?? {}) as Record<string, Json>;
   const offset = typeof data.offset === 'number' ? data.offset : 0;
   const length = typeof data.length === 'number' ? data.length : 0;
   const from = byteToUtf16(text, offset);
   const to = byteToUtf16(text, offset + length);
-  return [
-    {
-      from,
-      to,
-      line: typeof data.line === 'number' ? data.line : 1,
-      column: typeof data.column === 'number' ? data.column : 1,
-      code: r.error.code,
-      message: r.error.message,
-      hint: r.error.hint,
-      suggestions: Array.isArray(data.suggestions) ? (data.suggestions as string[]) : [],
-    },
-  ];
+  const problem: EditorProblem = {
+    from,
+    to,
+    line: typeof data.line === 'number' ? data.line : 1,
+    column: typeof data.column === 'number' ? data.column : 1,
+    code: r.error.code,
+    message: r.error.message,
+    hint: r.error.hint,
+    suggestions: Array.isArray(data.suggestions) ? (data.suggestions as string[]) : [],
+  };
+  return { problems: [problem], pattern: null };
 }
 
 export function toCmDiagnostics(view: EditorView, problems: EditorProblem[]): CmDiagnostic[] {
