@@ -167,6 +167,18 @@ export function byteToUtf16(text: string, byteOffset: number): number {
   return i;
 }
 
+/** UTF-16 index → UTF-8 byte offset in `text` (the inverse of `byteToUtf16`). */
+export function utf16ToByte(text: string, index: number): number {
+  let bytes = 0;
+  let i = 0;
+  while (i < text.length && i < index) {
+    const cp = text.codePointAt(i) ?? 0;
+    bytes += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+    i += cp >= 0x10000 ? 2 : 1;
+  }
+  return bytes;
+}
+
 export interface EditorProblem {
   from: number;
   to: number;

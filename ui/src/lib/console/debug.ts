@@ -9,23 +9,13 @@
 // diagram is the engine's (`explain.pattern`, or `validate`'s `pattern`
 // while the user types).
 import type { Cause, Explain, Fix, Pattern, Range, Step } from '../../transport';
-import { byteToUtf16 } from './assist';
+import { byteToUtf16, utf16ToByte } from './assist';
+
+export { utf16ToByte };
 
 /** A range's identity: the engine uses the same spans for steps, causes and the diagram. */
 export function rangeKey(r: Pick<Range, 'offset' | 'length'>): string {
   return `${r.offset}:${r.length}`;
-}
-
-/** UTF-16 index → UTF-8 byte offset in `text`. */
-export function utf16ToByte(text: string, index: number): number {
-  let bytes = 0;
-  let i = 0;
-  while (i < text.length && i < index) {
-    const cp = text.codePointAt(i) ?? 0;
-    bytes += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
-    i += cp >= 0x10000 ? 2 : 1;
-  }
-  return bytes;
 }
 
 /** An engine range as editor positions (UTF-16) in `text`. */
