@@ -48,39 +48,117 @@ pub fn forward_changes(app: AppHandle, api: Api) {
 /// background thread, then emits their reports.
 pub fn import_dropped(app: AppHandle, api: Api, paths: Vec<PathBuf>) {
     std::thread::spawn(move || {
-        let mut files = Vec::new();
-        for path in paths {
-            if path.is_dir() {
-                match kip_capsule::capsule_files(&path) {
-                    Ok(found) => files.extend(found),
-                    Err(e) => eprintln!("kip-explorer: cannot read {}: {e}", path.display()),
-                }
-            } else {
-                files.push(path);
-            }
-        }
-        let mut reports: Vec<Json> = Vec::new();
-        for file in files {
-            let name = file
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let report = match std::fs::read_to_string(&file) {
-                Ok(text) => api
-                    .import(&ImportRequest {
-                        file_name: name.clone(),
-                        text,
-                        dry_run: None,
-                    })
-                    .unwrap_or_else(|e| json!({"file": name, "status": "failed", "errors": [e]})),
-                Err(e) => json!({
-                    "file": name,
-                    "status": "failed",
-                    "errors": [{"code": "API_IO", "message": format!("cannot read {}: {e}", file.display()), "hint": "Drop a readable .kip or .yaml file."}],
-                }),
-            };
-            reports.push(report);
-        }
+        let reports = import_paths(&api, &paths);
         let _ = app.emit("kip://dropped", reports);
     });
+}
+
+/// One import report per dropped file, in order; a dropped folder stands
+/// for its capsule files. A file that cannot be read gets a failed report
+/// of its own: one bad file never hides the others' reports.
+pub fn import_paths(api: &Api, paths: &[PathBuf]) -> Vec<Json> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            match kip_capsule::capsule_files(path) {
+                Ok(found) => files.extend(found),
+                Err(e) => eprintln!("kip-explorer: cannot read {}: {e}", path.display()),
+            }
+        } else {
+            files.push(path.clone());
+        }
+    }
+    let mut reports: Vec<Json> = Vec::new();
+    for file in files {
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let report = match std::fs::read_to_string(&file) {
+            Ok(text) => api
+                .import(&ImportRequest {
+                    file_name: name.clone(),
+                    text,
+                    dry_run: None,
+                })
+                .unwrap_or_else(|e| json!({"file": name, "status": "failed", "errors": [e]})),
+            Err(e) => json!({
+                "file": name,
+                "status": "failed",
+                "errors": [{"code": "API_IO", "message": format!("cannot read {}: {e}", file.display()), "hint": "Drop a readable .kip or .yaml file."}],
+            }),
+        };
+        reports.push(report);
+    }
+    reports
+}
+
+#[cfg(test)]
+mod tests {
+    //! What a drop onto the window imports. The OS drag-and-drop event
+    //! itself cannot be synthesised over WebDriver; it hands these paths to
+    //! [`import_paths`] unchanged (`main.rs`, `WindowEvent::DragDrop`).
+
+    use std::sync::Arc;
+
+    use super::*;
+
+    #[test]
+    fn a_drop_imports_good_files_reports_broken_ones_and_expands_folders() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let nexus = kip_nexus::Nexus::open(&dir.path().join("nexus")).expect("nexus");
+        let api = Api::new(Arc::new(nexus), "test-drop");
+        let examples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../capsules/examples");
+        let folder = dir.path().join("dropped-folder");
+        std::fs::create_dir(&folder).expect("folder");
+        std::fs::copy(
+            examples.join("11_medical_data.kip"),
+            folder.join("11_medical_data.kip"),
+        )
+        .expect("copy");
+        let broken = dir.path().join("broken.kip");
+        std::fs::write(
+            &broken,
+            "UPSERT {\n  CONCEPT ?x { {type: \"Drug\", name: \"X\"}\n",
+        )
+        .expect("write");
+        let binary = dir.path().join("binary.kip");
+        std::fs::write(&binary, [0xff, 0xfe, 0x00, 0x81]).expect("write");
+
+        let reports = import_paths(
+            &api,
+            &[
+                examples.join("10_medical_schema.kip"),
+                folder,
+                broken,
+                binary,
+            ],
+        );
+        let status: Vec<(&str, &str)> = reports
+            .iter()
+            .map(|r| {
+                (
+                    r["file"].as_str().unwrap_or(""),
+                    r["status"].as_str().unwrap_or(""),
+                )
+            })
+            .collect();
+        assert_eq!(
+            status,
+            [
+                ("10_medical_schema.kip", "imported"),
+                ("11_medical_data.kip", "imported"),
+                ("broken.kip", "failed"),
+                ("binary.kip", "failed"),
+            ],
+            "{reports:#?}"
+        );
+        let error = &reports[2]["errors"][0];
+        assert!(error["data"]["line"].as_u64().is_some(), "{error}");
+        let found = api.execute(kip_api::ExecuteRequest {
+            command: Some(r#"FIND(?d.name) WHERE { ?d {type: "Drug", name: "Aspirin"} }"#.into()),
+            ..Default::default()
+        });
+        assert_eq!(found["result"], json!(["Aspirin"]), "{found}");
+    }
 }
