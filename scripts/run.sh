@@ -2,10 +2,26 @@
 # The README's first command: installs what is missing, builds the web UI,
 # `kip` and the desktop app, puts the example capsules into the watched
 # folder, and opens KIP Explorer on the default nexus. With no display it
-# says so and serves the same UI in a browser through `kip serve`.
+# says so and serves the same UI in a browser through
+# `kip serve --capsules`, which watches the same folder as the app would.
 #
 # Usage: ./scripts/run.sh [kip-explorer options, e.g. --db DIR --capsules DIR]
 set -euo pipefail
+
+data="${XDG_DATA_HOME:-$HOME/.local/share}/kip-explorer"
+capsules="${KIP_CAPSULES:-$data/capsules}"
+# `--capsules DIR` picks the watched folder (the examples go there too); the
+# other options go to the app, or to `kip serve` (which takes `--db DIR` too).
+args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --capsules) capsules="${2:?--capsules needs a folder}"; shift 2 ;;
+    --capsules=*) capsules="${1#--capsules=}"; shift ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
+# Relative to where run.sh was started, not to the repository.
+case "$capsules" in /*) ;; *) capsules="$PWD/$capsules" ;; esac
 cd "$(dirname "$0")/.."
 
 has_display() { [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; }
@@ -20,8 +36,6 @@ source scripts/env.sh
 echo "==> building the web UI"
 ./scripts/ui.sh build
 
-data="${XDG_DATA_HOME:-$HOME/.local/share}/kip-explorer"
-capsules="${KIP_CAPSULES:-$data/capsules}"
 mkdir -p "$capsules"
 # The examples, once: never overwrite what a curator changed.
 for f in capsules/examples/*; do
@@ -32,14 +46,15 @@ if has_display; then
   echo "==> building KIP Explorer (release; the first build takes a few minutes)"
   cargo build --release --locked -p kip-explorer --features custom-protocol
   echo "==> opening KIP Explorer (watching $capsules)"
-  exec ./target/release/kip-explorer --capsules "$capsules" "$@"
+  exec ./target/release/kip-explorer --capsules "$capsules" ${args[@]+"${args[@]}"}
 fi
 
 echo "==> building kip (release)"
 cargo build --release --locked -p kip-cli
 echo
 echo "No display is available (neither DISPLAY nor WAYLAND_DISPLAY is set), so the desktop"
-echo "window cannot open. Serving the same UI in a browser instead."
-./target/release/kip import "$capsules" >/dev/null || echo "(some capsules in $capsules did not import; the Import view shows why)"
+echo "window cannot open. Serving the same UI in a browser instead, watching $capsules"
+echo "(files written into it are imported; the Import view shows each file's status)."
 echo "Open the URL below in a browser; stop with Ctrl+C."
-exec ./target/release/kip serve --addr "${KIP_ADDR:-127.0.0.1:4840}" --ui ui/dist
+exec ./target/release/kip serve --addr "${KIP_ADDR:-127.0.0.1:4840}" --ui ui/dist \
+  --capsules "$capsules" ${args[@]+"${args[@]}"}

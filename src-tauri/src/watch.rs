@@ -1,16 +1,19 @@
 //! The watched capsule folder: one [`kip_capsule::Watcher`] at a time,
-//! feeding a [`kip_api::WatchBoard`] (what the `watch_status` operation
-//! reports) and telling the UI through a `kip://watch` event whenever a
-//! file's status changes. Changing the folder swaps the watcher, the board
-//! and the [`kip_api::Api`] that reports it.
+//! started by [`Api::watch_folder`] (which feeds the [`kip_api::WatchBoard`]
+//! that the `watch_status` operation reports), telling the UI through a
+//! `kip://watch` event whenever a file's status changes. Changing the
+//! folder swaps the watcher and the [`kip_api::Api`] that reports it.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
-use kip_api::{Api, WatchBoard};
-use kip_capsule::{WatchOptions, Watcher};
-use kip_nexus::{Nexus, Origin};
+use kip_api::{Api, WatchStatus};
+use kip_capsule::Watcher;
+use kip_nexus::Nexus;
 use tauri::{AppHandle, Emitter as _};
+
+/// Who the shell writes as (the watcher's imports: `kip-explorer/watch`).
+const ORIGIN: &str = "kip-explorer";
 
 struct Current {
     watcher: Option<Watcher>,
@@ -35,19 +38,11 @@ impl std::fmt::Debug for Host {
     }
 }
 
-fn api_for(nexus: &Arc<Nexus>, board: Option<WatchBoard>) -> Api {
-    let api = Api::new(nexus.clone(), "kip-explorer");
-    match board {
-        Some(b) => api.with_watch(b),
-        None => api,
-    }
-}
-
 impl Host {
     pub fn new(app: AppHandle, nexus: Arc<Nexus>) -> Host {
         Host {
             app,
-            api: Arc::new(RwLock::new(api_for(&nexus, None))),
+            api: Arc::new(RwLock::new(Api::new(nexus.clone(), ORIGIN))),
             nexus,
             current: Arc::new(Mutex::new(Current {
                 watcher: None,
@@ -66,8 +61,8 @@ impl Host {
         self.current.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn emit_status(&self) {
-        let _ = self.app.emit("kip://watch", self.api().watch_status());
+    fn emit(&self, status: WatchStatus) {
+        let _ = self.app.emit("kip://watch", status);
     }
 
     /// Stops the current watcher (an import under way finishes first) and
@@ -82,38 +77,26 @@ impl Host {
         if let Some(w) = old {
             w.stop();
         }
-        let board = WatchBoard::new(&dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()));
-        *self.api.write().unwrap_or_else(|e| e.into_inner()) =
-            api_for(&self.nexus, Some(board.clone()));
-        let options = WatchOptions {
-            origin: Origin {
-                name: "kip-explorer/watch".into(),
-            },
-            ..WatchOptions::default()
-        };
         let me = self.clone();
-        let feed = board.clone();
-        let started = Watcher::start(self.nexus.clone(), dir, options, move |event| {
-            if me.lock().generation != generation {
-                return;
-            }
-            feed.apply(&event);
-            me.emit_status();
-        });
-        match started {
-            Ok(watcher) => {
-                let mut current = self.lock();
-                if current.generation == generation {
-                    current.watcher = Some(watcher);
-                } else {
-                    drop(current);
-                    watcher.stop();
+        let (api, started) =
+            Api::new(self.nexus.clone(), ORIGIN).watch_folder(dir, move |_, status| {
+                if me.lock().generation == generation {
+                    me.emit(status);
                 }
+            });
+        let mut current = self.lock();
+        if current.generation == generation {
+            *self.api.write().unwrap_or_else(|e| e.into_inner()) = api;
+            current.watcher = started;
+            drop(current);
+            // Also when nothing happened yet (an empty or unwatchable folder).
+            self.emit(self.api().watch_status());
+        } else {
+            // Another folder was chosen meanwhile: this one is already replaced.
+            drop(current);
+            if let Some(watcher) = started {
+                watcher.stop();
             }
-            Err(e) => board.apply(&kip_capsule::WatchEvent::Error {
-                message: e.to_string(),
-            }),
         }
-        self.emit_status();
     }
 }

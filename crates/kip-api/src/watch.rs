@@ -3,15 +3,20 @@
 //! `watch_status` operation reads.
 //!
 //! The watcher itself (debounced file events, content hashes, the atomic
-//! import of each file) is `kip_capsule::Watcher`; hosts own its thread and
-//! its folder. This module only keeps the latest state of each file.
+//! import of each file) is `kip_capsule::Watcher`; hosts own it (and so
+//! how long the folder is watched). [`Api::watch_folder`] is the glue every
+//! host shares: it starts the watcher on a folder, feeds a new board and
+//! returns the API that reports it. This module keeps only the latest state
+//! of each file.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use kip_capsule::WatchEvent;
+use kip_capsule::{WatchEvent, WatchOptions, Watcher};
+use kip_nexus::Origin;
 use serde_json::Value as Json;
 
+use crate::Api;
 use crate::types::{FileStatus, WatchStatus, WatchedFile};
 
 /// The latest state of every file of a watched folder. Cheap to clone;
@@ -114,6 +119,57 @@ impl WatchBoard {
     }
 }
 
+impl Api {
+    /// Watches the capsule folder `dir` for this host: a
+    /// [`kip_capsule::Watcher`] imports the files it holds, then every file
+    /// written or moved into it, recording the writes as `<origin>/watch`,
+    /// and feeds a new [`WatchBoard`] that the returned API's
+    /// `watch_status` reports.
+    ///
+    /// `on_change` runs on the watcher's thread after each event is on the
+    /// board, with the event and the board's new status (hosts tell their
+    /// UI). A folder that cannot be watched, or a read-only host (importing
+    /// writes), gives no watcher and a status whose `note` says why.
+    ///
+    /// Watching lasts as long as the returned watcher: dropping it (or
+    /// [`Watcher::stop`]) stops it, after an import under way.
+    pub fn watch_folder(
+        &self,
+        dir: &Path,
+        mut on_change: impl FnMut(&WatchEvent, WatchStatus) + Send + 'static,
+    ) -> (Api, Option<Watcher>) {
+        let board = WatchBoard::new(&dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()));
+        let api = self.clone().with_watch(board.clone());
+        if self.read_only {
+            board.apply(&WatchEvent::Error {
+                message: "this host is read-only and imports nothing, so the folder is not watched"
+                    .to_owned(),
+            });
+            return (api, None);
+        }
+        let options = WatchOptions {
+            origin: Origin {
+                name: format!("{}/watch", self.origin.name),
+            },
+            ..WatchOptions::default()
+        };
+        let feed = board.clone();
+        let started = Watcher::start(self.nexus.clone(), dir, options, move |event| {
+            feed.apply(&event);
+            on_change(&event, feed.status());
+        });
+        match started {
+            Ok(watcher) => (api, Some(watcher)),
+            Err(e) => {
+                board.apply(&WatchEvent::Error {
+                    message: e.to_string(),
+                });
+                (api, None)
+            }
+        }
+    }
+}
+
 /// What a host that watches no folder reports.
 pub(crate) fn unwatched() -> WatchStatus {
     WatchStatus {
@@ -121,7 +177,7 @@ pub(crate) fn unwatched() -> WatchStatus {
         ready: true,
         files: Vec::new(),
         note: Some(
-            "this host does not watch a capsule folder (the desktop app and `kip watch DIR` do); import files with the import operation".to_owned(),
+            "this host does not watch a capsule folder (the desktop app, `kip serve --capsules DIR` and `kip watch DIR` do); import files with the import operation".to_owned(),
         ),
     }
 }

@@ -613,3 +613,35 @@ fn watch_status_follows_the_watchers_events() {
     assert_eq!(status.files[0].status, kip_api::FileStatus::Removed);
     assert_eq!(status.note.as_deref(), Some("the folder vanished"));
 }
+
+#[test]
+fn watch_folder_reports_why_it_cannot_watch() {
+    let (dir, api) = fixture();
+    // A read-only host imports nothing, so it starts no watcher.
+    let folder = dir.path().join("capsules");
+    std::fs::create_dir_all(&folder).expect("folder");
+    let (read_only, watcher) = api.clone().read_only(true).watch_folder(&folder, |_, _| {});
+    assert!(watcher.is_none());
+    let status = read_only.watch_status();
+    assert!(status.folder.is_some());
+    assert!(
+        status
+            .note
+            .as_deref()
+            .is_some_and(|n| n.contains("read-only")),
+        "{status:?}"
+    );
+    // A folder that does not exist cannot be watched; the note says so.
+    let missing = dir.path().join("nowhere");
+    let (watching, watcher) = api.watch_folder(&missing, |_, _| {});
+    assert!(watcher.is_none());
+    let status = watching.watch_status();
+    assert_eq!(status.folder, Some(missing.display().to_string()));
+    assert!(
+        status
+            .note
+            .as_deref()
+            .is_some_and(|n| n.contains("nowhere")),
+        "{status:?}"
+    );
+}

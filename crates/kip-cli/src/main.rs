@@ -8,7 +8,7 @@ use std::io::Read as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, Parser, Subcommand};
 
 mod bench;
 mod capsule_cmd;
@@ -112,6 +112,9 @@ enum Cmd {
         /// The web UI's built files (default: ui/dist, when it exists).
         #[arg(long, value_name = "DIR")]
         ui: Option<PathBuf>,
+        /// Watch a capsule folder (created if missing), as the desktop app does: import what it holds, then every capsule written or moved into it; the watch_status operation reports each file.
+        #[arg(long, value_name = "DIR")]
+        capsules: Option<PathBuf>,
     },
     /// Serve the nexus to an AI agent as an MCP server over stdio.
     Mcp {
@@ -293,7 +296,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             read_only,
             token,
             ui,
+            capsules,
         } => {
+            if read_only && capsules.is_some() {
+                // A usage error (exit 2), before anything is opened or created.
+                Cli::command()
+                    .error(
+                        clap::error::ErrorKind::ArgumentConflict,
+                        "`--capsules` imports the folder's files into the nexus, which `--read-only` forbids; drop one of them",
+                    )
+                    .exit();
+            }
             init_logging();
             let api = kip_api::Api::new(std::sync::Arc::new(open_nexus(cli.db)?), "kip-serve");
             let options = serve::Options {
@@ -301,6 +314,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 read_only,
                 token,
                 ui,
+                capsules,
             };
             serve::run(api, options)
         }

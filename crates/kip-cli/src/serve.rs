@@ -16,6 +16,12 @@
 //!   client fell too far behind.
 //! - anything else — the files of the web UI (`ui/dist`) when present.
 //!
+//! With `--capsules DIR` the server also watches a capsule folder, as the
+//! desktop app does ([`kip_api::Api::watch_folder`]): `watch_status`
+//! reports the folder and each file's status, the imports are written as
+//! `kip-serve/watch` and reach browsers as `change` events like any other
+//! write. The web UI reads `watch_status` again on every change notice.
+//!
 //! Changes are found by polling the nexus's change log, not by listening to
 //! this process's own writes, so writes by other processes (`kip exec`, an
 //! agent through `kip mcp`, the desktop app) reach the browser within one
@@ -43,6 +49,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use kip_api::{Api, ApiError, ChangesRequest, ErrorCode, Operation};
+use kip_capsule::{WatchEvent, Watcher};
 use serde::Deserialize;
 use serde_json::{Value as Json, json};
 use tokio::sync::watch;
@@ -60,6 +67,8 @@ pub struct Options {
     pub token: Option<String>,
     /// The web UI's folder; `None` looks for `ui/dist` (see [`ui_dir`]).
     pub ui: Option<PathBuf>,
+    /// The capsule folder to watch (created if missing); not with `read_only`.
+    pub capsules: Option<PathBuf>,
 }
 
 #[derive(Clone)]
@@ -80,12 +89,60 @@ pub fn run(api: Api, options: Options) -> anyhow::Result<ExitCode> {
         );
     }
     let api = api.read_only(options.read_only);
+    // Watching lasts while `_watcher` lives: until the server stops.
+    let (api, _watcher) = match &options.capsules {
+        Some(dir) => watch_capsules(api, dir)?,
+        None => (api, None),
+    };
     let ui = options.ui.or_else(ui_dir).filter(|d| d.is_dir());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     runtime.block_on(serve(api, options.addr, token, ui))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Starts watching the capsule folder `dir` (creating it), logging each
+/// file's outcome to standard error. A folder that cannot be watched is
+/// logged and reported by `watch_status`; the server still starts, as the
+/// desktop app does.
+fn watch_capsules(api: Api, dir: &std::path::Path) -> anyhow::Result<(Api, Option<Watcher>)> {
+    if api.is_read_only() {
+        anyhow::bail!("`--capsules` imports into the nexus, which `--read-only` forbids");
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| anyhow::anyhow!("cannot create the capsule folder {}: {e}", dir.display()))?;
+    let (api, watcher) = api.watch_folder(dir, |event, _| log_watch_event(event));
+    match &watcher {
+        Some(w) => tracing::info!("watching the capsule folder {}", w.dir().display()),
+        None => tracing::warn!(
+            "not watching {}: {}",
+            dir.display(),
+            api.watch_status().note.unwrap_or_default()
+        ),
+    }
+    Ok((api, watcher))
+}
+
+fn log_watch_event(event: &WatchEvent) {
+    match event {
+        WatchEvent::Imported { file, .. } => tracing::info!("imported {}", file.display()),
+        WatchEvent::Failed { file, report } => tracing::warn!(
+            "{} did not import ({} error{}; the watch_status operation lists them)",
+            file.display(),
+            report.errors.len(),
+            if report.errors.len() == 1 { "" } else { "s" }
+        ),
+        WatchEvent::Removed { file } => tracing::info!("{} was removed", file.display()),
+        WatchEvent::Ready { files } => {
+            tracing::info!("the capsule folder's {files} file(s) are taken up")
+        }
+        WatchEvent::Error { message } => tracing::warn!("watching the capsule folder: {message}"),
+        WatchEvent::Queued { .. }
+        | WatchEvent::Importing { .. }
+        | WatchEvent::Progress { .. }
+        | WatchEvent::Unchanged { .. } => {}
+    }
 }
 
 /// `ui/dist` in the current folder, or next to the workspace the binary was

@@ -1,9 +1,12 @@
 //! `kip serve` as a real process on an ephemeral port: both KIP endpoints,
 //! the other API operations, server-sent events that carry a write made by
-//! a separate `kip exec` process, read-only mode, and the token enforced
-//! when binding off loopback.
+//! a separate `kip exec` process, read-only mode, the token enforced when
+//! binding off loopback, and the watched capsule folder (`--capsules`).
 
 mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 use common::{Server, Sse, http, kip_run};
 use serde_json::{Value as Json, json};
@@ -302,4 +305,183 @@ fn the_web_ui_is_served_from_its_folder_with_the_api_beside_it() {
     let (status, info) = server.get("/api/info");
     assert_eq!(status, 200);
     assert_eq!(info["origin"], "kip-serve");
+}
+
+/// How long the watcher may take to get to a file before a test fails (a
+/// failure deadline, not a performance assertion).
+const WATCH_DEADLINE: Duration = Duration::from_secs(60);
+
+/// Asks `POST /api/watch_status` until `done` holds for the answer, and
+/// returns that answer; fails with the last one after [`WATCH_DEADLINE`].
+fn poll_watch_status(server: &Server, what: &str, done: impl Fn(&Json) -> bool) -> Json {
+    let start = Instant::now();
+    loop {
+        let (status, answer) = server.post("/api/watch_status", &json!({}));
+        assert_eq!(status, 200, "{answer}");
+        if done(&answer) {
+            return answer;
+        }
+        assert!(
+            start.elapsed() < WATCH_DEADLINE,
+            "waited {WATCH_DEADLINE:?} for {what}; the last status: {answer:#}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The file of a `watch_status` answer whose path ends with `name`.
+fn watched<'a>(status: &'a Json, name: &str) -> Option<&'a Json> {
+    status["files"].as_array()?.iter().find(|f| {
+        f["path"]
+            .as_str()
+            .is_some_and(|p| Path::new(p).file_name().is_some_and(|n| n == name))
+    })
+}
+
+fn has_status(status: &Json, name: &str, wanted: &str) -> bool {
+    watched(status, name).is_some_and(|f| f["status"] == wanted)
+}
+
+#[test]
+fn capsules_folder_is_watched_and_reported_by_watch_status() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let folder = tempfile::tempdir().expect("capsule dir");
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../capsules/examples");
+    std::fs::copy(
+        examples.join("10_medical_schema.kip"),
+        folder.path().join("10_medical_schema.kip"),
+    )
+    .expect("copy the example");
+    // Line 3 lacks the comma between the key's two fields.
+    std::fs::write(
+        folder.path().join("broken.kip"),
+        "// Not KIP.\nUPSERT {\n  CONCEPT ?s { {type: \"Symptom\" name: \"Cough\"} }\n}\n",
+    )
+    .expect("broken capsule");
+    let dir = folder.path().to_str().expect("UTF-8 path");
+    let server = Server::start(db.path(), &["--addr", "127.0.0.1:0", "--capsules", dir]);
+
+    let status = poll_watch_status(
+        &server,
+        "the good capsule imported and the broken one failed",
+        |s| {
+            s["ready"] == true
+                && has_status(s, "10_medical_schema.kip", "imported")
+                && has_status(s, "broken.kip", "failed")
+        },
+    );
+    let reported = Path::new(status["folder"].as_str().expect("a folder"));
+    assert_eq!(
+        reported.canonicalize().expect("the folder exists"),
+        folder.path().canonicalize().expect("canonical"),
+        "{status:#}"
+    );
+    assert!(status.get("note").is_none(), "{status:#}");
+    let broken = watched(&status, "broken.kip").expect("broken.kip");
+    let error = &broken["errors"][0];
+    assert!(error["code"].is_string(), "{broken:#}");
+    assert_eq!(error["data"]["line"], 3, "{broken:#}");
+    assert!(error["data"]["column"].as_u64().is_some(), "{broken:#}");
+    let good = watched(&status, "10_medical_schema.kip").expect("the schema capsule");
+    assert_eq!(good["errors"], json!([]), "{good:#}");
+    // What the good capsule defines is in the nexus.
+    let (_, found) = server.post(
+        "/api/kip",
+        &json!({"command": "FIND(?t.name) WHERE { ?t {type: \"$ConceptType\", name: \"Symptom\"} }"}),
+    );
+    assert_eq!(found["result"], json!(["Symptom"]), "{found}");
+
+    // A capsule written into the folder later is imported too.
+    std::fs::write(
+        folder.path().join("later.kip"),
+        "UPSERT {\n  CONCEPT ?s {\n    {type: \"Symptom\", name: \"Watched Fever\"}\n    SET ATTRIBUTES { description: \"Dropped in after the server started.\" }\n  }\n}\n",
+    )
+    .expect("new capsule");
+    let start = Instant::now();
+    loop {
+        let (status, found) = server.post(
+            "/api/kip",
+            &json!({"command": "FIND(?s.name) WHERE { ?s {type: \"Symptom\", name: \"Watched Fever\"} }"}),
+        );
+        assert_eq!(status, 200, "{found}");
+        if found["result"] == json!(["Watched Fever"]) {
+            break;
+        }
+        assert!(
+            start.elapsed() < WATCH_DEADLINE,
+            "later.kip was not imported within {WATCH_DEADLINE:?}: {found}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A failed file is tried again after an import that changed the graph
+    // (it may have been waiting for a type): broken.kip fails again.
+    poll_watch_status(
+        &server,
+        "later.kip imported and broken.kip failed again",
+        |s| has_status(s, "later.kip", "imported") && has_status(s, "broken.kip", "failed"),
+    );
+    // The watcher's writes are recorded as the server's watcher.
+    let (_, changes) = server.get("/api/changes?since=0");
+    let origins: Vec<&str> = changes["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .filter_map(|c| c["origin"].as_str())
+        .collect();
+    assert!(origins.contains(&"kip-serve/watch"), "{changes:#}");
+}
+
+#[test]
+fn capsules_folder_is_created_when_missing() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let parent = tempfile::tempdir().expect("parent dir");
+    let folder = parent.path().join("new/capsules");
+    let dir = folder.to_str().expect("UTF-8 path");
+    let server = Server::start(db.path(), &["--addr", "127.0.0.1:0", "--capsules", dir]);
+    assert!(folder.is_dir());
+    let status = poll_watch_status(&server, "the empty folder taken up", |s| s["ready"] == true);
+    assert_eq!(status["files"], json!([]), "{status:#}");
+    assert!(status["folder"].is_string(), "{status:#}");
+}
+
+#[test]
+fn without_capsules_watch_status_says_no_folder_is_watched() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(db.path(), &["--addr", "127.0.0.1:0"]);
+    let (status, answer) = server.post("/api/watch_status", &json!({}));
+    assert_eq!(status, 200);
+    assert_eq!(answer["folder"], Json::Null);
+    assert!(
+        answer["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("--capsules")),
+        "{answer}"
+    );
+}
+
+#[test]
+fn read_only_refuses_capsules_with_a_usage_error() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let parent = tempfile::tempdir().expect("parent dir");
+    let folder = parent.path().join("capsules");
+    let dir = folder.to_str().expect("UTF-8 path");
+    let out = kip_run(
+        db.path(),
+        &[
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--read-only",
+            "--capsules",
+            dir,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--capsules") && stderr.contains("--read-only"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty(), "it never listened");
+    assert!(!folder.exists(), "nothing was created");
 }
