@@ -198,10 +198,30 @@ export class HttpTransport implements Transport {
   }
 
   onWatch(callback: (status: WatchView) => void): () => void {
-    // The server's watcher status is polled when the Import view asks for it;
-    // event streams carry only change notices.
-    void callback;
-    return () => {};
+    // Event streams carry only change notices, and a file that fails to
+    // import changes nothing: poll the watcher's status while someone
+    // listens (one small loopback request every 1.5 s), reporting changes.
+    let last = '';
+    let stopped = false;
+    const poll = async () => {
+      try {
+        const status = await this.watchStatus();
+        // A server started without --capsules never gains a folder.
+        if (status.folder === null) clearInterval(timer);
+        const seen = JSON.stringify(status);
+        if (!stopped && seen !== last) {
+          last = seen;
+          callback(status);
+        }
+      } catch {
+        // The server is restarting or gone; the next poll tries again.
+      }
+    };
+    const timer = setInterval(() => void poll(), 1500);
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+    };
   }
 
   onDropImport(): () => void {

@@ -18,14 +18,17 @@ export function kip(db, ...args) {
   return execFileSync(kipBin, ['--db', db, ...args], { encoding: 'utf8' });
 }
 
-/** Starts `kip serve` on a fresh nexus with the examples; resolves to {url, db, stop}. */
-export async function startServer() {
+/**
+ * Starts `kip serve` on a fresh nexus with the examples; resolves to {url, db, dir, stop}.
+ * `args` are extra `kip serve` options (e.g. `--capsules DIR`).
+ */
+export async function startServer(args = []) {
   if (!existsSync(kipBin)) throw new Error(`${kipBin} is missing: build it with cargo build -p kip-cli`);
   if (!existsSync(join(repo, 'ui/dist/index.html'))) throw new Error('ui/dist is missing: run npm run build');
   const dir = mkdtempSync(join(tmpdir(), 'kip-e2e-'));
   const db = join(dir, 'nexus');
   execFileSync(kipBin, ['--db', db, 'import', join(repo, 'capsules/examples')], { stdio: 'ignore' });
-  const child = spawn(kipBin, ['--db', db, 'serve', '--addr', '127.0.0.1:0', '--ui', join(repo, 'ui/dist')], {
+  const child = spawn(kipBin, ['--db', db, 'serve', '--addr', '127.0.0.1:0', '--ui', join(repo, 'ui/dist'), ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, RUST_LOG: 'warn' },
   });
@@ -47,6 +50,7 @@ export async function startServer() {
   return {
     url,
     db,
+    dir,
     stop() {
       child.kill('SIGTERM');
       rmSync(dir, { recursive: true, force: true });
