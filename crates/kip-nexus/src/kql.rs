@@ -867,10 +867,10 @@ impl<'g, 't> Executor<'g, 't> {
         let Expr::Compare(op, left, right) = expr else {
             return Ok(None);
         };
-        let (path, op) = match (left.as_ref(), right.as_ref()) {
-            (Expr::Path(p), Expr::Value(_, _)) => (p, *op),
+        let (path, op, value) = match (left.as_ref(), right.as_ref()) {
+            (Expr::Path(p), Expr::Value(_, value)) => (p, *op, value),
             // `5 < ?x` reads as `?x > 5`.
-            (Expr::Value(_, _), Expr::Path(p)) => (
+            (Expr::Value(_, value), Expr::Path(p)) => (
                 p,
                 match op {
                     CompareOp::Lt => CompareOp::Gt,
@@ -879,6 +879,7 @@ impl<'g, 't> Executor<'g, 't> {
                     CompareOp::Ge => CompareOp::Le,
                     other => *other,
                 },
+                value,
             ),
             _ => return Ok(None),
         };
@@ -905,12 +906,11 @@ impl<'g, 't> Executor<'g, 't> {
             .get(path.span.start..path.span.end)
             .unwrap_or_default();
         let op_text = if wants_more { ">=" } else { "<=" };
-        let span = match (left.as_ref(), right.as_ref()) {
-            (_, Expr::Value(_, end)) | (Expr::Value(_, end), _) => {
-                Span::new(path.span.start.min(end.start), path.span.end.max(end.end))
-            }
-            _ => return Ok(None),
-        };
+        // The whole comparison, whichever side the number is on.
+        let span = Span::new(
+            path.span.start.min(value.start),
+            path.span.end.max(value.end),
+        );
         Ok(Some(Fix {
             range: Range::of(source, span),
             replacement: format!("{written} {op_text} {best_text}"),

@@ -128,6 +128,14 @@ pub fn outline(source: &str, group: &Group) -> Pattern {
     b.out
 }
 
+/// A name as written: the literal, or `:param` for a placeholder.
+fn arg(a: &Arg<String>) -> String {
+    match a {
+        Arg::Lit(s, _) => s.clone(),
+        Arg::Param(p) => format!(":{}", p.name),
+    }
+}
+
 struct Builder<'s> {
     source: &'s str,
     out: Pattern,
@@ -225,10 +233,6 @@ impl Builder<'_> {
     /// Records what a concept matcher says about a node and labels inline
     /// terms by it.
     fn describe(&mut self, node: usize, matcher: &ConceptMatcher) {
-        let arg = |a: &Arg<String>| match a {
-            Arg::Lit(s, _) => s.clone(),
-            Arg::Param(p) => format!(":{}", p.name),
-        };
         let (ty, name) = match matcher {
             ConceptMatcher::Id(id) => (None, Some(format!("id: {}", arg(id)))),
             ConceptMatcher::TypeName { ty, name } => (Some(arg(ty)), Some(arg(name))),
@@ -294,10 +298,7 @@ impl Builder<'_> {
                 let range = self.range(span);
                 let n = &mut self.out.nodes[node];
                 n.kind = "proposition";
-                n.name = Some(match id {
-                    Arg::Lit(s, _) => format!("id: {s}"),
-                    Arg::Param(p) => format!("id: :{}", p.name),
-                });
+                n.name = Some(format!("id: {}", arg(id)));
                 if n.var.is_none() {
                     n.label = "(id)".into();
                 }
@@ -310,13 +311,7 @@ impl Builder<'_> {
                 let (predicate, hops, predicate_span) = match &t.predicate {
                     PredicateExpr::Var(v) => (format!("?{}", v.name), None, v.span),
                     PredicateExpr::Names { names, hops, span } => {
-                        let names: Vec<String> = names
-                            .iter()
-                            .map(|n| match n {
-                                Arg::Lit(s, _) => s.clone(),
-                                Arg::Param(p) => format!(":{}", p.name),
-                            })
-                            .collect();
+                        let names: Vec<String> = names.iter().map(arg).collect();
                         (
                             names.join(" | "),
                             hops.as_ref().map(|h| self.written(h.span)),

@@ -50,16 +50,19 @@ after(async () => {
   assert.deepEqual(pageErrors, [], 'no uncaught errors in the page');
 });
 
-/** The engine's own explain of a query, through the command line. */
-function engineExplain(query) {
+/** The engine's own response to `kip exec ARGS…`, also when it is a KIP error. */
+function kipExec(...args) {
   let out;
   try {
-    out = execFileSync(kipBin, ['--db', server.db, 'exec', '--explain', query], { encoding: 'utf8' });
+    out = execFileSync(kipBin, ['--db', server.db, 'exec', ...args], { encoding: 'utf8' });
   } catch (e) {
-    out = e.stdout; // a refused query exits 1 and still prints its response
+    out = e.stdout; // a KIP error exits 1 and still prints its response
   }
-  return JSON.parse(out).explain;
+  return JSON.parse(out);
 }
+
+/** The engine's own explain of a query, through the command line. */
+const engineExplain = (query) => kipExec('--explain', query).explain;
 
 async function setQuery(text) {
   await page.locator('.cm-content').click();
@@ -152,13 +155,7 @@ test('the diagram and the editor light each other up', async () => {
 
 test('a syntax error appears in the debugger at the position the engine reports', async () => {
   const query = 'FIND(?d.name)\nWHERE {\n  ?d {type: "Drug"\n}';
-  let response;
-  try {
-    response = execFileSync(kipBin, ['--db', server.db, 'exec', query], { encoding: 'utf8' });
-  } catch (e) {
-    response = e.stdout;
-  }
-  const { error } = JSON.parse(response);
+  const { error } = kipExec(query);
   assert.equal(error.code, 'KIP_1001');
   await setQuery(query);
   await page.getByTestId('tab-debug').click();

@@ -155,13 +155,18 @@ async function searchNames(transport: Transport, term: string, type?: string): P
   }
 }
 
+/** How many UTF-8 bytes the code point `cp` takes. */
+function utf8Length(cp: number): number {
+  return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+}
+
 /** UTF-8 byte offset → UTF-16 index in `text`. */
 export function byteToUtf16(text: string, byteOffset: number): number {
   let bytes = 0;
   let i = 0;
   while (i < text.length && bytes < byteOffset) {
     const cp = text.codePointAt(i) ?? 0;
-    bytes += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+    bytes += utf8Length(cp);
     i += cp >= 0x10000 ? 2 : 1;
   }
   return i;
@@ -173,7 +178,7 @@ export function utf16ToByte(text: string, index: number): number {
   let i = 0;
   while (i < text.length && i < index) {
     const cp = text.codePointAt(i) ?? 0;
-    bytes += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+    bytes += utf8Length(cp);
     i += cp >= 0x10000 ? 2 : 1;
   }
   return bytes;
@@ -241,6 +246,12 @@ export async function diagnose(transport: Transport, text: string, parameters?: 
   return { problems: [problem], pattern: null };
 }
 
+/** Replaces `from..to` by a suggested name, quoted when the old text was a string. */
+export function insertSuggestion(view: EditorView, from: number, to: number, suggestion: string): void {
+  const old = view.state.sliceDoc(from, to);
+  view.dispatch({ changes: { from, to, insert: old.startsWith('"') ? JSON.stringify(suggestion) : suggestion } });
+}
+
 export function toCmDiagnostics(view: EditorView, problems: EditorProblem[]): CmDiagnostic[] {
   const len = view.state.doc.length;
   return problems.map((p) => {
@@ -256,9 +267,7 @@ export function toCmDiagnostics(view: EditorView, problems: EditorProblem[]): Cm
       actions: p.suggestions.slice(0, 3).map((s) => ({
         name: `Use “${s}”`,
         apply(v: EditorView, f: number, t: number) {
-          const old = v.state.sliceDoc(f, t);
-          const quoted = old.startsWith('"') ? JSON.stringify(s) : s;
-          v.dispatch({ changes: { from: f, to: t, insert: quoted } });
+          insertSuggestion(v, f, t, s);
         },
       })),
     };

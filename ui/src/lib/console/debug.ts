@@ -37,14 +37,20 @@ export interface ClauseInfo {
   cause?: Cause;
 }
 
+/** The range of every clause, FILTER and nested block of a diagram. */
+function ranges(pattern: Pattern): Range[] {
+  return [
+    ...pattern.nodes.flatMap((n) => n.clauses),
+    ...pattern.edges.map((e) => e.clause),
+    ...pattern.filters.map((f) => f.clause),
+    ...pattern.blocks.filter((b) => b.kind !== 'where').map((b) => b.range),
+  ];
+}
+
 /** Every clause, FILTER and nested block of a diagram, by range key, with its step and cause. */
 export function clauses(pattern: Pattern, explain?: Explain | null): Map<string, ClauseInfo> {
   const out = new Map<string, ClauseInfo>();
-  const add = (range: Range) => out.set(rangeKey(range), { key: rangeKey(range), range });
-  for (const n of pattern.nodes) n.clauses.forEach(add);
-  for (const e of pattern.edges) add(e.clause);
-  for (const f of pattern.filters) add(f.clause);
-  for (const b of pattern.blocks) if (b.kind !== 'where') add(b.range);
+  for (const range of ranges(pattern)) out.set(rangeKey(range), { key: rangeKey(range), range });
   for (const step of explain?.plan ?? []) {
     const info = out.get(rangeKey(step.clause));
     if (info) info.step = step;
@@ -59,13 +65,9 @@ export function clauses(pattern: Pattern, explain?: Explain | null): Map<string,
 /** The innermost clause whose range holds the byte `offset`, if any. */
 export function clauseAt(pattern: Pattern, offset: number): string | null {
   let best: Range | null = null;
-  const consider = (r: Range) => {
+  for (const r of ranges(pattern)) {
     if (r.offset <= offset && offset < r.offset + r.length && (!best || r.length < best.length)) best = r;
-  };
-  for (const n of pattern.nodes) n.clauses.forEach(consider);
-  for (const e of pattern.edges) consider(e.clause);
-  for (const f of pattern.filters) consider(f.clause);
-  for (const b of pattern.blocks) if (b.kind !== 'where') consider(b.range);
+  }
   return best ? rangeKey(best) : null;
 }
 
