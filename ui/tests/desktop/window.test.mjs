@@ -131,6 +131,18 @@ test('a console query runs through the desktop commands', async () => {
   await browser.saveScreenshot(join(screenshots, 'desktop-03-console.png'));
 });
 
+test('the query debugger in the window: Debug draws the diagram with the plan', async () => {
+  // The editor still holds the Drug query of the previous test.
+  await (await browser.$('[data-testid=debug]')).click();
+  const plan = await browser.$('[data-testid=plan]');
+  await plan.waitForExist({ timeout: 15_000 });
+  const node = await browser.$('[data-testid=diagram-node]');
+  await node.waitForExist({ timeout: 15_000 });
+  assert.match(await (await browser.$('[data-testid=why-title]')).getText(), /^\d+ rows?$/);
+  await frames();
+  await browser.saveScreenshot(join(screenshots, 'desktop-03b-debug.png'));
+});
+
 test('the watched folder imports a good capsule and reports a broken one', async () => {
   await (await browser.$('[data-testid=nav-import]')).click();
   const files = await browser.$('[data-testid=watched-files]');
