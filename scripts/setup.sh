@@ -24,7 +24,10 @@ for extra in "$@"; do
     --browser) for pkg in chromium fonts-noto-cjk fonts-noto-color-emoji; do
                  dpkg -s "$pkg" >/dev/null 2>&1 || need_pkgs+=("$pkg")
                done ;;
-    --desktop) for pkg in libwebkit2gtk-4.1-dev xvfb xauth webkit2gtk-driver fonts-noto-cjk fonts-noto-color-emoji; do
+    # xdotool, python3-gi and GTK's introspection data drive the desktop
+    # test's real drag and drop (ui/tests/desktop/drag-source.py).
+    --desktop) for pkg in libwebkit2gtk-4.1-dev xvfb xauth webkit2gtk-driver fonts-noto-cjk fonts-noto-color-emoji \
+                          xdotool python3-gi gir1.2-gtk-3.0; do
                  dpkg -s "$pkg" >/dev/null 2>&1 || need_pkgs+=("$pkg")
                done ;;
     # tauri-driver (the WebDriver bridge of the desktop test), built into ./.tools.

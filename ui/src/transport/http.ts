@@ -227,6 +227,10 @@ export class HttpTransport implements Transport {
   onDropImport(): () => void {
     return () => {};
   }
+
+  onFileDrag(): () => void {
+    return () => {};
+  }
 }
 
 function isErrorObject(json: unknown): boolean {

@@ -101,5 +101,16 @@ export class TauriTransport implements Transport {
       callback(raw.map((r, i) => toReport(r, `dropped file ${i + 1}`))),
     );
   }
+
+  onFileDrag(callback: (over: boolean) => void): () => void {
+    // Tauri takes file drags over the window from the OS (the page gets no
+    // drag events for them) and announces them with these events.
+    const offs = [
+      subscribeEvent('tauri://drag-enter', () => callback(true)),
+      subscribeEvent('tauri://drag-leave', () => callback(false)),
+      subscribeEvent('tauri://drag-drop', () => callback(false)),
+    ];
+    return () => offs.forEach((off) => off());
+  }
 }
 

@@ -97,4 +97,10 @@ export interface Transport {
   onWatch(callback: (status: WatchView) => void): () => void;
   /** Files dropped onto the desktop window were imported (desktop only). */
   onDropImport(callback: (reports: ImportReport[]) => void): () => void;
+  /**
+   * Files are being dragged over the desktop window (`true`) or left it or
+   * were dropped (`false`). Desktop only: in a browser the page's own drag
+   * events say so.
+   */
+  onFileDrag(callback: (over: boolean) => void): () => void;
 }

@@ -99,7 +99,11 @@ test('the window opens on the nexus and paints the example graph', async () => {
   assert.match(await browser.getTitle(), /KIP Explorer — .*nexus/);
   const renderer = await browser.execute(() => window.kipExplorer.renderer);
   const pageMs = await browser.execute(() => window.kipExplorer.firstGraphPaintMs);
-  writeFileSync(join(screenshots, '..', 'metrics-desktop.json'), JSON.stringify({ renderer, launchToGraphMs: painted, navigationToGraphMs: pageMs }, null, 2));
+  const webglRenderer = await browser.execute(() => window.kipExplorer.webglRenderer);
+  writeFileSync(
+    join(screenshots, '..', 'metrics-desktop.json'),
+    JSON.stringify({ renderer, webglRenderer, launchToGraphMs: painted, navigationToGraphMs: pageMs }, null, 2),
+  );
   assert.ok(['webgl', 'canvas'].includes(renderer));
   await browser.waitUntil(() => browser.execute(() => !window.kipExplorer.layoutRunning()), { timeout: 30_000, timeoutMsg: 'the layout never settled' });
   await frames();
@@ -174,4 +178,56 @@ test('the watched folder can be changed in the app', async () => {
   assert.doesNotMatch(await text(), /12_cognizine/);
   await frames();
   await browser.saveScreenshot(join(screenshots, 'desktop-05-other-folder.png'));
+});
+
+test('files dragged from another application onto the window are imported', async () => {
+  // A real X drag and drop: a GTK window offers the files as a file manager
+  // does, and xdotool drags them with the mouse onto the KIP Explorer window.
+  const drops = join(dir, 'drops');
+  mkdirSync(drops);
+  const good = join(drops, 'fever.yaml');
+  const broken = join(drops, 'bad-drop.yaml');
+  writeFileSync(good, '- type: Symptom\n  name: Night Sweats\n  description: "Sweating during sleep."\n');
+  writeFileSync(broken, '- type: Symptom\n  name: Vertigo\n- type: Drugg\n  name: Oops\n');
+  const source = spawn('/usr/bin/python3', [join(here, 'drag-source.py'), '1260', '740', good, broken], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    await new Promise((ok, fail) => {
+      source.stdout.on('data', (d) => String(d).includes('ready') && ok());
+      source.on('exit', (code) => fail(new Error(`the drag source exited (${code})`)));
+    });
+    const xdotool = (...args) => execFileSync('xdotool', args.map(String));
+    const pause = (ms) => new Promise((r) => setTimeout(r, ms));
+    const [fromX, fromY, toX, toY] = [1340, 800, 700, 420];
+    xdotool('mousemove', fromX, fromY);
+    await pause(200);
+    xdotool('mousedown', 1);
+    for (let i = 1; i <= 25; i++) {
+      xdotool('mousemove', Math.round(fromX + ((toX - fromX) * i) / 25), Math.round(fromY + ((toY - fromY) * i) / 25));
+      await pause(40);
+    }
+    // Tauri announces the drag to the page, which says where files will go.
+    const overlay = await browser.$('[data-testid=drop-overlay]');
+    await overlay.waitForExist({ timeout: 10_000, timeoutMsg: 'no drop overlay while dragging files over the window' });
+    await browser.saveScreenshot(join(screenshots, 'desktop-06-dragging.png'));
+    xdotool('mouseup', 1);
+    await overlay.waitForExist({ reverse: true, timeout: 10_000, timeoutMsg: 'the drop overlay stayed after the drop' });
+    const reports = await browser.$('[data-testid=import-reports]');
+    await reports.waitForExist({ timeout: 30_000, timeoutMsg: 'no import report appeared after the drop' });
+    const text = () => browser.execute(() => document.querySelector('[data-testid=import-reports]')?.textContent ?? '');
+    await browser.waitUntil(async () => /fever\.yaml/.test(await text()) && /bad-drop\.yaml:3:9/.test(await text()), {
+      timeout: 30_000,
+      timeoutMsg: 'the dropped files were not both reported',
+    });
+    assert.match(await text(), /Did you mean 'Drug'\?/);
+    assert.match(execFileSync(kipBin, ['--db', join(dir, 'nexus'), 'exec', 'FIND(COUNT(?s)) WHERE { ?s {type: "Symptom", name: "Night Sweats"} }'], { encoding: 'utf8' }), /"result": 1/);
+    assert.match(
+      execFileSync(kipBin, ['--db', join(dir, 'nexus'), 'exec', 'FIND(COUNT(?s)) WHERE { ?s {type: "Symptom", name: "Vertigo"} }'], { encoding: 'utf8' }),
+      /"result": 0/,
+      'a failed file changes nothing',
+    );
+    await frames();
+    await browser.saveScreenshot(join(screenshots, 'desktop-07-dropped.png'));
+  } finally {
+    source.kill();
+  }
 });

@@ -285,7 +285,11 @@ test('drag-and-drop import of a good and a broken bundle', async () => {
     d.items.add(new File(['- type: Symptom\n  name: Chills\n  description: "Feeling cold."\n'], 'chills.yaml', { type: 'text/yaml' }));
     return d;
   });
+  // Dragging files over the page says where they will go.
+  await page.getByTestId('primer').dispatchEvent('dragenter', { dataTransfer: dt });
+  await page.getByTestId('drop-overlay').waitFor();
   await page.getByTestId('primer').dispatchEvent('drop', { dataTransfer: dt });
+  await page.getByTestId('drop-overlay').waitFor({ state: 'detached' });
   await reports.locator('.report.imported').filter({ hasText: 'chills.yaml' }).waitFor();
   await shot(page, '10-import');
   assert.match(kip(server.db, 'exec', 'FIND(COUNT(?s)) WHERE { ?s {type: "Symptom", name: "Nausea"} }'), /"result": 1/);
