@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { startBrowser, repo, kipBin } from '../e2e/harness.mjs';
+import { measureFrames } from './frames.mjs';
 
 const db = process.env.KIP_BENCH_DB;
 if (!db) throw new Error('set KIP_BENCH_DB to a nexus made by `kip bench`');
@@ -38,27 +39,7 @@ try {
   const drawMs = Date.now() - t0;
   const nodes = await page.evaluate(() => window.kipExplorer.graphNodes().length);
   const edges = await page.evaluate(() => window.kipExplorer.graphEdges().length);
-  const frames = (ms) =>
-    page.evaluate(
-      (duration) =>
-        new Promise((resolve) => {
-          const times = [];
-          let last = performance.now();
-          const end = last + duration;
-          const tick = (now) => {
-            times.push(now - last);
-            last = now;
-            if (now < end) requestAnimationFrame(tick);
-            else {
-              times.sort((a, b) => a - b);
-              const q = (p) => Math.round(times[Math.min(times.length - 1, Math.floor(p * times.length))] * 10) / 10;
-              resolve({ frames: times.length, p50: q(0.5), p95: q(0.95), max: q(1) });
-            }
-          };
-          requestAnimationFrame(tick);
-        }),
-      ms,
-    );
+  const frames = (ms) => page.evaluate(`new Promise((done) => (${measureFrames})(${ms}, done))`);
   const duringLayout = await frames(3000);
   await page.waitForFunction(() => !window.kipExplorer.layoutRunning(), null, { timeout: 60_000 });
   const box = await page.getByTestId('graph-canvas').boundingBox();

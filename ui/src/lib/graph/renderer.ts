@@ -3,6 +3,7 @@
 // does not (headless browsers without a GPU, locked-down webviews). Both
 // support select, double-click to expand, drag to pin, pan, zoom and fit.
 import Sigma from 'sigma';
+import { createEdgeArrowProgram, EdgeLineProgram, EdgeRectangleProgram } from 'sigma/rendering';
 import type { EdgeAttrs, KipGraph, NodeAttrs } from './model';
 
 export interface RendererEvents {
@@ -46,7 +47,14 @@ export const LABEL_FONT =
  * WebGL an order of magnitude slower than our canvas renderer draws the
  * same graph, so it counts as unavailable.
  */
+let probed: { ok: boolean; renderer: string } | null = null;
+
 export function webglAvailable(): { ok: boolean; renderer: string } {
+  probed ??= probeWebgl();
+  return probed;
+}
+
+function probeWebgl(): { ok: boolean; renderer: string } {
   try {
     const canvas = document.createElement('canvas');
     const gl = (canvas.getContext('webgl2') ?? canvas.getContext('webgl')) as WebGLRenderingContext | null;
@@ -89,6 +97,11 @@ function scaleSettings(graph: KipGraph) {
     labelDensity: n < 300 ? 5 : n < 3000 ? 0.7 : 0.25,
     renderEdgeLabels: graph.size < 1500,
     hideEdgesOnMove: graph.size > 8000,
+    hideLabelsOnMove: n > 3000,
+    // One-pixel GL lines instead of antialiased quads with arrowheads: at
+    // this many links the arrowheads are specks, and a software rasteriser
+    // (WebKitGTK without a GPU) spends most of a frame filling the quads.
+    thinEdges: graph.size > 5000,
   };
 }
 
@@ -108,12 +121,19 @@ class SigmaRenderer implements GraphRenderer {
   private near = new Set<string>();
   private theme: Theme;
   private dragging: string | null = null;
+  private thinEdges: boolean;
 
   constructor(private graph: KipGraph, container: HTMLElement, events: RendererEvents, theme: Theme) {
     this.theme = theme;
+    this.thinEdges = scaleSettings(graph).thinEdges;
     this.sigma = new Sigma<NodeAttrs, EdgeAttrs>(graph, container, {
       enableEdgeEvents: true,
       defaultEdgeType: 'arrow',
+      edgeProgramClasses: {
+        arrow: createEdgeArrowProgram<NodeAttrs, EdgeAttrs>(),
+        line: EdgeRectangleProgram<NodeAttrs, EdgeAttrs>,
+        thin: EdgeLineProgram<NodeAttrs, EdgeAttrs>,
+      },
       labelFont: LABEL_FONT,
       edgeLabelFont: LABEL_FONT,
       labelSize: 13,
@@ -131,11 +151,11 @@ class SigmaRenderer implements GraphRenderer {
         return { ...data, color: this.theme.dim, label: '', zIndex: 0 };
       },
       edgeReducer: (edge, data) => {
-        if (!this.selected) return data;
+        if (!this.selected) return this.thinEdges ? { ...data, type: 'thin' } : data;
         const [s, t] = this.graph.extremities(edge);
         if (s === this.selected || t === this.selected)
           return { ...data, color: this.theme.accent, size: data.size + 0.8, forceLabel: true, zIndex: 1 };
-        return { ...data, color: this.theme.dim, label: '' };
+        return { ...data, color: this.theme.dim, label: '', type: this.thinEdges ? 'thin' : data.type };
       },
     });
     // Label and edge-label density follow the graph's size (checked after
@@ -151,15 +171,17 @@ class SigmaRenderer implements GraphRenderer {
         this.sigma.setSetting('labelDensity', next.labelDensity);
         this.sigma.setSetting('renderEdgeLabels', next.renderEdgeLabels);
         this.sigma.setSetting('hideEdgesOnMove', next.hideEdgesOnMove);
+        this.sigma.setSetting('hideLabelsOnMove', next.hideLabelsOnMove);
+        if (next.thinEdges !== this.thinEdges) {
+          this.thinEdges = next.thinEdges;
+          this.sigma.refresh();
+        }
       });
     };
-    graph.on('nodeAdded', adapt);
-    graph.on('nodeDropped', adapt);
-    graph.on('cleared', adapt);
+    const changes = ['nodeAdded', 'nodeDropped', 'edgeAdded', 'edgeDropped', 'cleared'] as const;
+    for (const change of changes) graph.on(change, adapt);
     this.sigma.on('kill', () => {
-      graph.removeListener('nodeAdded', adapt);
-      graph.removeListener('nodeDropped', adapt);
-      graph.removeListener('cleared', adapt);
+      for (const change of changes) graph.removeListener(change, adapt);
     });
     this.sigma.on('clickNode', ({ node }) => events.clickNode(node));
     this.sigma.on('doubleClickNode', (e) => {
