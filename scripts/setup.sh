@@ -88,6 +88,8 @@ if [ "$want_node" = 1 ]; then
     ln -sf "$wheel/bin/node" .tools/node/bin/node
     ln -sf "$wheel/lib/node_modules/npm/bin/npm-cli.js" .tools/node/bin/npm
     ln -sf "$wheel/lib/node_modules/npm/bin/npx-cli.js" .tools/node/bin/npx
+    # The shell remembers where it found `node` before (Debian's); forget it.
+    hash -r
     node_ok || { echo "setup: could not provide Node >= 20.19; install it and run again" >&2; exit 1; }
   fi
 fi

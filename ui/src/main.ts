@@ -2,6 +2,9 @@ import { mount } from 'svelte';
 import App from './App.svelte';
 import './app.css';
 
+// Startup is measured in marks (`kip:*`), read by the window and browser
+// tests into their metrics files.
+performance.mark('kip:script');
 const app = mount(App, { target: document.getElementById('app')! });
 
 export default app;

@@ -6,9 +6,10 @@
 //!   response, HTTP 200 also when it carries a KIP error.
 //! - `POST /kip` — `{"method": "execute_kip" | "execute_kip_readonly", "params": {…}}`,
 //!   for existing KIP clients; answer: the KIP response.
-//! - `POST /api/<operation>` — every `kip-api` operation by name (`execute`,
+//! - `POST /api/<operation>` — every [`kip_api::Operation`] by name (`execute`,
 //!   `execute_readonly`, `validate`, `schema`, `import`, `neighbourhood`,
-//!   `changes`, `info`); `GET` works for those that need no body. Failures
+//!   `changes`, `info`, `format`, `watch_status`); `GET` works for those
+//!   that need no body. Failures
 //!   answer `{"error": {code, message, hint, data?}}` with a 4xx/5xx status.
 //! - `GET /api/events` — server-sent events: `ready` once, then one
 //!   `change` per change-log entry (`id:` is its sequence number, so a

@@ -248,6 +248,7 @@ export async function start(t: Transport) {
     void refreshAfterChange();
   });
   app.ready = true;
+  performance.mark('kip:ready');
   await schema;
 }
 
@@ -273,7 +274,9 @@ export type { ConceptNode, JsonObject };
  * but CoreSchema (bounded), with the links among them.
  */
 export async function seedGraph() {
+  performance.mark('kip:seed');
   const { result } = await query('DESCRIBE PRIMER');
+  performance.mark('kip:primer');
   const primer = (result ?? {}) as { domain_map?: { domain: string; key_concept_types?: string[] }[] };
   const types = new Set<string>();
   for (const d of primer.domain_map ?? []) {
@@ -284,13 +287,17 @@ export async function seedGraph() {
   const r = await api().execute({
     commands: [...types].slice(0, 12).map((type) => ({ command: 'FIND(?x) WHERE { ?x {type: :type} } LIMIT 40', parameters: { type } })),
   });
+  performance.mark('kip:found');
   const found = collectElements((r.result ?? []) as Json);
   if (!found.size || graphModel.size > 0) return;
   await addToGraph(found.values());
+  performance.mark('kip:added');
   await connectVisible([...found.keys()]);
+  performance.mark('kip:connected');
   const w = window as unknown as { kipExplorer?: Record<string, unknown> };
   requestAnimationFrame(() =>
     requestAnimationFrame(() => {
+      performance.mark('kip:painted');
       w.kipExplorer = { ...(w.kipExplorer ?? {}), firstGraphPaintMs: Math.round(performance.now()) };
     }),
   );

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { remote } from 'webdriverio';
 import { repo } from '../e2e/harness.mjs';
-import { measureFrames, wheelZoom } from './frames.mjs';
+import { measureFrames, wheelZoom } from '../page-metrics.mjs';
 
 const db = process.env.KIP_BENCH_DB;
 if (!db) throw new Error('set KIP_BENCH_DB to a nexus made by `kip bench`');

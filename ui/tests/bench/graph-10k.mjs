@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { startBrowser, repo, kipBin } from '../e2e/harness.mjs';
-import { measureFrames } from './frames.mjs';
+import { measureFrames } from '../page-metrics.mjs';
 
 const db = process.env.KIP_BENCH_DB;
 if (!db) throw new Error('set KIP_BENCH_DB to a nexus made by `kip bench`');

@@ -1,5 +1,19 @@
-// Runs in the page (Playwright's evaluate, WebDriver's executeAsync): frame
-// times over `duration` ms from requestAnimationFrame, summarised as
+// Functions that run in the page, for the tests' and benches' metrics:
+// Playwright's evaluate and WebDriver's execute both take them as they are.
+
+// Where the page's startup time went, in ms since navigation start: the
+// navigation timing and the UI's own `kip:*` marks (ui/src/main.ts and
+// seedGraph in ui/src/lib/state.svelte.ts).
+export function startupMarks() {
+  const nav = performance.getEntriesByType('navigation')[0];
+  const marks = performance.getEntriesByType('mark').filter((m) => m.name.startsWith('kip:'));
+  return {
+    ...(nav ? { responseEnd: Math.round(nav.responseEnd), domContentLoaded: Math.round(nav.domContentLoadedEventEnd) } : {}),
+    ...Object.fromEntries(marks.map((m) => [m.name.slice(4), Math.round(m.startTime)])),
+  };
+}
+
+// Frame times over `duration` ms from requestAnimationFrame, summarised as
 // p50/p95/max. `done` receives the summary.
 export function measureFrames(duration, done) {
   const times = [];
