@@ -10,11 +10,32 @@ use std::path::PathBuf;
 
 use kip_lang::{ErrorCode, bind, format_source, parse, parse_where_items};
 
+/// The specification as the repository carries it (`docs/spec/`), so a
+/// fresh clone tests against it with nothing beside the repository.
+fn spec_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/spec/kip-v1.0-rc2.md")
+}
+
 fn spec_text() -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/seeds/001_b1da25b84fec77e7.txt");
+    let path = spec_path();
     std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("the specification must be at {}: {e}", path.display()))
+}
+
+/// Where the company keeps the seed documents, the repository's copy must
+/// be the seed itself, byte for byte (skipped where the seeds are absent).
+#[test]
+fn the_repositorys_specification_is_the_seed() {
+    let seed = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/seeds/001_b1da25b84fec77e7.txt");
+    let Ok(seed) = std::fs::read(&seed) else {
+        return;
+    };
+    let copy = std::fs::read(spec_path()).expect("docs/spec/kip-v1.0-rc2.md exists");
+    assert!(
+        copy == seed,
+        "docs/spec/kip-v1.0-rc2.md differs from the seed; copy the seed over it"
+    );
 }
 
 /// The fenced code blocks of the specification: (language, body).
