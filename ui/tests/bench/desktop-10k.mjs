@@ -3,43 +3,27 @@
 // over WebDriver. Run under Xvfb after `kip bench` made a graph and the
 // window was built with the custom-protocol feature:
 //   KIP_BENCH_DB=DIR xvfb-run -a -s "-screen 0 1440x900x24" node tests/bench/desktop-10k.mjs [--canvas]
-import { spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { remote } from 'webdriverio';
-import { repo } from '../e2e/harness.mjs';
+import { openWindow } from '../desktop/window.mjs';
+import { screenshots } from '../e2e/harness.mjs';
 import { measureFrames, wheelZoom } from '../page-metrics.mjs';
 
 const db = process.env.KIP_BENCH_DB;
 if (!db) throw new Error('set KIP_BENCH_DB to a nexus made by `kip bench`');
 const canvas = process.argv.includes('--canvas');
-const app = process.env.KIP_EXPLORER_BIN ?? join(repo, 'target/debug/kip-explorer');
-const driverBin = process.env.TAURI_DRIVER ?? join(repo, '.tools/bin/tauri-driver');
 const PORT = 15444 + 2 * (process.pid % 1000);
 const dir = mkdtempSync(join(tmpdir(), 'kip-desktop-bench-'));
 mkdirSync(join(dir, 'capsules'));
 
-const driver = spawn(driverBin, ['--port', String(PORT), '--native-port', String(PORT + 1)], { stdio: 'ignore', detached: true });
+let desktop;
 let browser;
 const step = (what) => console.error(`desktop-10k: ${what}`);
 try {
-  for (let i = 0; ; i++) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${PORT}/status`)).ok) break;
-    } catch {
-      if (i > 100) throw new Error('tauri-driver did not start');
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
   step('opening the window');
-  browser = await remote({
-    hostname: '127.0.0.1',
-    port: PORT,
-    logLevel: 'error',
-    connectionRetryTimeout: 120_000,
-    capabilities: { 'tauri:options': { application: app, args: ['--db', db, '--capsules', join(dir, 'capsules')] } },
-  });
+  desktop = await openWindow(PORT, ['--db', db, '--capsules', join(dir, 'capsules')], { connectionRetryTimeout: 120_000 });
+  ({ browser } = desktop);
   const frames = (ms) => browser.executeAsync(`(${measureFrames})(${ms}, arguments[arguments.length - 1])`);
   const nodes = () => browser.execute(() => window.kipExplorer?.graphNodes?.().length ?? 0);
   await browser.waitUntil(() => browser.execute(() => !!window.kipExplorer?.graphNodes), { timeout: 60_000 });
@@ -81,18 +65,13 @@ try {
     `const done = arguments[arguments.length - 1]; (${wheelZoom})(20, 120, () => {}); (${measureFrames})(3000, done);`,
   );
   const renderer = await browser.execute(() => window.kipExplorer.renderer);
-  mkdirSync(join(repo, 'ui/test-results/screenshots'), { recursive: true });
-  await browser.saveScreenshot(join(repo, 'ui/test-results/screenshots', `bench-desktop-10k-${renderer}.png`));
+  mkdirSync(screenshots, { recursive: true });
+  await browser.saveScreenshot(join(screenshots, `bench-desktop-10k-${renderer}.png`));
   console.log(JSON.stringify({ window: 'desktop', renderer, nodes: count, edges, drawMs, idle, duringLayout, duringZoom }, null, 2));
 } catch (e) {
-  await browser?.saveScreenshot(join(repo, 'ui/test-results/screenshots', 'bench-desktop-10k-failed.png')).catch(() => {});
+  await browser?.saveScreenshot(join(screenshots, 'bench-desktop-10k-failed.png')).catch(() => {});
   throw e;
 } finally {
-  await browser?.deleteSession().catch(() => {});
-  try {
-    process.kill(-driver.pid, 'SIGTERM');
-  } catch {
-    /* gone */
-  }
+  await desktop?.stop();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -5,7 +5,7 @@
 //   KIP_BENCH_DB=DIR node tests/bench/graph-10k.mjs [--canvas]
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { startBrowser, repo, kipBin } from '../e2e/harness.mjs';
+import { startBrowser, openPage, repo, kipBin } from '../e2e/harness.mjs';
 import { measureFrames } from '../page-metrics.mjs';
 
 const db = process.env.KIP_BENCH_DB;
@@ -14,9 +14,8 @@ const canvas = process.argv.includes('--canvas');
 const child = spawn(kipBin, ['--db', db, 'serve', '--addr', '127.0.0.1:0', '--ui', join(repo, 'ui/dist')], { stdio: ['ignore', 'pipe', 'inherit'] });
 const url = await new Promise((resolve) => child.stdout.on('data', (d) => { const m = /listening on (\S+)/.exec(String(d)); if (m) resolve(m[1]); }));
 const browser = await startBrowser();
-const page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
 try {
-  await page.goto(`${url}/${canvas ? '?renderer=canvas' : ''}`);
+  const { page } = await openPage(browser, `${url}/${canvas ? '?renderer=canvas' : ''}`);
   await page.waitForFunction(() => window.kipExplorer?.graphNodes);
   await page.getByRole('button', { name: 'Clear', exact: true }).click().catch(() => {});
   await page.getByTestId('nav-console').click();

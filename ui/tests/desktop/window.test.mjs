@@ -7,42 +7,22 @@ import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, copyFileSync, writeFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve, dirname } from 'node:path';
+import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { remote } from 'webdriverio';
 import { startupMarks } from '../page-metrics.mjs';
+import { repo, kipBin, screenshots } from '../e2e/harness.mjs';
+import { openWindow } from './window.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const repo = resolve(here, '../../..');
-const app = process.env.KIP_EXPLORER_BIN ?? join(repo, 'target/debug/kip-explorer');
-const kipBin = process.env.KIP_BIN ?? join(repo, 'target/debug/kip');
-const driverBin = process.env.TAURI_DRIVER ?? join(repo, '.tools/bin/tauri-driver');
-const screenshots = join(repo, 'ui/test-results/screenshots');
 const PORT = 14444 + 2 * (process.pid % 1000);
 
-let driver;
+let desktop;
 let browser;
 let dir;
 let launchedAt = 0;
 
-async function waitForPort(port, ms) {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    try {
-      const r = await fetch(`http://127.0.0.1:${port}/status`);
-      if (r.ok) return;
-    } catch {
-      /* not yet */
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`tauri-driver did not listen on ${port}`);
-}
-
 before(async () => {
-  for (const [what, path] of [['kip-explorer', app], ['kip', kipBin], ['tauri-driver', driverBin]]) {
-    if (!existsSync(path)) throw new Error(`${what} is missing at ${path} (scripts/test.sh builds and installs it)`);
-  }
+  if (!existsSync(kipBin)) throw new Error(`kip is missing at ${kipBin} (scripts/test.sh builds it)`);
   dir = mkdtempSync(join(tmpdir(), 'kip-desktop-'));
   const db = join(dir, 'nexus');
   const capsules = join(dir, 'capsules');
@@ -51,32 +31,13 @@ before(async () => {
   // The watched folder: one good capsule (the third example) and one broken bundle.
   copyFileSync(join(repo, 'capsules/examples/12_cognizine.kip'), join(capsules, '12_cognizine.kip'));
   writeFileSync(join(capsules, 'broken.yaml'), '- type: Drugg\n  name: Oops\n');
-  // Its own process group, so WebKitWebDriver (its child) goes with it; a
-  // native port of our own, so a stray driver elsewhere cannot answer.
-  driver = spawn(driverBin, ['--port', String(PORT), '--native-port', String(PORT + 1)], { stdio: 'ignore', detached: true });
-  await waitForPort(PORT, 20_000);
-  launchedAt = Date.now();
-  browser = await remote({
-    hostname: '127.0.0.1',
-    port: PORT,
-    logLevel: 'error',
-    connectionRetryTimeout: 60_000,
-    capabilities: {
-      'tauri:options': { application: app, args: ['--db', db, '--capsules', capsules] },
-    },
-  });
+  desktop = await openWindow(PORT, ['--db', db, '--capsules', capsules]);
+  ({ browser, launchedAt } = desktop);
   mkdirSync(screenshots, { recursive: true });
 });
 
 after(async () => {
-  await browser?.deleteSession().catch(() => {});
-  if (driver) {
-    try {
-      process.kill(-driver.pid, 'SIGTERM');
-    } catch {
-      /* already gone */
-    }
-  }
+  await desktop?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { startServer, startBrowser, shot, repo, kipBin } from './harness.mjs';
+import { startServer, startBrowser, openPage, shot, repo, kipBin } from './harness.mjs';
 
 const corpus = join(repo, 'crates/kip-nexus/tests/data/why_empty');
 
@@ -31,15 +31,12 @@ const EXPECTED = {
 let server;
 let browser;
 let page;
-const pageErrors = [];
+let pageErrors;
 
 before(async () => {
   server = await startServer();
   browser = await startBrowser();
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1 });
-  page = await context.newPage();
-  page.on('pageerror', (e) => pageErrors.push(String(e)));
-  await page.goto(server.url);
+  ({ page, pageErrors } = await openPage(browser, server.url));
   await page.waitForFunction(() => window.kipExplorer?.graphNodes);
   await page.getByTestId('nav-console').click();
 });

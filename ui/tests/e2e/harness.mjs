@@ -70,6 +70,23 @@ export async function startBrowser() {
   return browser;
 }
 
+/**
+ * A 1440×900 page of `browser` at `url`: resolves to {page, pageErrors,
+ * logs}, the page's uncaught errors and its console messages and failed
+ * requests, collected from before it loads.
+ */
+export async function openPage(browser, url) {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1 });
+  const page = await context.newPage();
+  const pageErrors = [];
+  const logs = [];
+  page.on('pageerror', (e) => pageErrors.push(String(e)));
+  page.on('console', (m) => logs.push(`${m.type()}: ${m.text()}`));
+  page.on('requestfailed', (r) => logs.push(`failed: ${r.url()} ${r.failure()?.errorText}`));
+  await page.goto(url);
+  return { page, pageErrors, logs };
+}
+
 export async function shot(page, name) {
   // Two animation frames, so the canvas has painted the latest state.
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));

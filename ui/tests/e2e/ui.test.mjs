@@ -4,24 +4,19 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startServer, startBrowser, shot, settled, clickNode, nodeByLabel, kip, screenshots } from './harness.mjs';
+import { startServer, startBrowser, openPage, shot, settled, clickNode, nodeByLabel, kip, screenshots } from './harness.mjs';
 import { startupMarks } from '../page-metrics.mjs';
 
 let server;
 let browser;
 let page;
-const pageErrors = [];
-const logs = [];
+let pageErrors;
+let logs;
 
 before(async () => {
   server = await startServer();
   browser = await startBrowser();
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1 });
-  page = await context.newPage();
-  page.on('pageerror', (e) => pageErrors.push(String(e)));
-  page.on('console', (m) => logs.push(`${m.type()}: ${m.text()}`));
-  page.on('requestfailed', (r) => logs.push(`failed: ${r.url()} ${r.failure()?.errorText}`));
-  await page.goto(server.url);
+  ({ page, pageErrors, logs } = await openPage(browser, server.url));
 });
 
 after(async () => {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, startBrowser, shot } from './harness.mjs';
+import { startServer, startBrowser, openPage, shot } from './harness.mjs';
 
 let server;
 let browser;
@@ -18,8 +18,7 @@ before(async () => {
   folder = mkdtempSync(join(tmpdir(), 'kip-e2e-capsules-'));
   server = await startServer(['--capsules', folder]);
   browser = await startBrowser();
-  page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
-  await page.goto(server.url);
+  ({ page } = await openPage(browser, server.url));
   await page.getByTestId('nav-import').click();
   await page.getByTestId('watched-files').waitFor();
 });

@@ -1,0 +1,67 @@
+// Opens the real `kip-explorer` window over WebDriver: tauri-driver (in its
+// own process group, so WebKitWebDriver, its child, goes with it) on a port
+// of our own and its native port next to it, so a stray driver elsewhere
+// cannot answer. Shared by the desktop test and the desktop bench.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { remote } from 'webdriverio';
+import { repo } from '../e2e/harness.mjs';
+
+export const appBin = process.env.KIP_EXPLORER_BIN ?? join(repo, 'target/debug/kip-explorer');
+export const driverBin = process.env.TAURI_DRIVER ?? join(repo, '.tools/bin/tauri-driver');
+
+async function waitForPort(port, ms) {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    try {
+      const r = await fetch(`http://127.0.0.1:${port}/status`);
+      if (r.ok) return;
+    } catch {
+      /* not yet */
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`tauri-driver did not listen on ${port}`);
+}
+
+/**
+ * Starts tauri-driver on `port` (and `port + 1`), then the window with
+ * `args`; resolves to {browser, launchedAt, stop}. `launchedAt` is when
+ * the window was asked for.
+ */
+export async function openWindow(port, args, { connectionRetryTimeout = 60_000 } = {}) {
+  for (const [what, path] of [['kip-explorer', appBin], ['tauri-driver', driverBin]]) {
+    if (!existsSync(path)) throw new Error(`${what} is missing at ${path} (scripts/test.sh builds and installs it)`);
+  }
+  const driver = spawn(driverBin, ['--port', String(port), '--native-port', String(port + 1)], { stdio: 'ignore', detached: true });
+  const stopDriver = () => {
+    try {
+      process.kill(-driver.pid, 'SIGTERM');
+    } catch {
+      /* already gone */
+    }
+  };
+  try {
+    await waitForPort(port, 20_000);
+    const launchedAt = Date.now();
+    const browser = await remote({
+      hostname: '127.0.0.1',
+      port,
+      logLevel: 'error',
+      connectionRetryTimeout,
+      capabilities: { 'tauri:options': { application: appBin, args } },
+    });
+    return {
+      browser,
+      launchedAt,
+      async stop() {
+        await browser.deleteSession().catch(() => {});
+        stopDriver();
+      },
+    };
+  } catch (e) {
+    stopDriver();
+    throw e;
+  }
+}
