@@ -41,14 +41,17 @@ export interface GraphRenderer {
 export const LABEL_FONT =
   '"Inter", "Segoe UI", "Noto Sans", "Noto Sans CJK SC", "PingFang SC", "Microsoft YaHei", "Noto Color Emoji", sans-serif';
 
+/** The probe's answer: it creates a WebGL context, so it runs once. */
+let probed: { ok: boolean; renderer: string } | null = null;
+
 /**
  * Whether WebGL is there and drawn by a GPU. A software rasteriser
  * (SwiftShader in GPU-less Chromium, llvmpipe under Xvfb) draws sigma's
  * WebGL an order of magnitude slower than our canvas renderer draws the
- * same graph, so it counts as unavailable.
+ * same graph, so it counts as unavailable. WebKitGTK masks the string
+ * ("Apple GPU"), so there software WebGL counts as a GPU; there it is also
+ * faster than WebKit's canvas 2D (BENCHMARKS.md, "In the desktop window").
  */
-let probed: { ok: boolean; renderer: string } | null = null;
-
 export function webglAvailable(): { ok: boolean; renderer: string } {
   probed ??= probeWebgl();
   return probed;
@@ -125,7 +128,8 @@ class SigmaRenderer implements GraphRenderer {
 
   constructor(private graph: KipGraph, container: HTMLElement, events: RendererEvents, theme: Theme) {
     this.theme = theme;
-    this.thinEdges = scaleSettings(graph).thinEdges;
+    const { thinEdges, ...scaled } = scaleSettings(graph);
+    this.thinEdges = thinEdges;
     this.sigma = new Sigma<NodeAttrs, EdgeAttrs>(graph, container, {
       enableEdgeEvents: true,
       defaultEdgeType: 'arrow',
@@ -141,7 +145,7 @@ class SigmaRenderer implements GraphRenderer {
       edgeLabelSize: 11,
       labelColor: { color: theme.label },
       edgeLabelColor: { color: theme.edgeLabel },
-      ...scaleSettings(graph),
+      ...scaled,
       zIndex: true,
       stagePadding: 60,
       nodeReducer: (node, data) => {
@@ -151,11 +155,13 @@ class SigmaRenderer implements GraphRenderer {
         return { ...data, color: this.theme.dim, label: '', zIndex: 0 };
       },
       edgeReducer: (edge, data) => {
-        if (!this.selected) return this.thinEdges ? { ...data, type: 'thin' } : data;
+        const drawn = this.thinEdges ? { ...data, type: 'thin' } : data;
+        if (!this.selected) return drawn;
         const [s, t] = this.graph.extremities(edge);
+        // The selected node's links keep their arrowheads.
         if (s === this.selected || t === this.selected)
           return { ...data, color: this.theme.accent, size: data.size + 0.8, forceLabel: true, zIndex: 1 };
-        return { ...data, color: this.theme.dim, label: '', type: this.thinEdges ? 'thin' : data.type };
+        return { ...drawn, color: this.theme.dim, label: '' };
       },
     });
     // Label and edge-label density follow the graph's size (checked after
