@@ -3,7 +3,7 @@
 //! window stays responsive while the engine works, and the one thing only
 //! the shell can do, watching another folder.
 
-use kip_api::{ApiError, ErrorCode};
+use kip_api::{ApiError, ErrorCode, KipCode};
 use serde_json::Value as Json;
 use tauri::State;
 
@@ -14,7 +14,7 @@ async fn blocking<T: Send + 'static>(
 ) -> Result<T, ApiError> {
     tauri::async_runtime::spawn_blocking(f).await.map_err(|e| {
         ApiError::new(
-            ErrorCode::InternalError,
+            ErrorCode::Kip(KipCode::InternalError),
             format!("the operation stopped unexpectedly: {e}"),
             "This is a bug in KIP Explorer; please report it with what you were doing.",
         )

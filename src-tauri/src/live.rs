@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use kip_api::{Api, ChangesRequest, ImportRequest};
+use kip_api::{Api, ChangesRequest, Operation};
 use serde_json::{Value as Json, json};
 use tauri::{AppHandle, Emitter as _};
 
@@ -76,11 +76,7 @@ pub fn import_paths(api: &Api, paths: &[PathBuf]) -> Vec<Json> {
             .unwrap_or_default();
         let report = match std::fs::read_to_string(&file) {
             Ok(text) => api
-                .import(&ImportRequest {
-                    file_name: name.clone(),
-                    text,
-                    dry_run: None,
-                })
+                .call(Operation::Import, json!({"file_name": name, "text": text}))
                 .unwrap_or_else(|e| json!({"file": name, "status": "failed", "errors": [e]})),
             Err(e) => json!({
                 "file": name,

@@ -30,6 +30,19 @@ fn declaration<T: TS + ?Sized>(cfg: &Config, out: &mut String) {
     out.push('\n');
 }
 
+/// `ErrorCode` serializes to its wire form through `as_str`, which ts-rs
+/// cannot see: its declaration is the union of every code's wire form.
+fn error_codes(out: &mut String) {
+    let codes: Vec<String> = ErrorCode::ALL
+        .iter()
+        .map(|c| format!("\"{}\"", c.as_str()))
+        .collect();
+    out.push_str(
+        "\n/**\n * Every error code a host of this API can return: KIP's own codes, as the\n * engine defines them, plus the few a host adds. Closed on purpose: a new\n * code is a breaking change for the UI, which matches on all of them.\n */\n",
+    );
+    out.push_str(&format!("export type ErrorCode = {};\n", codes.join(" | ")));
+}
+
 /// The whole generated file.
 pub(crate) fn generate() -> String {
     // Counts and sequence numbers stay far below 2^53: plain numbers.
@@ -38,8 +51,8 @@ pub(crate) fn generate() -> String {
     macro_rules! declare {
         ($($t:ty),* $(,)?) => { $( declaration::<$t>(&cfg, &mut out); )* };
     }
+    error_codes(&mut out);
     declare!(
-        ErrorCode,
         ApiError,
         Operation,
         ExecuteRequest,
@@ -61,22 +74,26 @@ pub(crate) fn generate() -> String {
         Change,
         ChangeStats,
         ImportRequest,
+        kip_capsule::ImportReport,
+        kip_capsule::Format,
+        kip_capsule::Status,
+        kip_capsule::KnowledgeSchema,
         NexusInfo,
         FormatRequest,
         FormatResponse,
         WatchStatus,
         WatchedFile,
         FileStatus,
-        kip_nexus::explain::Explain,
-        kip_nexus::explain::Step,
-        kip_nexus::explain::Cause,
-        kip_nexus::explain::Fix,
-        kip_nexus::explain::Range,
-        kip_nexus::pattern::Pattern,
-        kip_nexus::pattern::Block,
-        kip_nexus::pattern::Node,
-        kip_nexus::pattern::Edge,
-        kip_nexus::pattern::Filter,
+        kip_nexus::Explain,
+        kip_nexus::Step,
+        kip_nexus::Cause,
+        kip_nexus::Fix,
+        kip_nexus::Range,
+        kip_nexus::Pattern,
+        kip_nexus::Block,
+        kip_nexus::Node,
+        kip_nexus::Edge,
+        kip_nexus::Filter,
     );
     out
 }

@@ -3,35 +3,27 @@
 //! itself (YAML bundles, JSON Schema, validation with paths and positions,
 //! the atomic import) lives in `kip-capsule`.
 
+use kip_capsule::{ImportReport, KnowledgeSchema};
 use kip_nexus::{Nexus, Origin};
-use serde_json::Value as Json;
 
-use crate::error::{ApiError, ErrorCode};
+use crate::error::ApiError;
 use crate::types::ImportRequest;
 
-pub(crate) fn knowledge_schema(nexus: &Nexus) -> Result<Json, ApiError> {
+pub(crate) fn knowledge_schema(nexus: &Nexus) -> Result<KnowledgeSchema, ApiError> {
     kip_capsule::knowledge_schema(nexus).map_err(ApiError::from)
 }
 
-/// The import report as JSON: a failed import is a report whose `status`
-/// is `"failed"` with every error, not an `Err`.
+/// The import report: a failed import is a report whose `status` is
+/// `"failed"` with every error, not an `Err`.
 pub(crate) fn import_text(
     nexus: &Nexus,
     request: &ImportRequest,
     dry_run: bool,
     origin: &Origin,
-) -> Result<Json, ApiError> {
+) -> ImportReport {
     let options = kip_capsule::ImportOptions {
         dry_run,
         ..kip_capsule::ImportOptions::default()
     };
-    let report =
-        kip_capsule::import_text_with(nexus, &request.file_name, &request.text, origin, &options);
-    serde_json::to_value(&report).map_err(|e| {
-        ApiError::new(
-            ErrorCode::InternalError,
-            format!("the import report cannot be serialized: {e}"),
-            "This is a bug in KIP Explorer; please report it with the file that caused it.",
-        )
-    })
+    kip_capsule::import_text_with(nexus, &request.file_name, &request.text, origin, &options)
 }

@@ -12,35 +12,25 @@ use kip_nexus::Nexus;
 use serde_json::Value as Json;
 
 use crate::error::ApiError;
-use crate::types::{Change, ChangeStats, ChangesRequest, ChangesResponse};
+use crate::types::{Change, ChangesRequest, ChangesResponse};
 
 /// The most entries one request returns.
 pub const MAX_CHANGES_PER_REQUEST: u32 = 1_000;
 
 pub(crate) fn last_change_seq(nexus: &Nexus) -> Result<u64, ApiError> {
-    nexus
-        .store()
-        .current_change_seq()
-        .map_err(|e| ApiError::from(kip_nexus::graph::internal(e)))
+    Ok(nexus.last_change_seq()?)
 }
 
 pub(crate) fn changes(
     nexus: &Nexus,
     request: &ChangesRequest,
 ) -> Result<ChangesResponse, ApiError> {
-    let store = nexus.store();
     let since = request.since;
     let limit = request
         .limit
         .unwrap_or(MAX_CHANGES_PER_REQUEST)
         .clamp(1, MAX_CHANGES_PER_REQUEST) as usize;
-    let (last_seq, entries) = store
-        .read(|txn| {
-            let last = store.last_change_seq(txn)?;
-            let entries = store.changes_since(txn, since)?;
-            Ok::<_, kip_store::StoreError>((last, entries))
-        })
-        .map_err(|e| ApiError::from(kip_nexus::graph::internal(e)))?;
+    let kip_nexus::ChangeLog { last_seq, entries } = nexus.changes_since(since)?;
     // A reader that asks from 0 wants whatever the log still has; anyone
     // else who finds the entries right after `since` gone (the log keeps
     // the last 10,000) or a sequence number from the future (the nexus
@@ -88,7 +78,7 @@ fn change(seq: u64, entry: &Json, me: u32) -> Change {
         own_process: pid == me,
         stats: entry
             .get("stats")
-            .and_then(|s| serde_json::from_value::<ChangeStats>(s.clone()).ok())
+            .and_then(|s| serde_json::from_value::<kip_nexus::Stats>(s.clone()).ok())
             .unwrap_or_default(),
     }
 }

@@ -8,111 +8,58 @@
 //! way and matches on `code`, never on message text. The JSON of every code
 //! is pinned by the tests at the bottom of this file.
 
+pub use kip_lang::ErrorCode as KipCode;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
-/// Every error code a host of this API can return. Closed on purpose: a new
+/// Every error code a host of this API can return: KIP's own codes, as the
+/// engine defines them, plus the few a host adds. Closed on purpose: a new
 /// code is a breaking change for the UI, which matches on all of them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorCode {
-    /// KIP_1001: the text cannot be parsed (or the request is not a valid `execute_kip` call).
-    #[serde(rename = "KIP_1001")]
-    InvalidSyntax,
-    /// KIP_1002: an identifier does not match `[a-zA-Z_][a-zA-Z0-9_]*`.
-    #[serde(rename = "KIP_1002")]
-    InvalidIdentifier,
-    /// KIP_1003: the requested protocol version is not supported.
-    #[serde(rename = "KIP_1003")]
-    UnsupportedVersion,
-    /// KIP_2001: a concept type or predicate is not defined.
-    #[serde(rename = "KIP_2001")]
-    TypeMismatch,
-    /// KIP_2002: an attribute is not defined by a strict schema.
-    #[serde(rename = "KIP_2002")]
-    AttributeUndefined,
-    /// KIP_2003: a data constraint is violated.
-    #[serde(rename = "KIP_2003")]
-    ConstraintViolation,
-    /// KIP_2004: a value has the wrong JSON type.
-    #[serde(rename = "KIP_2004")]
-    InvalidValueType,
-    /// KIP_3001: a variable, handle or parameter is not defined.
-    #[serde(rename = "KIP_3001")]
-    ReferenceError,
-    /// KIP_3002: the referenced node or link does not exist.
-    #[serde(rename = "KIP_3002")]
-    NotFound,
-    /// KIP_3003: a uniqueness constraint is violated.
-    #[serde(rename = "KIP_3003")]
-    DuplicateExists,
-    /// KIP_3004: the target is protected, or the host is read-only.
-    #[serde(rename = "KIP_3004")]
-    ImmutableTarget,
-    /// KIP_4001: the query exceeded its time or work budget.
-    #[serde(rename = "KIP_4001")]
-    ExecutionTimeout,
-    /// KIP_4002: the result or memory budget is exhausted.
-    #[serde(rename = "KIP_4002")]
-    ResourceExhausted,
-    /// KIP_4003: an internal error.
-    #[serde(rename = "KIP_4003")]
-    InternalError,
+    /// A code of KIP itself (`KIP_xxxx`, seed 001 appendix 4), exactly as
+    /// the engine returns it.
+    Kip(KipCode),
     /// The request body is not what the operation takes (not JSON, a
     /// missing or unknown field, a wrong type).
-    #[serde(rename = "API_BAD_REQUEST")]
     BadRequest,
     /// No operation of that name exists.
-    #[serde(rename = "API_UNKNOWN_OPERATION")]
     UnknownOperation,
     /// The host requires a bearer token and the request had none or a wrong one.
-    #[serde(rename = "API_UNAUTHORIZED")]
     Unauthorized,
     /// A file named in the request cannot be read.
-    #[serde(rename = "API_IO")]
     Io,
 }
 
+/// The codes only a host adds, in order, with their wire forms.
+const API_CODES: [(ErrorCode, &str); 4] = [
+    (ErrorCode::BadRequest, "API_BAD_REQUEST"),
+    (ErrorCode::UnknownOperation, "API_UNKNOWN_OPERATION"),
+    (ErrorCode::Unauthorized, "API_UNAUTHORIZED"),
+    (ErrorCode::Io, "API_IO"),
+];
+
 impl ErrorCode {
-    /// Every code, in the order of the enum.
-    pub const ALL: [ErrorCode; 18] = [
-        ErrorCode::InvalidSyntax,
-        ErrorCode::InvalidIdentifier,
-        ErrorCode::UnsupportedVersion,
-        ErrorCode::TypeMismatch,
-        ErrorCode::AttributeUndefined,
-        ErrorCode::ConstraintViolation,
-        ErrorCode::InvalidValueType,
-        ErrorCode::ReferenceError,
-        ErrorCode::NotFound,
-        ErrorCode::DuplicateExists,
-        ErrorCode::ImmutableTarget,
-        ErrorCode::ExecutionTimeout,
-        ErrorCode::ResourceExhausted,
-        ErrorCode::InternalError,
-        ErrorCode::BadRequest,
-        ErrorCode::UnknownOperation,
-        ErrorCode::Unauthorized,
-        ErrorCode::Io,
-    ];
+    /// Every code: KIP's, in their order, then the host's.
+    pub const ALL: [ErrorCode; KipCode::ALL.len() + API_CODES.len()] = {
+        let mut all = [ErrorCode::BadRequest; KipCode::ALL.len() + API_CODES.len()];
+        let mut i = 0;
+        while i < KipCode::ALL.len() {
+            all[i] = ErrorCode::Kip(KipCode::ALL[i]);
+            i += 1;
+        }
+        let mut j = 0;
+        while j < API_CODES.len() {
+            all[i + j] = API_CODES[j].0;
+            j += 1;
+        }
+        all
+    };
 
     /// The wire form, e.g. `"KIP_1001"` or `"API_BAD_REQUEST"`.
     pub fn as_str(self) -> &'static str {
         match self {
-            ErrorCode::InvalidSyntax => "KIP_1001",
-            ErrorCode::InvalidIdentifier => "KIP_1002",
-            ErrorCode::UnsupportedVersion => "KIP_1003",
-            ErrorCode::TypeMismatch => "KIP_2001",
-            ErrorCode::AttributeUndefined => "KIP_2002",
-            ErrorCode::ConstraintViolation => "KIP_2003",
-            ErrorCode::InvalidValueType => "KIP_2004",
-            ErrorCode::ReferenceError => "KIP_3001",
-            ErrorCode::NotFound => "KIP_3002",
-            ErrorCode::DuplicateExists => "KIP_3003",
-            ErrorCode::ImmutableTarget => "KIP_3004",
-            ErrorCode::ExecutionTimeout => "KIP_4001",
-            ErrorCode::ResourceExhausted => "KIP_4002",
-            ErrorCode::InternalError => "KIP_4003",
+            ErrorCode::Kip(code) => code.as_str(),
             ErrorCode::BadRequest => "API_BAD_REQUEST",
             ErrorCode::UnknownOperation => "API_UNKNOWN_OPERATION",
             ErrorCode::Unauthorized => "API_UNAUTHORIZED",
@@ -127,17 +74,27 @@ impl ErrorCode {
 
     /// Whether the code comes from KIP itself (`KIP_xxxx`) rather than the host.
     pub fn is_kip(self) -> bool {
-        self.as_str().starts_with("KIP_")
+        matches!(self, ErrorCode::Kip(_))
     }
 }
 
-impl From<kip_lang::ErrorCode> for ErrorCode {
-    fn from(code: kip_lang::ErrorCode) -> ErrorCode {
-        // `kip_lang::ErrorCode` is `#[non_exhaustive]`, so map through the
-        // wire form: every KIP code has the same spelling here, and a code
-        // added there before it is added here degrades to an internal error
-        // instead of failing to compile in every host.
-        ErrorCode::from_wire(code.as_str()).unwrap_or(ErrorCode::InternalError)
+impl From<KipCode> for ErrorCode {
+    fn from(code: KipCode) -> ErrorCode {
+        ErrorCode::Kip(code)
+    }
+}
+
+impl Serialize for ErrorCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorCode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ErrorCode, D::Error> {
+        let wire = std::borrow::Cow::<'de, str>::deserialize(d)?;
+        ErrorCode::from_wire(&wire)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown error code `{wire}`")))
     }
 }
 
@@ -154,6 +111,7 @@ impl std::fmt::Display for ErrorCode {
 #[cfg_attr(test, derive(ts_rs::TS))]
 #[error("{code}: {message}")]
 pub struct ApiError {
+    #[cfg_attr(test, ts(type = "ErrorCode"))]
     pub code: ErrorCode,
     pub message: String,
     pub hint: String,
@@ -189,7 +147,7 @@ impl ApiError {
     /// A write refused because the host serves read-only access.
     pub fn read_only(what: &str) -> ApiError {
         ApiError::new(
-            ErrorCode::ImmutableTarget,
+            ErrorCode::Kip(KipCode::ImmutableTarget),
             format!("this host is read-only: {what} is refused"),
             "Use KQL (FIND) and META (DESCRIBE, SEARCH) here; ask the operator for read-write access to make changes.",
         )
@@ -221,20 +179,20 @@ mod tests {
     #[test]
     fn every_code_serializes_to_its_pinned_wire_form() {
         let pinned = [
-            (ErrorCode::InvalidSyntax, "KIP_1001"),
-            (ErrorCode::InvalidIdentifier, "KIP_1002"),
-            (ErrorCode::UnsupportedVersion, "KIP_1003"),
-            (ErrorCode::TypeMismatch, "KIP_2001"),
-            (ErrorCode::AttributeUndefined, "KIP_2002"),
-            (ErrorCode::ConstraintViolation, "KIP_2003"),
-            (ErrorCode::InvalidValueType, "KIP_2004"),
-            (ErrorCode::ReferenceError, "KIP_3001"),
-            (ErrorCode::NotFound, "KIP_3002"),
-            (ErrorCode::DuplicateExists, "KIP_3003"),
-            (ErrorCode::ImmutableTarget, "KIP_3004"),
-            (ErrorCode::ExecutionTimeout, "KIP_4001"),
-            (ErrorCode::ResourceExhausted, "KIP_4002"),
-            (ErrorCode::InternalError, "KIP_4003"),
+            (ErrorCode::Kip(KipCode::InvalidSyntax), "KIP_1001"),
+            (ErrorCode::Kip(KipCode::InvalidIdentifier), "KIP_1002"),
+            (ErrorCode::Kip(KipCode::UnsupportedVersion), "KIP_1003"),
+            (ErrorCode::Kip(KipCode::TypeMismatch), "KIP_2001"),
+            (ErrorCode::Kip(KipCode::AttributeUndefined), "KIP_2002"),
+            (ErrorCode::Kip(KipCode::ConstraintViolation), "KIP_2003"),
+            (ErrorCode::Kip(KipCode::InvalidValueType), "KIP_2004"),
+            (ErrorCode::Kip(KipCode::ReferenceError), "KIP_3001"),
+            (ErrorCode::Kip(KipCode::NotFound), "KIP_3002"),
+            (ErrorCode::Kip(KipCode::DuplicateExists), "KIP_3003"),
+            (ErrorCode::Kip(KipCode::ImmutableTarget), "KIP_3004"),
+            (ErrorCode::Kip(KipCode::ExecutionTimeout), "KIP_4001"),
+            (ErrorCode::Kip(KipCode::ResourceExhausted), "KIP_4002"),
+            (ErrorCode::Kip(KipCode::InternalError), "KIP_4003"),
             (ErrorCode::BadRequest, "API_BAD_REQUEST"),
             (ErrorCode::UnknownOperation, "API_UNKNOWN_OPERATION"),
             (ErrorCode::Unauthorized, "API_UNAUTHORIZED"),

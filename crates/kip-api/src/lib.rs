@@ -34,12 +34,13 @@ mod watch;
 
 use std::sync::Arc;
 
-use kip_nexus::{Access, Nexus, Origin};
+use kip_nexus::{Access, Context, Nexus, Origin};
 use serde::de::DeserializeOwned;
 use serde_json::{Value as Json, json};
 
 pub use changes::MAX_CHANGES_PER_REQUEST;
-pub use error::{ApiError, ErrorCode};
+pub use error::{ApiError, ErrorCode, KipCode};
+pub use kip_capsule::{ImportReport, KnowledgeSchema};
 pub use neighbourhood::{DEFAULT_PAGE, MAX_PAGE};
 pub use types::*;
 pub use validate::position;
@@ -102,14 +103,20 @@ impl Api {
         } else {
             Access::ReadWrite
         };
-        self.nexus
-            .execute_with(&request.into(), &self.origin, access)
+        self.nexus.execute(&request.into(), &self.context(access))
     }
 
     /// `execute_kip_readonly`: KQL and META only, whatever the host allows.
     pub fn execute_readonly(&self, request: ExecuteRequest) -> Json {
         self.nexus
-            .execute_with(&request.into(), &self.origin, Access::ReadOnly)
+            .execute(&request.into(), &self.context(Access::ReadOnly))
+    }
+
+    fn context(&self, access: Access) -> Context {
+        Context {
+            origin: self.origin.clone(),
+            access,
+        }
     }
 
     /// Every problem of an editor's text, with exact ranges.
@@ -118,18 +125,23 @@ impl Api {
     }
 
     /// `get_knowledge_schema`: `{full_bundle_schema, example_yaml}`.
-    pub fn knowledge_schema(&self) -> Result<Json, ApiError> {
+    pub fn knowledge_schema(&self) -> Result<KnowledgeSchema, ApiError> {
         capsule::knowledge_schema(&self.nexus)
     }
 
     /// Imports one file's contents atomically and returns the import report
     /// (a failed import is a report with its errors, not an `Err`).
-    pub fn import(&self, request: &ImportRequest) -> Result<Json, ApiError> {
+    pub fn import(&self, request: &ImportRequest) -> Result<ImportReport, ApiError> {
         let dry_run = request.dry_run.unwrap_or(false);
         if self.read_only && !dry_run {
             return Err(ApiError::read_only("importing"));
         }
-        capsule::import_text(&self.nexus, request, dry_run, &self.origin)
+        Ok(capsule::import_text(
+            &self.nexus,
+            request,
+            dry_run,
+            &self.origin,
+        ))
     }
 
     /// An element's links counted by predicate, and one page of them.
@@ -177,7 +189,7 @@ impl Api {
             .nexus
             .read(|g| Ok((g.total_concepts()?, g.total_propositions()?)))?;
         Ok(NexusInfo {
-            path: self.nexus.store().path().display().to_string(),
+            path: self.nexus.path().display().to_string(),
             read_only: self.read_only,
             origin: self.origin.name.clone(),
             pid: std::process::id(),
@@ -199,8 +211,8 @@ impl Api {
             Operation::Execute => Ok(self.execute(parse(name, body)?)),
             Operation::ExecuteReadonly => Ok(self.execute_readonly(parse(name, body)?)),
             Operation::Validate => to_json(&self.validate(&parse(name, body)?)),
-            Operation::Schema => self.knowledge_schema(),
-            Operation::Import => self.import(&parse(name, body)?),
+            Operation::Schema => to_json(&self.knowledge_schema()?),
+            Operation::Import => to_json(&self.import(&parse(name, body)?)?),
             Operation::Neighbourhood => to_json(&self.neighbourhood(&parse(name, body)?)?),
             Operation::Changes => to_json(&self.changes(&parse(name, body)?)?),
             Operation::Info => to_json(&self.info()?),
@@ -234,7 +246,7 @@ fn parse<T: DeserializeOwned>(operation: &str, body: Json) -> Result<T, ApiError
 fn to_json<T: serde::Serialize>(value: &T) -> Result<Json, ApiError> {
     serde_json::to_value(value).map_err(|e| {
         ApiError::new(
-            ErrorCode::InternalError,
+            ErrorCode::Kip(KipCode::InternalError),
             format!("the answer cannot be serialized: {e}"),
             "This is a bug in KIP Explorer; please report it with the request that caused it.",
         )

@@ -9,9 +9,9 @@
 use std::collections::BTreeMap;
 
 use kip_lang::{ErrorCode, KipError};
+use kip_nexus::ElementId;
+use kip_nexus::Graph;
 use kip_nexus::Nexus;
-use kip_nexus::graph::Graph;
-use kip_store::ElementId;
 
 use crate::error::ApiError;
 use crate::types::{

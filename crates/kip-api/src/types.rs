@@ -226,6 +226,7 @@ pub struct ValidateResponse {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Diagnostic {
+    #[cfg_attr(test, ts(type = "ErrorCode"))]
     pub code: crate::ErrorCode,
     pub message: String,
     pub hint: String,
@@ -407,18 +408,8 @@ pub struct Change {
     pub stats: ChangeStats,
 }
 
-/// What a write changed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
-#[serde(default)]
-pub struct ChangeStats {
-    pub concepts_created: u64,
-    pub concepts_updated: u64,
-    pub concepts_deleted: u64,
-    pub propositions_created: u64,
-    pub propositions_updated: u64,
-    pub propositions_deleted: u64,
-}
+/// What a write changed: the engine's one change-statistics type.
+pub use kip_nexus::Stats as ChangeStats;
 
 /// Import one file's contents (a `.kip` capsule or a YAML knowledge bundle).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

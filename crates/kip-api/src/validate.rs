@@ -9,7 +9,7 @@
 
 use kip_lang::ast::{Command, CommandKind};
 use kip_lang::{KipError, Position};
-use kip_nexus::{Nexus, Origin};
+use kip_nexus::{Mode, Nexus, Origin, RunOptions};
 use serde_json::{Map, Value as Json};
 
 use crate::types::{Diagnostic, TextPosition, ValidateRequest, ValidateResponse};
@@ -38,7 +38,7 @@ fn outline(text: &str, commands: &[Command]) -> Option<Json> {
         [Command::Delete(d)] => &d.where_,
         _ => return None,
     };
-    serde_json::to_value(kip_nexus::pattern::outline(text, group)).ok()
+    serde_json::to_value(kip_nexus::outline(text, group)).ok()
 }
 
 /// Placeholders, then the live schema, for a text that parses.
@@ -79,7 +79,8 @@ fn checked(
             pattern: None,
         };
     }
-    match nexus.run_commands(text, &bound, true, origin) {
+    let options = RunOptions::new(origin.clone()).with_mode(Mode::DryRun);
+    match nexus.run(text, &bound, &options) {
         Ok(_) => ValidateResponse {
             ok: true,
             commands: count,

@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ValidationError, Validator};
 use kip_lang::ErrorCode;
-use kip_nexus::graph::{CONCEPT_TYPE, PROPOSITION_TYPE};
+use kip_nexus::{CONCEPT_TYPE, PROPOSITION_TYPE};
 use serde_json::{Map, Value as Json};
 
 use crate::model::Model;

@@ -32,10 +32,8 @@ use std::collections::{HashMap, HashSet};
 
 use kip_lang::{ErrorCode, KipError, suggest};
 use kip_nexus::Nexus;
-use kip_nexus::graph::{
-    BELONGS_TO_DOMAIN, CONCEPT_TYPE, DOMAIN, Graph, OrInternal as _, PROPOSITION_TYPE, Result,
-};
-use kip_store::{ConceptId, ElementId, PropositionId};
+use kip_nexus::{BELONGS_TO_DOMAIN, CONCEPT_TYPE, DOMAIN, Graph, PROPOSITION_TYPE, Result};
+use kip_nexus::{ConceptId, ElementId, PropositionId};
 use serde_json::{Map, Value as Json};
 
 use crate::emit::{self, Item, Ref, Subject};
@@ -106,8 +104,8 @@ fn user_meta(meta: &Map<String, Json>) -> Map<String, Json> {
 fn dump(g: &Graph<'_>) -> Result<Dump> {
     let mut out = Dump::default();
     let mut keys: HashMap<ElementId, Key> = HashMap::new();
-    for entry in g.store.all_concepts(g.txn).kip()? {
-        let (id, rec) = entry.kip()?;
+    for entry in g.all_concepts()? {
+        let (id, rec) = entry?;
         let key = Key::Concept(g.type_name(rec.type_id)?.to_string(), rec.name.clone());
         keys.insert(ElementId::Concept(id), key.clone());
         out.concepts.push((
@@ -120,8 +118,8 @@ fn dump(g: &Graph<'_>) -> Result<Dump> {
         ));
     }
     // In id order, a proposition's ends (created before it) have keys.
-    for entry in g.store.all_propositions(g.txn).kip()? {
-        let (id, rec) = entry.kip()?;
+    for entry in g.all_propositions()? {
+        let (id, rec) = entry?;
         let predicate = g.predicate_name(rec.predicate)?.to_string();
         let (Some(s), Some(o)) = (
             keys.get(&rec.subject).cloned(),

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use kip_lang::{ErrorCode, KipError};
-use kip_nexus::{Nexus, Origin};
+use kip_nexus::{Mode, Nexus, Origin, RunOptions};
 use serde_json::Map;
 use sha2::{Digest as _, Sha256};
 
@@ -210,8 +210,9 @@ fn apply(
         return Ok(());
     }
     progress(options, Phase::Applying, 0, items as u64);
-    let outcome = nexus.run_commands(text, commands, options.dry_run, origin)?;
-    report.stats = outcome.stats.into();
+    let run = RunOptions::new(origin.clone()).with_mode(Mode::dry_run_if(options.dry_run));
+    let outcome = nexus.run(text, commands, &run)?;
+    report.stats = outcome.stats;
     progress(options, Phase::Applying, items as u64, items as u64);
     Ok(())
 }

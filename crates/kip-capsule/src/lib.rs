@@ -54,6 +54,6 @@ pub use files::{capsule_files, is_capsule_file};
 pub use import::{
     ImportOptions, content_hash, import_path, import_path_with, import_text, import_text_with,
 };
-pub use report::{Counts, Format, ImportError, ImportReport, MAX_ERRORS, Phase, Progress, Status};
-pub use schema::knowledge_schema;
+pub use report::{Format, ImportError, ImportReport, MAX_ERRORS, Phase, Progress, Status};
+pub use schema::{KnowledgeSchema, knowledge_schema};
 pub use watch::{WatchError, WatchEvent, WatchOptions, Watcher};

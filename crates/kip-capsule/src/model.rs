@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use kip_nexus::Nexus;
-use kip_nexus::graph::{CONCEPT_TYPE, Graph, PROPOSITION_TYPE, Result};
+use kip_nexus::{CONCEPT_TYPE, Graph, PROPOSITION_TYPE, Result};
 use serde_json::{Map, Value as Json};
 
 /// One attribute of an `instance_schema`.
@@ -58,18 +58,7 @@ impl Definition {
 
     /// `subject_types` / `object_types`: `None` for any (`"*"`, missing).
     pub(crate) fn end_types(&self, key: &str) -> Option<Vec<String>> {
-        let list: Vec<String> = self
-            .attributes
-            .get(key)?
-            .as_array()?
-            .iter()
-            .filter_map(|t| t.as_str().map(str::to_owned))
-            .collect();
-        if list.is_empty() || list.iter().any(|t| t == "*") {
-            None
-        } else {
-            Some(list)
-        }
+        kip_nexus::type_list(self.attributes.get(key))
     }
 }
 

@@ -7,6 +7,7 @@
 //! to agents through `import_knowledge_bundle`.
 
 use kip_lang::{ErrorCode, KipError};
+use kip_nexus::Stats;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
 
@@ -17,6 +18,7 @@ pub const MAX_ERRORS: usize = 500;
 
 /// The kind of file, chosen by its extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Format {
     /// A `.kip` capsule: KIP commands.
@@ -43,6 +45,7 @@ impl Format {
 
 /// Whether a file landed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Everything in the file was applied in one transaction (or, for a dry
@@ -50,37 +53,6 @@ pub enum Status {
     Imported,
     /// Nothing was applied; `errors` says why.
     Failed,
-}
-
-/// Elements created, updated and deleted by one file.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Counts {
-    pub concepts_created: u64,
-    pub concepts_updated: u64,
-    pub concepts_deleted: u64,
-    pub propositions_created: u64,
-    pub propositions_updated: u64,
-    pub propositions_deleted: u64,
-}
-
-impl From<kip_nexus::Stats> for Counts {
-    fn from(s: kip_nexus::Stats) -> Counts {
-        Counts {
-            concepts_created: s.concepts_created,
-            concepts_updated: s.concepts_updated,
-            concepts_deleted: s.concepts_deleted,
-            propositions_created: s.propositions_created,
-            propositions_updated: s.propositions_updated,
-            propositions_deleted: s.propositions_deleted,
-        }
-    }
-}
-
-impl Counts {
-    /// Whether the import changed anything.
-    pub fn changed(&self) -> bool {
-        *self != Counts::default()
-    }
 }
 
 /// One problem in a file, with where it is and how to fix it.
@@ -203,31 +175,41 @@ impl From<ImportError> for KipError {
 }
 
 /// The outcome of importing one file.
+//
+// The TypeScript declaration marks the fields serde leaves out when empty
+// as possibly `undefined`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ImportReport {
     /// The file as it was named to the importer.
     pub file: String,
     /// `None` when the extension is not a capsule's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub format: Option<Format>,
     pub status: Status,
     /// A validation and an aborted transaction: nothing was written.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[cfg_attr(feature = "ts", ts(type = "boolean | undefined"))]
     pub dry_run: bool,
     /// `sha256:<hex>` of the file's bytes.
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[cfg_attr(feature = "ts", ts(type = "string | undefined"))]
     pub hash: String,
     /// Items of a bundle, or commands of a capsule.
     pub items: usize,
     /// What changed (all zero when the file failed, or repeated knowledge
     /// the nexus already held).
-    pub stats: Counts,
+    pub stats: Stats,
     /// Wall-clock time of the whole import, reading to commit.
     pub duration_ms: f64,
     /// Every problem found (at most [`MAX_ERRORS`]); empty when imported.
+    /// Each is a KIP error object (`ApiError` in the bindings).
+    #[cfg_attr(feature = "ts", ts(type = "Array<ApiError>"))]
     pub errors: Vec<ImportError>,
     /// Errors found beyond the first [`MAX_ERRORS`].
     #[serde(default, skip_serializing_if = "is_zero")]
+    #[cfg_attr(feature = "ts", ts(type = "number | undefined"))]
     pub errors_omitted: usize,
 }
 
@@ -244,7 +226,7 @@ impl ImportReport {
             dry_run: false,
             hash: String::new(),
             items: 0,
-            stats: Counts::default(),
+            stats: Stats::default(),
             duration_ms: 0.0,
             errors: Vec::new(),
             errors_omitted: 0,

@@ -23,7 +23,7 @@
 
 use kip_lang::KipError;
 use kip_nexus::Nexus;
-use kip_nexus::graph::{BELONGS_TO_DOMAIN, CONCEPT_TYPE, DOMAIN, PROPOSITION_TYPE};
+use kip_nexus::{BELONGS_TO_DOMAIN, CONCEPT_TYPE, DOMAIN, PROPOSITION_TYPE};
 use serde_json::{Map, Value as Json, json};
 
 use crate::emit;
@@ -43,12 +43,24 @@ pub(crate) const PROPOSITION_KEYS: [&str; 6] = [
 
 /// `get_knowledge_schema` for the current nexus:
 /// `{"full_bundle_schema": …, "example_yaml": "…"}`.
-pub fn knowledge_schema(nexus: &Nexus) -> Result<Json, KipError> {
+pub fn knowledge_schema(nexus: &Nexus) -> Result<KnowledgeSchema, KipError> {
     let model = Model::load(nexus)?;
-    Ok(json!({
-        "full_bundle_schema": bundle_schema(&model),
-        "example_yaml": example_yaml(&model),
-    }))
+    Ok(KnowledgeSchema {
+        full_bundle_schema: bundle_schema(&model),
+        example_yaml: example_yaml(&model),
+    })
+}
+
+/// `get_knowledge_schema`'s answer: the bundle schema of the live types and
+/// an example bundle that validates against it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct KnowledgeSchema {
+    /// A draft-07 JSON Schema of a knowledge bundle (the array form).
+    #[cfg_attr(feature = "ts", ts(type = "JsonValue"))]
+    pub full_bundle_schema: Json,
+    /// A small bundle in YAML using the live types.
+    pub example_yaml: String,
 }
 
 /// The JSON Schema of a bundle (the array form) for `model`.

@@ -18,9 +18,9 @@
 use std::collections::{HashMap, HashSet};
 
 use kip_lang::{ErrorCode, suggest};
-use kip_nexus::graph::{CONCEPT_TYPE, Graph, PROPOSITION_TYPE, Result};
-use kip_nexus::schema::{has_immutable_id, is_protected};
-use kip_store::ElementId;
+use kip_nexus::ElementId;
+use kip_nexus::{CONCEPT_TYPE, Graph, PROPOSITION_TYPE, Result};
+use kip_nexus::{has_immutable_id, is_protected};
 use serde_json::{Map, Value as Json};
 
 use crate::model::{Definition, Model};

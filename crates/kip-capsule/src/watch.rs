@@ -318,10 +318,7 @@ impl Work {
     }
 
     fn known(&self, file: &Path) -> Option<Known> {
-        let store = self.nexus.store();
-        let value = store
-            .read(|txn| store.get_state(txn, &Work::key(file)))
-            .ok()??;
+        let value = self.nexus.state(&Work::key(file)).ok()??;
         Some(Known {
             hash: value["hash"].as_str().unwrap_or_default().to_owned(),
             status: serde_json::from_value(value["status"].clone()).ok(),
@@ -331,11 +328,8 @@ impl Work {
 
     /// Every remembered file under the root.
     fn remembered(&self) -> Vec<(PathBuf, Option<Status>)> {
-        let store = self.nexus.store();
         let prefix = format!("{STATE_PREFIX}{}", self.root.display());
-        let entries = store
-            .read(|txn| store.states_with_prefix(txn, &prefix))
-            .unwrap_or_default();
+        let entries = self.nexus.states_with_prefix(&prefix).unwrap_or_default();
         entries
             .into_iter()
             .filter_map(|(k, v)| {
@@ -347,9 +341,8 @@ impl Work {
     }
 
     fn remember(&self, file: &Path, report: &ImportReport) {
-        let store = self.nexus.store();
         let value = json!({"hash": report.hash, "status": report.status, "report": report});
-        if let Err(e) = store.write(|txn| store.put_state(txn, &Work::key(file), &value)) {
+        if let Err(e) = self.nexus.set_state(&Work::key(file), &value) {
             self.emit(WatchEvent::Error {
                 message: format!("cannot remember {}: {e}", file.display()),
             });
@@ -357,8 +350,9 @@ impl Work {
     }
 
     fn forget(&self, file: &Path) {
-        let store = self.nexus.store();
-        let _ = store.write(|txn| store.delete_state(txn, &Work::key(file)));
+        // Forgetting is best effort: a file whose memory stays is re-checked
+        // by hash the next time it appears.
+        let _ = self.nexus.remove_state(&Work::key(file));
     }
 
     /// Waits until the file's size and modification time hold still, then

@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use kip_capsule::{ExportFormat, ExportOptions, export};
-use kip_nexus::{ExecuteKip, Nexus};
+use kip_nexus::{Context, ExecuteKip, Nexus};
 use serde_json::{Value as Json, json};
 
 const FORMATS: [(ExportFormat, &str); 2] = [
@@ -80,7 +80,7 @@ fn changed_and_deleted_genesis_elements_round_trip() {
         r#"DELETE CONCEPT ?e DETACH WHERE { ?e {type: "$ConceptType", name: "Event"} }"#,
         r#"DELETE PROPOSITIONS ?l WHERE { ?l ({type: "$ConceptType", name: "Person"}, "belongs_to_domain", {type: "Domain", name: "CoreSchema"}) }"#,
     ] {
-        let r = nexus.execute(&ExecuteKip::command(command));
+        let r = nexus.execute(&ExecuteKip::command(command), &Context::default());
         assert!(r.get("error").is_none(), "{r:#}");
     }
     let yaml = export(&nexus, &options(ExportFormat::Yaml)).expect("export");
@@ -208,7 +208,7 @@ fn generated(seed: u64) -> (tempfile::TempDir, Nexus) {
             rest = &after[len..];
         }
         text.push_str(rest);
-        let r = nexus.execute(&ExecuteKip::command(text.clone()));
+        let r = nexus.execute(&ExecuteKip::command(text.clone()), &Context::default());
         assert!(r.get("error").is_none(), "{text}\n{r:#}");
     };
     let types = ["Alpha", "Beta", "Gamma"];

@@ -52,13 +52,14 @@ fn the_chinese_example_is_searchable_and_queryable() {
     assert_eq!(r.stats.concepts_created, 21);
     let found = nexus.execute(&kip_nexus::ExecuteKip::command(
         r#"FIND(?h.name) WHERE { ?f {type: "Formula", name: "桂枝汤"} (?f, "contains_herb", ?h) }"#,
-    ));
+    ), &kip_nexus::Context::default());
     let mut herbs: Vec<String> = serde_json::from_value(found["result"].clone()).expect("names");
     herbs.sort();
     assert_eq!(herbs, ["大枣", "桂枝", "甘草", "生姜", "芍药"]);
-    let search = nexus.execute(&kip_nexus::ExecuteKip::command(
-        r#"SEARCH CONCEPT "麻黄汤" LIMIT 1"#,
-    ));
+    let search = nexus.execute(
+        &kip_nexus::ExecuteKip::command(r#"SEARCH CONCEPT "麻黄汤" LIMIT 1"#),
+        &kip_nexus::Context::default(),
+    );
     assert_eq!(search["result"][0]["name"], "麻黄汤", "{search:#}");
 }
 
@@ -90,7 +91,7 @@ fn each_broken_file_reports_its_one_mistake_exactly_and_applies_nothing() {
     insta::glob!("data/err/*", |path| {
         let (_d, nexus) = medical();
         let before = graph(&nexus);
-        let seq = nexus.store().current_change_seq().expect("seq");
+        let seq = nexus.last_change_seq().expect("seq");
         let r = import_path(&nexus, path, &origin());
         assert_eq!(r.status, Status::Failed, "{}", path.display());
         assert_eq!(r.errors.len(), 1, "{}: {:#?}", path.display(), r.errors);
@@ -107,7 +108,7 @@ fn each_broken_file_reports_its_one_mistake_exactly_and_applies_nothing() {
             "{} changed the graph",
             path.display()
         );
-        assert_eq!(nexus.store().current_change_seq().expect("seq"), seq);
+        assert_eq!(nexus.last_change_seq().expect("seq"), seq);
         insta::assert_snapshot!(error_lines(&r).join("\n"));
     });
 }
@@ -199,9 +200,12 @@ fn a_capsule_that_fails_while_applying_leaves_no_trace_of_its_earlier_commands()
     assert_eq!(r.status, Status::Failed);
     assert_eq!(r.errors[0].code, ErrorCode::ImmutableTarget);
     assert_eq!(graph(&nexus), before);
-    let naproxen = nexus.execute(&kip_nexus::ExecuteKip::command(
-        r#"FIND(?d.name) WHERE { ?d {type: "Drug", name: "Naproxen"} }"#,
-    ));
+    let naproxen = nexus.execute(
+        &kip_nexus::ExecuteKip::command(
+            r#"FIND(?d.name) WHERE { ?d {type: "Drug", name: "Naproxen"} }"#,
+        ),
+        &kip_nexus::Context::default(),
+    );
     assert_eq!(naproxen["result"], serde_json::json!([]), "{naproxen:#}");
 }
 
@@ -266,9 +270,12 @@ fn deletes_remove_concepts_with_their_links_and_repeat_as_no_ops() {
 #[test]
 fn propositions_about_propositions_and_id_references_resolve() {
     let (_d, nexus) = medical();
-    let aspirin = nexus.execute(&kip_nexus::ExecuteKip::command(
-        r#"FIND(?d.id) WHERE { ?d {type: "Drug", name: "Aspirin"} }"#,
-    ));
+    let aspirin = nexus.execute(
+        &kip_nexus::ExecuteKip::command(
+            r#"FIND(?d.id) WHERE { ?d {type: "Drug", name: "Aspirin"} }"#,
+        ),
+        &kip_nexus::Context::default(),
+    );
     let id = aspirin["result"][0].as_str().expect("id").to_owned();
     let text = format!(
         "- {{type: User, name: Li Si}}\n- type: stated\n  source: {{type: User, name: Li Si}}\n  target: {{type: treats, source: {{id: \"{id}\"}}, target: {{type: Symptom, name: Fever}}}}\n"

@@ -51,9 +51,7 @@ fn example_files(names: &[&str]) -> Vec<(&'static str, String)> {
 
 fn schema_of(nexus: &Nexus) -> (Json, String) {
     let s = knowledge_schema(nexus).expect("schema");
-    let full = s["full_bundle_schema"].clone();
-    let example = s["example_yaml"].as_str().expect("example").to_owned();
-    (full, example)
+    (s.full_bundle_schema, s.example_yaml)
 }
 
 #[track_caller]

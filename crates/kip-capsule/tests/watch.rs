@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use kip_capsule::{WatchEvent, WatchOptions, Watcher};
-use kip_nexus::{ExecuteKip, Nexus};
+use kip_nexus::{Context, ExecuteKip, Nexus};
 
 /// How long any one outcome may take before the test gives up (a loaded
 /// CI machine is slow; a correct watcher is never this slow).
@@ -81,9 +81,12 @@ fn files_of(events: &[WatchEvent]) -> Vec<String> {
 }
 
 fn count(nexus: &Nexus, ty: &str, name: &str) -> usize {
-    let r = nexus.execute(&ExecuteKip::command(format!(
-        "FIND(?x.name) WHERE {{ ?x {{type: {ty:?}, name: {name:?}}} }}"
-    )));
+    let r = nexus.execute(
+        &ExecuteKip::command(format!(
+            "FIND(?x.name) WHERE {{ ?x {{type: {ty:?}, name: {name:?}}} }}"
+        )),
+        &Context::default(),
+    );
     r["result"].as_array().map_or(0, Vec::len)
 }
 
@@ -321,7 +324,7 @@ fn a_restart_skips_unchanged_files_and_catches_up_on_changes() {
         "{first:#?}"
     );
     watcher.stop();
-    let seq = nexus.store().current_change_seq().expect("seq");
+    let seq = nexus.last_change_seq().expect("seq");
 
     // While nobody watches: one file changes, one goes, one arrives.
     write(
@@ -378,7 +381,7 @@ fn a_restart_skips_unchanged_files_and_catches_up_on_changes() {
     );
     assert_eq!(count(&nexus, "Herb", "Ginger"), 1);
     assert_eq!(
-        nexus.store().current_change_seq().expect("seq"),
+        nexus.last_change_seq().expect("seq"),
         seq + 2,
         "only the two changed files wrote"
     );

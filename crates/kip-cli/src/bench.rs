@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Instant;
 
-use kip_nexus::{ExecuteKip, Nexus, Origin};
+use kip_nexus::{Context, ExecuteKip, Nexus};
 use serde_json::{Value as Json, json};
 
 /// A small deterministic generator (xorshift64*), so runs are comparable.
@@ -142,12 +142,7 @@ fn link_capsules(per_type: u64, count: u64, chunk: u64, rng: &mut Rng) -> Vec<St
 type MakeQuery = Box<dyn FnMut(&mut Rng) -> String>;
 
 fn run(nexus: &Nexus, text: &str) -> anyhow::Result<Json> {
-    let r = nexus.execute_as(
-        &ExecuteKip::command(text),
-        &Origin {
-            name: "bench".into(),
-        },
-    );
+    let r = nexus.execute(&ExecuteKip::command(text), &Context::new("bench"));
     if let Some(e) = r.get("error") {
         anyhow::bail!("{text:.200}: {e}");
     }

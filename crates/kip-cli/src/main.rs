@@ -243,7 +243,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             };
             let nexus = open_nexus(cli.db)?;
-            let response = nexus.execute_as(&request, &origin());
+            let context = kip_nexus::Context {
+                origin: origin(),
+                access: kip_nexus::Access::ReadWrite,
+            };
+            let response = nexus.execute(&request, &context);
             out(&format!("{}\n", serde_json::to_string_pretty(&response)?));
             let failed = response.get("error").is_some()
                 || response["result"].as_array().is_some_and(|items| {

@@ -18,7 +18,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use kip_api::{Api, ApiError, ErrorCode, ExecuteRequest, ImportRequest, tools};
+use kip_api::{Api, ApiError, ErrorCode, ExecuteRequest, ImportRequest, KipCode, tools};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListResourcesResult,
     ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
@@ -43,7 +43,7 @@ pub fn run(api: Api, read_only: bool) -> anyhow::Result<ExitCode> {
     runtime.block_on(async move {
         tracing::info!(
             "kip mcp: serving the nexus at {} over stdio ({})",
-            server.api.nexus().store().path().display(),
+            server.api.nexus().path().display(),
             if read_only { "read-only" } else { "read-write" }
         );
         let service = server
@@ -123,7 +123,7 @@ impl KipMcp {
             .await
             .unwrap_or_else(|e| {
                 Err(ApiError::new(
-                    ErrorCode::InternalError,
+                    ErrorCode::Kip(KipCode::InternalError),
                     format!("the call failed: {e}"),
                     "Retry; if it keeps failing, report it.",
                 ))
@@ -157,7 +157,7 @@ impl KipMcp {
                 if let Err(e) = arguments::<Map<String, Json>>(name, args.clone()) {
                     return Ok(error_result(&e));
                 }
-                self.blocking(|api| api.knowledge_schema())
+                self.blocking(|api| api.knowledge_schema().and_then(|s| to_json(&s)))
                     .await
                     .map(CallToolResult::structured)
             }
@@ -170,7 +170,7 @@ impl KipMcp {
                     Ok(r) => r,
                     Err(e) => return Ok(error_result(&e)),
                 };
-                self.blocking(move |api| api.import(&request))
+                self.blocking(move |api| api.import(&request).and_then(|r| to_json(&r)))
                     .await
                     .map(|report| {
                         let imported =
@@ -315,4 +315,15 @@ impl ServerHandler for KipMcp {
         };
         Ok(ReadResourceResult::new(vec![contents]).into())
     }
+}
+
+/// A typed answer as the JSON of a tool result.
+fn to_json<T: serde::Serialize>(value: &T) -> Result<Json, ApiError> {
+    serde_json::to_value(value).map_err(|e| {
+        ApiError::new(
+            ErrorCode::Kip(KipCode::InternalError),
+            format!("the answer cannot be serialized: {e}"),
+            "This is a bug in KIP Explorer; please report it with the request that caused it.",
+        )
+    })
 }

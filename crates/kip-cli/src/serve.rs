@@ -49,7 +49,7 @@ use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use kip_api::{Api, ApiError, ChangesRequest, ErrorCode, Operation};
+use kip_api::{Api, ApiError, ChangesRequest, ErrorCode, KipCode, Operation};
 use kip_capsule::{WatchEvent, Watcher};
 use serde::Deserialize;
 use serde_json::{Value as Json, json};
@@ -202,7 +202,7 @@ async fn serve(
     let local = listener.local_addr()?;
     tracing::info!(
         "serving the nexus at {} on http://{local} ({}{})",
-        api.nexus().store().path().display(),
+        api.nexus().path().display(),
         if api.is_read_only() {
             "read-only"
         } else {
@@ -229,7 +229,7 @@ async fn blocking<T: Send + 'static>(
         .await
         .unwrap_or_else(|e| {
             Err(ApiError::new(
-                ErrorCode::InternalError,
+                ErrorCode::Kip(KipCode::InternalError),
                 format!("the request failed: {e}"),
                 "Retry; if it keeps failing, report it with the request that caused it.",
             ))
@@ -258,22 +258,15 @@ async fn poll_changes(api: Api, tx: watch::Sender<u64>) {
 fn status_of(code: ErrorCode) -> StatusCode {
     match code {
         ErrorCode::Unauthorized => StatusCode::UNAUTHORIZED,
-        ErrorCode::UnknownOperation | ErrorCode::NotFound => StatusCode::NOT_FOUND,
-        ErrorCode::ImmutableTarget => StatusCode::FORBIDDEN,
-        ErrorCode::BadRequest
-        | ErrorCode::InvalidSyntax
-        | ErrorCode::InvalidIdentifier
-        | ErrorCode::UnsupportedVersion
-        | ErrorCode::TypeMismatch
-        | ErrorCode::AttributeUndefined
-        | ErrorCode::ConstraintViolation
-        | ErrorCode::InvalidValueType
-        | ErrorCode::ReferenceError
-        | ErrorCode::DuplicateExists => StatusCode::BAD_REQUEST,
-        ErrorCode::ExecutionTimeout
-        | ErrorCode::ResourceExhausted
-        | ErrorCode::InternalError
+        ErrorCode::UnknownOperation | ErrorCode::Kip(KipCode::NotFound) => StatusCode::NOT_FOUND,
+        ErrorCode::Kip(KipCode::ImmutableTarget) => StatusCode::FORBIDDEN,
+        ErrorCode::Kip(
+            KipCode::ExecutionTimeout | KipCode::ResourceExhausted | KipCode::InternalError,
+        )
         | ErrorCode::Io => StatusCode::INTERNAL_SERVER_ERROR,
+        // Every other KIP code (syntax, schema, values, references,
+        // uniqueness — and any code KIP adds later) is the client's mistake.
+        ErrorCode::BadRequest | ErrorCode::Kip(_) => StatusCode::BAD_REQUEST,
     }
 }
 
@@ -573,6 +566,9 @@ mod tests {
             );
         }
         assert_eq!(status_of(ErrorCode::Unauthorized), StatusCode::UNAUTHORIZED);
-        assert_eq!(status_of(ErrorCode::ImmutableTarget), StatusCode::FORBIDDEN);
+        assert_eq!(
+            status_of(ErrorCode::Kip(KipCode::ImmutableTarget)),
+            StatusCode::FORBIDDEN
+        );
     }
 }

@@ -19,7 +19,7 @@ use serde_json::{Map, Value as Json, json};
 pub type Result<T> = std::result::Result<T, KipError>;
 
 /// Storage failures reach clients as `KIP_4003`, with what happened.
-pub fn internal(e: StoreError) -> KipError {
+pub(crate) fn internal(e: StoreError) -> KipError {
     match e {
         StoreError::Full { .. } => KipError::new(
             ErrorCode::ResourceExhausted,
@@ -32,7 +32,7 @@ pub fn internal(e: StoreError) -> KipError {
 /// A KIP error crossing a store transaction: the store's closures need an
 /// error type its own errors convert into, and KIP errors must pass too.
 #[derive(Debug)]
-pub struct TxnError(pub KipError);
+pub(crate) struct TxnError(pub KipError);
 
 impl From<StoreError> for TxnError {
     fn from(e: StoreError) -> TxnError {
@@ -46,7 +46,7 @@ impl From<KipError> for TxnError {
     }
 }
 
-pub trait OrInternal<T> {
+pub(crate) trait OrInternal<T> {
     fn kip(self) -> Result<T>;
 }
 
@@ -65,8 +65,8 @@ pub const BELONGS_TO_DOMAIN: &str = "belongs_to_domain";
 /// A read view over one transaction with caches for decoded records.
 #[allow(missing_debug_implementations)] // holds a transaction
 pub struct Graph<'t> {
-    pub store: &'t Store,
-    pub txn: &'t RoTxn<'t>,
+    pub(crate) store: &'t Store,
+    pub(crate) txn: &'t RoTxn<'t>,
     concepts: RefCell<HashMap<ConceptId, Rc<ConceptRecord>>>,
     propositions: RefCell<HashMap<PropositionId, Rc<PropositionRecord>>>,
     type_names: RefCell<HashMap<u32, Rc<str>>>,
@@ -74,7 +74,7 @@ pub struct Graph<'t> {
 }
 
 impl<'t> Graph<'t> {
-    pub fn new(store: &'t Store, txn: &'t RoTxn<'t>) -> Graph<'t> {
+    pub(crate) fn new(store: &'t Store, txn: &'t RoTxn<'t>) -> Graph<'t> {
         Graph {
             store,
             txn,
@@ -83,6 +83,23 @@ impl<'t> Graph<'t> {
             type_names: RefCell::default(),
             predicate_names: RefCell::default(),
         }
+    }
+
+    /// Every concept record, in id order (creation order).
+    pub fn all_concepts(
+        &self,
+    ) -> Result<impl Iterator<Item = Result<(ConceptId, ConceptRecord)>> + '_> {
+        let iter = self.store.all_concepts(self.txn).kip()?;
+        Ok(iter.map(|entry| entry.kip()))
+    }
+
+    /// Every proposition record, in id order (a proposition comes after the
+    /// elements it links).
+    pub fn all_propositions(
+        &self,
+    ) -> Result<impl Iterator<Item = Result<(PropositionId, PropositionRecord)>> + '_> {
+        let iter = self.store.all_propositions(self.txn).kip()?;
+        Ok(iter.map(|entry| entry.kip()))
     }
 
     pub fn type_id(&self, name: &str) -> Result<Option<u32>> {

@@ -18,6 +18,7 @@ use serde_json::{Map, Value as Json, json};
 
 use crate::graph::{BELONGS_TO_DOMAIN, CONCEPT_TYPE, Graph, OrInternal as _, Result};
 use crate::kql::{self, Val};
+pub use crate::stats::Stats;
 use crate::{schema, search};
 
 type Object = Map<String, Json>;
@@ -77,28 +78,6 @@ struct WriterCache {
     /// Concepts by type id and name: UPSERT neither deletes nor renames,
     /// so a concept found or created stays where it is for the command.
     concepts: HashMap<u32, HashMap<String, ConceptId>>,
-}
-
-#[derive(Debug, Default, Clone, Copy, serde::Serialize)]
-pub struct Stats {
-    pub concepts_created: u64,
-    pub concepts_updated: u64,
-    pub concepts_deleted: u64,
-    pub propositions_created: u64,
-    pub propositions_updated: u64,
-    pub propositions_deleted: u64,
-}
-
-impl Stats {
-    pub fn changed(&self) -> bool {
-        self.concepts_created
-            + self.concepts_updated
-            + self.concepts_deleted
-            + self.propositions_created
-            + self.propositions_updated
-            + self.propositions_deleted
-            > 0
-    }
 }
 
 fn reserved_key_error(key: &str, source: &str, span: Span) -> KipError {

@@ -55,7 +55,11 @@ pub struct Signature {
     pub object_types: Option<Vec<String>>,
 }
 
-fn type_list(v: Option<&Json>) -> Option<Vec<String>> {
+/// The types a predicate definition's `subject_types` / `object_types`
+/// value allows: `None` for any (`"*"`, an empty list, or no list at all).
+/// The engine's signature checks and the capsule pipeline's both read
+/// definitions through this one function.
+pub fn type_list(v: Option<&Json>) -> Option<Vec<String>> {
     let list: Vec<String> = v?
         .as_array()?
         .iter()

@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Barrier, mpsc};
 
-use kip_nexus::{Access, ExecuteKip, Nexus, Origin};
+use kip_nexus::{Access, Context, ExecuteKip, Nexus};
 use serde_json::json;
 
 const SCHEMA: &str = r#"UPSERT {
@@ -13,9 +13,10 @@ const SCHEMA: &str = r#"UPSERT {
 }"#;
 
 fn count(nexus: &Nexus) -> serde_json::Value {
-    nexus.execute(&ExecuteKip::command(
-        r#"FIND(COUNT(?n)) WHERE { ?n {type: "Note"} }"#,
-    ))["result"]
+    nexus.execute(
+        &ExecuteKip::command(r#"FIND(COUNT(?n)) WHERE { ?n {type: "Note"} }"#),
+        &Context::default(),
+    )["result"]
         .clone()
 }
 
@@ -25,7 +26,7 @@ fn a_reader_keeps_its_snapshot_while_a_writer_commits() {
     let nexus = Arc::new(Nexus::open(dir.path()).expect("opens"));
     assert!(
         nexus
-            .execute(&ExecuteKip::command(SCHEMA))
+            .execute(&ExecuteKip::command(SCHEMA), &Context::default())
             .get("error")
             .is_none()
     );
@@ -35,9 +36,10 @@ fn a_reader_keeps_its_snapshot_while_a_writer_commits() {
         let nexus = Arc::clone(&nexus);
         std::thread::spawn(move || {
             reading_rx.recv().expect("the reader started");
-            let r = nexus.execute(&ExecuteKip::command(
-                r#"UPSERT { CONCEPT { {type: "Note", name: "n1"} } }"#,
-            ));
+            let r = nexus.execute(
+                &ExecuteKip::command(r#"UPSERT { CONCEPT { {type: "Note", name: "n1"} } }"#),
+                &Context::default(),
+            );
             assert!(r.get("error").is_none(), "{r}");
             written_tx.send(()).expect("signal");
         })
@@ -68,7 +70,7 @@ fn concurrent_writers_lose_nothing() {
     let nexus = Arc::new(Nexus::open(dir.path()).expect("opens"));
     assert!(
         nexus
-            .execute(&ExecuteKip::command(SCHEMA))
+            .execute(&ExecuteKip::command(SCHEMA), &Context::default())
             .get("error")
             .is_none()
     );
@@ -83,7 +85,7 @@ fn concurrent_writers_lose_nothing() {
                     let text = format!(
                         r#"UPSERT {{ CONCEPT ?a {{ {{type: "Note", name: "t{t}-{i}"}} }} CONCEPT {{ {{type: "Note", name: "shared"}} SET PROPOSITIONS {{ ("follows", ?a) }} }} }}"#
                     );
-                    let r = nexus.execute_as(&ExecuteKip::command(text), &Origin { name: format!("thread {t}") });
+                    let r = nexus.execute(&ExecuteKip::command(text), &Context::new(format!("thread {t}")));
                     assert!(r.get("error").is_none(), "{r}");
                 }
             })
@@ -93,9 +95,12 @@ fn concurrent_writers_lose_nothing() {
         t.join().expect("writer thread");
     }
     assert_eq!(count(&nexus), json!(101));
-    let links = nexus.execute(&ExecuteKip::command(
-        r#"FIND(COUNT(?l)) WHERE { ?l ({type: "Note", name: "shared"}, "follows", ?n) }"#,
-    ));
+    let links = nexus.execute(
+        &ExecuteKip::command(
+            r#"FIND(COUNT(?l)) WHERE { ?l ({type: "Note", name: "shared"}, "follows", ?n) }"#,
+        ),
+        &Context::default(),
+    );
     assert_eq!(links["result"], json!(100));
 }
 
@@ -105,14 +110,15 @@ fn two_handles_on_one_folder_see_each_others_writes_and_reopen_keeps_them() {
     let a = Nexus::open(dir.path()).expect("opens");
     let b = Nexus::open(dir.path()).expect("opens again");
     assert!(
-        a.execute(&ExecuteKip::command(SCHEMA))
+        a.execute(&ExecuteKip::command(SCHEMA), &Context::default())
             .get("error")
             .is_none()
     );
     assert!(
-        b.execute(&ExecuteKip::command(
-            r#"UPSERT { CONCEPT { {type: "Note", name: "from b"} } }"#
-        ))
+        b.execute(
+            &ExecuteKip::command(r#"UPSERT { CONCEPT { {type: "Note", name: "from b"} } }"#),
+            &Context::default()
+        )
         .get("error")
         .is_none()
     );
@@ -127,25 +133,24 @@ fn two_handles_on_one_folder_see_each_others_writes_and_reopen_keeps_them() {
 fn read_only_access_refuses_kml_and_runs_queries() {
     let dir = tempfile::tempdir().expect("temp dir");
     let nexus = Nexus::open(dir.path()).expect("opens");
-    let origin = Origin::default();
-    let refused = nexus.execute_with(&ExecuteKip::command(SCHEMA), &origin, Access::ReadOnly);
+    let read_only = Context::default().with_access(Access::ReadOnly);
+    let refused = nexus.execute(&ExecuteKip::command(SCHEMA), &read_only);
     assert_eq!(refused["error"]["code"], "KIP_3004");
     assert_eq!(refused["error"]["data"]["line"], 1);
     let batch: ExecuteKip = serde_json::from_value(json!({"commands": ["DESCRIBE PRIMER", "DELETE CONCEPT ?x DETACH WHERE { ?x {type: \"Event\"} }"]})).expect("request");
     assert_eq!(
-        nexus.execute_with(&batch, &origin, Access::ReadOnly)["error"]["code"],
+        nexus.execute(&batch, &read_only)["error"]["code"],
         "KIP_3004"
     );
-    let primer = nexus.execute_with(
-        &ExecuteKip::command("DESCRIBE PRIMER"),
-        &origin,
-        Access::ReadOnly,
-    );
+    let primer = nexus.execute(&ExecuteKip::command("DESCRIBE PRIMER"), &read_only);
     assert_eq!(primer["result"]["identity"]["name"], "$self");
     assert_eq!(
-        nexus.execute(&ExecuteKip::command(
-            r#"FIND(COUNT(?t)) WHERE { ?t {type: "$ConceptType", name: "Note"} }"#
-        ))["result"],
+        nexus.execute(
+            &ExecuteKip::command(
+                r#"FIND(COUNT(?t)) WHERE { ?t {type: "$ConceptType", name: "Note"} }"#
+            ),
+            &Context::default()
+        )["result"],
         json!(0)
     );
 }
@@ -154,21 +159,13 @@ fn read_only_access_refuses_kml_and_runs_queries() {
 fn every_committed_write_is_in_the_change_log_with_its_origin() {
     let dir = tempfile::tempdir().expect("temp dir");
     let nexus = Nexus::open(dir.path()).expect("opens");
-    let before = nexus.store().current_change_seq().expect("seq");
-    let r = nexus.execute_as(
-        &ExecuteKip::command(SCHEMA),
-        &Origin {
-            name: "tester".into(),
-        },
-    );
+    let before = nexus.last_change_seq().expect("seq");
+    let r = nexus.execute(&ExecuteKip::command(SCHEMA), &Context::new("tester"));
     assert!(r.get("error").is_none());
     // A no-op repeat and a query write nothing to the log.
-    nexus.execute(&ExecuteKip::command(SCHEMA));
-    nexus.execute(&ExecuteKip::command("DESCRIBE PRIMER"));
-    let changes = nexus
-        .store()
-        .read(|txn| nexus.store().changes_since(txn, before))
-        .expect("changes");
+    nexus.execute(&ExecuteKip::command(SCHEMA), &Context::default());
+    nexus.execute(&ExecuteKip::command("DESCRIBE PRIMER"), &Context::default());
+    let changes = nexus.changes_since(before).expect("changes").entries;
     assert_eq!(changes.len(), 1, "{changes:?}");
     assert_eq!(changes[0].1["origin"], "tester");
     assert_eq!(changes[0].1["stats"]["concepts_created"], 2);

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use kip_nexus::{ExecuteKip, Nexus};
+use kip_nexus::{Context, ExecuteKip, Nexus};
 use serde_json::{Value as Json, json};
 
 fn examples_dir() -> PathBuf {
@@ -20,14 +20,14 @@ fn fixture() -> (tempfile::TempDir, Nexus) {
         "12_cognizine.kip",
     ] {
         let text = std::fs::read_to_string(examples_dir().join(name)).expect("example capsule");
-        let r = nexus.execute(&ExecuteKip::command(text));
+        let r = nexus.execute(&ExecuteKip::command(text), &Context::default());
         assert!(r.get("error").is_none(), "{name}: {r:#}");
     }
     (dir, nexus)
 }
 
 fn exec(nexus: &Nexus, command: &str) -> Json {
-    nexus.execute(&ExecuteKip::command(command))
+    nexus.execute(&ExecuteKip::command(command), &Context::default())
 }
 
 #[track_caller]
@@ -598,10 +598,13 @@ fn parameters_bind_everywhere_a_value_may_stand() {
     let (_d, nexus) = fixture();
     let request = ExecuteKip::command(r#"FIND(?drug.name) WHERE { ?symptom {name: :symptom_name} (?drug, "treats", ?symptom) } ORDER BY ?drug.name ASC LIMIT :limit"#)
         .with_parameters(json!({"symptom_name": "Fever", "limit": 1}).as_object().cloned().expect("object"));
-    let r = nexus.execute(&request);
+    let r = nexus.execute(&request, &Context::default());
     assert_eq!(r["result"], json!(["Aspirin"]));
     assert!(r["next_cursor"].is_string());
-    let missing = nexus.execute(&ExecuteKip::command("SEARCH CONCEPT :term"));
+    let missing = nexus.execute(
+        &ExecuteKip::command("SEARCH CONCEPT :term"),
+        &Context::default(),
+    );
     assert_eq!(missing["error"]["code"], "KIP_3001");
     assert!(
         missing["error"]["message"]
@@ -622,7 +625,7 @@ fn batches_run_in_order_and_stop_at_the_first_error() {
         ]
     }))
     .expect("request");
-    let r = nexus.execute(&request);
+    let r = nexus.execute(&request, &Context::default());
     let results = r["result"].as_array().expect("batch");
     assert_eq!(results.len(), 3);
     assert_eq!(results[1]["result"], json!(["Aspirin"]));
@@ -632,6 +635,7 @@ fn batches_run_in_order_and_stop_at_the_first_error() {
             json!({"command": "DESCRIBE PRIMER", "commands": ["DESCRIBE PRIMER"]}),
         )
         .expect("request"),
+        &Context::default(),
     );
     assert_eq!(both["error"]["code"], "KIP_1001");
 }
@@ -762,7 +766,7 @@ fn dry_run_previews_exactly_and_writes_nothing() {
         r#"DELETE CONCEPT ?d DETACH WHERE { ?d {type: "Drug", name: "Aspirin"} }"#,
     )
     .dry_run();
-    let preview = nexus.execute(&request);
+    let preview = nexus.execute(&request, &Context::default());
     assert_eq!(preview["result"]["dry_run"], true);
     assert_eq!(preview["result"]["deleted_concepts"], 1);
     assert_eq!(
@@ -776,11 +780,15 @@ fn dry_run_previews_exactly_and_writes_nothing() {
         ),
         json!(1)
     );
-    let valid =
-        nexus.execute(&ExecuteKip::command(r#"FIND(?d) WHERE { ?d {type: "Drug"} }"#).dry_run());
+    let valid = nexus.execute(
+        &ExecuteKip::command(r#"FIND(?d) WHERE { ?d {type: "Drug"} }"#).dry_run(),
+        &Context::default(),
+    );
     assert_eq!(valid["result"], json!({"valid": true}));
-    let invalid =
-        nexus.execute(&ExecuteKip::command(r#"FIND(?d) WHERE { ?d {type: "Drgu"} }"#).dry_run());
+    let invalid = nexus.execute(
+        &ExecuteKip::command(r#"FIND(?d) WHERE { ?d {type: "Drgu"} }"#).dry_run(),
+        &Context::default(),
+    );
     assert_eq!(invalid["error"]["code"], "KIP_2001");
 }
 

@@ -2,7 +2,7 @@
 //! the shape every error must have: code, message, hint, and a position
 //! when the error is about a place in the text.
 
-use kip_nexus::{ExecuteKip, Nexus};
+use kip_nexus::{Context, ExecuteKip, Nexus};
 use serde_json::{Value, json};
 
 fn nexus() -> (tempfile::TempDir, Nexus) {
@@ -13,7 +13,7 @@ fn nexus() -> (tempfile::TempDir, Nexus) {
 
 #[track_caller]
 fn error(nexus: &Nexus, request: ExecuteKip) -> Value {
-    let r = nexus.execute(&request);
+    let r = nexus.execute(&request, &Context::default());
     let e = r["error"].clone();
     assert!(e.is_object(), "expected an error, got {r}");
     assert!(e["message"].as_str().is_some_and(|m| !m.is_empty()));

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use kip_nexus::{ExecuteKip, Nexus};
+use kip_nexus::{Context, ExecuteKip, Nexus};
 use serde_json::Value;
 
 fn fixture() -> (tempfile::TempDir, Nexus) {
@@ -19,7 +19,7 @@ fn fixture() -> (tempfile::TempDir, Nexus) {
         let text = std::fs::read_to_string(examples.join(name)).expect("capsule");
         assert!(
             nexus
-                .execute(&ExecuteKip::command(text))
+                .execute(&ExecuteKip::command(text), &Context::default())
                 .get("error")
                 .is_none()
         );
@@ -30,7 +30,7 @@ fn fixture() -> (tempfile::TempDir, Nexus) {
 fn explain(nexus: &Nexus, query: &str) -> Value {
     let mut request = ExecuteKip::command(query);
     request.explain = Some(true);
-    let r = nexus.execute(&request);
+    let r = nexus.execute(&request, &Context::default());
     assert!(r.get("error").is_none(), "{r:#}");
     r["explain"].clone()
 }
@@ -72,7 +72,7 @@ fn why(nexus: &Nexus, query: &str) -> (String, String, Option<String>) {
 /// A fixed query must return rows.
 #[track_caller]
 fn finds_rows(nexus: &Nexus, query: &str) {
-    let r = nexus.execute(&ExecuteKip::command(query));
+    let r = nexus.execute(&ExecuteKip::command(query), &Context::default());
     let rows = &r["result"];
     let non_empty = match rows {
         Value::Array(a) => {
@@ -225,7 +225,7 @@ fn a_clause_that_joins_nothing_is_named() {
 }
 
 fn ok_upsert(nexus: &Nexus, text: &str) {
-    let r = nexus.execute(&ExecuteKip::command(text));
+    let r = nexus.execute(&ExecuteKip::command(text), &Context::default());
     assert!(r.get("error").is_none(), "{r}");
 }
 
@@ -240,7 +240,7 @@ fn why_empty_corpus() {
         let query = std::fs::read_to_string(path).expect("query");
         let mut request = ExecuteKip::command(&query);
         request.explain = Some(true);
-        let r = nexus.execute(&request);
+        let r = nexus.execute(&request, &Context::default());
         let e = &r["explain"];
         let mut out = String::new();
         match r.get("error") {
@@ -354,7 +354,7 @@ fn the_pattern_diagram_draws_inline_terms_links_about_links_and_union_scopes() {
     let q = r#"FIND(?x) WHERE { ?l (?d, "treats", {type: "Symptom", name: "Fever"}) (?l, ?p, ?x) UNION { ?d {type: "Drug"} } }"#;
     let mut request = ExecuteKip::command(q);
     request.explain = Some(true);
-    let r = nexus.execute(&request);
+    let r = nexus.execute(&request, &Context::default());
     let p = &r["explain"]["pattern"];
     let nodes = p["nodes"].as_array().expect("nodes");
     let labels: Vec<&str> = nodes.iter().filter_map(|n| n["label"].as_str()).collect();

@@ -9,7 +9,7 @@ import {
   type ChangesRequest,
   type ChangesResponse,
   type ExecuteRequest,
-  type ImportReport,
+  type ImportReportView,
   type ImportRequest,
   type KipResponse,
   type KnowledgeSchema,
@@ -82,7 +82,7 @@ export class HttpTransport implements Transport {
   schema(): Promise<KnowledgeSchema> {
     return this.post('/api/schema', {});
   }
-  async importFile(request: ImportRequest): Promise<ImportReport> {
+  async importFile(request: ImportRequest): Promise<ImportReportView> {
     try {
       return toReport(await this.post('/api/import', request), request.file_name);
     } catch (e) {

@@ -1,6 +1,7 @@
-// Reading import reports leniently: the capsule pipeline owns their shape,
-// and the UI must show whatever it says about a failure.
-import type { ImportProblem, ImportReport, WatchStatus, WatchView } from './types';
+// Reading import reports leniently: the capsule pipeline owns their shape
+// (`ImportReport`, generated from kip-capsule), and the UI must show
+// whatever a host says about a failure, even one that never reached it.
+import type { ChangeStats, ImportProblem, ImportReportView, WatchStatus, WatchView } from './types';
 
 function asNumber(v: unknown): number | undefined {
   return typeof v === 'number' ? v : undefined;
@@ -22,16 +23,17 @@ export function toProblem(raw: unknown): ImportProblem {
   };
 }
 
-export function toReport(raw: unknown, fallbackName: string): ImportReport {
+export function toReport(raw: unknown, fallbackName: string): ImportReportView {
   const r = (raw ?? {}) as Record<string, unknown>;
   if (r.error && !r.status) {
     return { file: fallbackName, status: 'failed', errors: [toProblem(r.error)] };
   }
   const errors = Array.isArray(r.errors) ? r.errors.map(toProblem) : [];
+  const imported = r.status === 'imported' || (r.status === undefined && errors.length === 0);
   return {
     file: String(r.file ?? r.file_name ?? fallbackName),
-    status: String(r.status ?? (errors.length ? 'failed' : 'imported')),
-    stats: (r.stats as Record<string, number>) ?? undefined,
+    status: imported ? 'imported' : 'failed',
+    stats: (r.stats as ChangeStats | undefined) ?? undefined,
     duration_ms: asNumber(r.duration_ms),
     errors,
   };

@@ -11,7 +11,7 @@ import {
   type ChangesRequest,
   type ChangesResponse,
   type ExecuteRequest,
-  type ImportReport,
+  type ImportReportView,
   type ImportRequest,
   type KipResponse,
   type KnowledgeSchema,
@@ -67,7 +67,7 @@ export class TauriTransport implements Transport {
   schema(): Promise<KnowledgeSchema> {
     return api('schema');
   }
-  async importFile(request: ImportRequest): Promise<ImportReport> {
+  async importFile(request: ImportRequest): Promise<ImportReportView> {
     try {
       return toReport(await api('import', request), request.file_name);
     } catch (e) {
@@ -96,7 +96,7 @@ export class TauriTransport implements Transport {
   onWatch(callback: (status: WatchView) => void): () => void {
     return subscribeEvent<WatchStatus>('kip://watch', (s) => callback(toWatchView(s)));
   }
-  onDropImport(callback: (reports: ImportReport[]) => void): () => void {
+  onDropImport(callback: (reports: ImportReportView[]) => void): () => void {
     return subscribeEvent<unknown[]>('kip://dropped', (raw) =>
       callback(raw.map((r, i) => toReport(r, `dropped file ${i + 1}`))),
     );

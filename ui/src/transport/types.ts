@@ -2,12 +2,14 @@
 // shell, `kip serve`) offers, in the types kip-api generates.
 import type {
   ApiError,
+  ChangeStats,
   ChangesRequest,
   ChangesResponse,
   ExecuteRequest,
+  ImportReport,
   ImportRequest,
-  JsonValue,
   KipResponse,
+  KnowledgeSchema,
   NeighbourhoodRequest,
   NeighbourhoodResponse,
   NexusInfo,
@@ -39,14 +41,15 @@ export interface ImportProblem {
   code?: string;
 }
 
-/** The report of importing one file (kip-capsule's shape, read leniently). */
-export interface ImportReport {
-  file: string;
-  status: string;
-  stats?: Record<string, number>;
+/**
+ * An import report as the views show it: kip-api's `ImportReport` (generated)
+ * with each error read as an `ImportProblem`.
+ */
+export type ImportReportView = Pick<ImportReport, 'file' | 'status'> & {
+  stats?: ChangeStats;
   duration_ms?: number;
   errors: ImportProblem[];
-}
+};
 
 /** One file of the watched capsule folder, its errors read like import problems. */
 export interface WatchedFileView {
@@ -64,11 +67,6 @@ export interface WatchView {
   note?: string;
 }
 
-export interface KnowledgeSchema {
-  full_bundle_schema: JsonValue;
-  example_yaml: string;
-}
-
 /** Something changed in the nexus (by this or another process). */
 export interface ChangeNotice {
   last_seq: number;
@@ -82,7 +80,7 @@ export interface Transport {
   validate(request: ValidateRequest): Promise<ValidateResponse>;
   neighbourhood(request: NeighbourhoodRequest): Promise<NeighbourhoodResponse>;
   schema(): Promise<KnowledgeSchema>;
-  importFile(request: ImportRequest): Promise<ImportReport>;
+  importFile(request: ImportRequest): Promise<ImportReportView>;
   info(): Promise<NexusInfo>;
   changes(request: ChangesRequest): Promise<ChangesResponse>;
   /** Canonical KIP text, or an ApiFailure with the syntax error. */
@@ -96,7 +94,7 @@ export interface Transport {
   /** Watched-folder status updates (desktop, or a server that watches). */
   onWatch(callback: (status: WatchView) => void): () => void;
   /** Files dropped onto the desktop window were imported (desktop only). */
-  onDropImport(callback: (reports: ImportReport[]) => void): () => void;
+  onDropImport(callback: (reports: ImportReportView[]) => void): () => void;
   /**
    * Files are being dragged over the desktop window (`true`) or left it or
    * were dropped (`false`). Desktop only: in a browser the page's own drag

@@ -7,9 +7,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use kip_capsule::ImportReport;
-use kip_nexus::graph::OrInternal as _;
+use kip_nexus::ElementId;
 use kip_nexus::{Nexus, Origin};
-use kip_store::ElementId;
 use serde_json::Value as Json;
 
 pub fn examples_dir() -> PathBuf {
@@ -98,8 +97,8 @@ pub fn graph(nexus: &Nexus) -> BTreeSet<String> {
                     .collect();
                 canon(&Json::Object(user))
             };
-            for entry in g.store.all_concepts(g.txn).kip()? {
-                let (id, rec) = entry.kip()?;
+            for entry in g.all_concepts()? {
+                let (id, rec) = entry?;
                 let key = format!("{}:{:?}", g.type_name(rec.type_id)?, rec.name);
                 out.insert(format!(
                     "{key} {} {}",
@@ -108,8 +107,8 @@ pub fn graph(nexus: &Nexus) -> BTreeSet<String> {
                 ));
                 keys.insert(ElementId::Concept(id), key);
             }
-            for entry in g.store.all_propositions(g.txn).kip()? {
-                let (id, rec) = entry.kip()?;
+            for entry in g.all_propositions()? {
+                let (id, rec) = entry?;
                 let key = format!(
                     "({} {} {})",
                     keys[&rec.subject],

@@ -5,7 +5,8 @@
 export type JsonValue = number | string | boolean | null | JsonValue[] | { [key in string]?: JsonValue };
 
 /**
- * Every error code a host of this API can return. Closed on purpose: a new
+ * Every error code a host of this API can return: KIP's own codes, as the
+ * engine defines them, plus the few a host adds. Closed on purpose: a new
  * code is a breaking change for the UI, which matches on all of them.
  */
 export type ErrorCode = "KIP_1001" | "KIP_1002" | "KIP_1003" | "KIP_2001" | "KIP_2002" | "KIP_2003" | "KIP_2004" | "KIP_3001" | "KIP_3002" | "KIP_3003" | "KIP_3004" | "KIP_4001" | "KIP_4002" | "KIP_4003" | "API_BAD_REQUEST" | "API_UNKNOWN_OPERATION" | "API_UNAUTHORIZED" | "API_IO";
@@ -293,7 +294,7 @@ at: string,
 own_process: boolean, stats: ChangeStats, };
 
 /**
- * What a write changed.
+ * Concepts and propositions created, updated and deleted.
  */
 export type ChangeStats = { concepts_created: number, concepts_updated: number, concepts_deleted: number, propositions_created: number, propositions_updated: number, propositions_deleted: number, };
 
@@ -316,6 +317,73 @@ text: string,
  * nothing is written.
  */
 dry_run?: boolean, };
+
+/**
+ * The outcome of importing one file.
+ */
+export type ImportReport = { 
+/**
+ * The file as it was named to the importer.
+ */
+file: string, 
+/**
+ * `None` when the extension is not a capsule's.
+ */
+format?: Format, status: Status, 
+/**
+ * A validation and an aborted transaction: nothing was written.
+ */
+dry_run?: boolean | undefined, 
+/**
+ * `sha256:<hex>` of the file's bytes.
+ */
+hash?: string | undefined, 
+/**
+ * Items of a bundle, or commands of a capsule.
+ */
+items: number, 
+/**
+ * What changed (all zero when the file failed, or repeated knowledge
+ * the nexus already held).
+ */
+stats: ChangeStats, 
+/**
+ * Wall-clock time of the whole import, reading to commit.
+ */
+duration_ms: number, 
+/**
+ * Every problem found (at most [`MAX_ERRORS`]); empty when imported.
+ * Each is a KIP error object (`ApiError` in the bindings).
+ */
+errors: Array<ApiError>, 
+/**
+ * Errors found beyond the first [`MAX_ERRORS`].
+ */
+errors_omitted?: number | undefined, };
+
+/**
+ * The kind of file, chosen by its extension.
+ */
+export type Format = "kip" | "yaml";
+
+/**
+ * Whether a file landed.
+ */
+export type Status = "imported" | "failed";
+
+/**
+ * `get_knowledge_schema`'s answer: the bundle schema of the live types and
+ * an example bundle that validates against it.
+ */
+export type KnowledgeSchema = { 
+/**
+ * A draft-07 JSON Schema of a knowledge bundle (the array form).
+ */
+full_bundle_schema: JsonValue, 
+/**
+ * A small bundle in YAML using the live types.
+ */
+example_yaml: string, };
 
 /**
  * What a host serves.

@@ -1,0 +1,160 @@
+//! `execute_kip` requests: one command or a batch, shared and per-command
+//! parameters, dry runs, `explain`, and the caller's [`Context`].
+//!
+//! Each text is parsed once: the access check of a read-only caller looks
+//! at the same parsed commands that then run. A batch is checked whole
+//! before anything runs (a read-only caller's batch with one write runs
+//! nothing), then runs in order and stops at its first error.
+
+use kip_lang::ast::{Command, CommandKind};
+use kip_lang::{ErrorCode, Errors, KipError};
+use serde_json::{Map, Value as Json, json};
+
+use crate::graph::Result;
+use crate::request::{BatchItem, ExecuteKip};
+use crate::run::{Mode, Origin, Outcome, RunOptions, response};
+use crate::{Nexus, explain};
+
+/// What a caller may do: everything, or only KQL and META.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Access {
+    #[default]
+    ReadWrite,
+    /// KML is refused with `KIP_3004` before anything runs.
+    ReadOnly,
+}
+
+/// Who sends a request and what they may do.
+#[derive(Clone, Debug, Default)]
+pub struct Context {
+    pub origin: Origin,
+    pub access: Access,
+}
+
+impl Context {
+    /// A read-write context writing under `origin`.
+    pub fn new(origin: impl Into<String>) -> Context {
+        Context {
+            origin: Origin::new(origin),
+            access: Access::ReadWrite,
+        }
+    }
+
+    pub fn with_access(mut self, access: Access) -> Context {
+        self.access = access;
+        self
+    }
+}
+
+/// One text of a request, parsed (or the error parsing it gave) with the
+/// parameters it binds.
+struct Parsed<'r> {
+    text: &'r str,
+    commands: Result<Vec<Command>>,
+    params: Map<String, Json>,
+}
+
+impl Nexus {
+    /// Executes an `execute_kip` request for `ctx` and returns the KIP
+    /// response (`{"result"…}` or `{"error"…}`; a batch answers
+    /// `{"result": [response, …]}`).
+    pub fn execute(&self, request: &ExecuteKip, ctx: &Context) -> Json {
+        let shared = request.parameters.clone().unwrap_or_default();
+        let texts: Vec<(&str, Map<String, Json>)> = match (&request.command, &request.commands) {
+            (Some(c), None) => vec![(c.as_str(), shared)],
+            (None, Some(batch)) => batch.iter().map(|b| batch_item(b, &shared)).collect(),
+            _ => {
+                return json!({"error": KipError::new(
+                    ErrorCode::InvalidSyntax,
+                    "execute_kip needs exactly one of `command` or `commands`",
+                ).with_hint("Send {\"command\": \"FIND(…) WHERE {…}\"} for one command, or {\"commands\": [\"…\", \"…\"]} for a batch.")});
+            }
+        };
+        let parsed: Vec<Parsed<'_>> = texts
+            .into_iter()
+            .map(|(text, params)| Parsed {
+                text,
+                commands: kip_lang::parse(text).map_err(Errors::into_response_error),
+                params,
+            })
+            .collect();
+        if ctx.access == Access::ReadOnly
+            && let Some(e) = parsed.iter().find_map(refuse_writes)
+        {
+            return json!({"error": e});
+        }
+        let options = RunOptions {
+            mode: Mode::dry_run_if(request.dry_run.unwrap_or(false)),
+            explain: request.explain.unwrap_or(false),
+            origin: ctx.origin.clone(),
+        };
+        if request.command.is_some() {
+            let Some(one) = parsed.into_iter().next() else {
+                return json!({"result": []});
+            };
+            let text = one.text;
+            let outcome = self.run_parsed(one, &options);
+            let refused = match (&outcome, options.explain) {
+                (Err(e), true) => explain::for_error(text, e),
+                _ => None,
+            };
+            let mut r = response(outcome);
+            if let Some(e) = refused {
+                r["explain"] = e.to_json();
+            }
+            return r;
+        }
+        let mut results = Vec::new();
+        for one in parsed {
+            let r = response(self.run_parsed(one, &options));
+            let failed = r.get("error").is_some();
+            results.push(r);
+            if failed {
+                break; // a batch stops at its first error
+            }
+        }
+        json!({"result": results})
+    }
+
+    /// Binds a parsed text's placeholders and runs it.
+    fn run_parsed(&self, one: Parsed<'_>, options: &RunOptions) -> Result<Outcome> {
+        let commands = one.commands?;
+        let commands =
+            kip_lang::bind(one.text, commands, &one.params).map_err(Errors::into_response_error)?;
+        self.run(one.text, &commands, options)
+    }
+}
+
+/// A batch item's text with its parameters: the shared ones, overridden by
+/// its own.
+fn batch_item<'r>(item: &'r BatchItem, shared: &Map<String, Json>) -> (&'r str, Map<String, Json>) {
+    match item {
+        BatchItem::Text(t) => (t.as_str(), shared.clone()),
+        BatchItem::WithParameters {
+            command,
+            parameters,
+        } => {
+            let mut p = shared.clone();
+            p.extend(parameters.clone().unwrap_or_default());
+            (command.as_str(), p)
+        }
+    }
+}
+
+/// For a read-only caller: the `KIP_3004` error of a text's first KML
+/// command. A text that does not parse is not refused here: running it
+/// reports its syntax error.
+fn refuse_writes(one: &Parsed<'_>) -> Option<KipError> {
+    let commands = one.commands.as_ref().ok()?;
+    let kml = commands.iter().find(|c| c.kind() == CommandKind::Kml)?;
+    Some(
+        KipError::new(
+            ErrorCode::ImmutableTarget,
+            "this endpoint is read-only: KML (UPSERT, DELETE) is refused",
+        )
+        .with_hint(
+            "Use KQL (FIND) and META (DESCRIBE, SEARCH) here; send changes through execute_kip.",
+        )
+        .at(one.text, kml.span()),
+    )
+}

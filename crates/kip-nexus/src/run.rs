@@ -1,0 +1,299 @@
+//! Running parsed, bound commands: the transactions.
+//!
+//! [`Nexus::run`] is the one place that opens transactions for commands: a
+//! text with no KML runs in one read transaction, a text with KML runs all
+//! its commands in one write transaction (any error aborts everything), and
+//! a dry run either checks reads against the schema or executes the writes
+//! exactly and aborts. Every committed write that changed something appends
+//! a change-log entry with its origin in the same transaction.
+
+use kip_lang::ast::{Command, CommandKind};
+use kip_lang::{ErrorCode, KipError};
+use serde_json::{Value as Json, json};
+
+use crate::graph::{Graph, Result, TxnError};
+use crate::kml::{self, Stats};
+use crate::{Nexus, kql, meta};
+
+/// Who sent a command: recorded in the change log so that other processes
+/// can tell their own writes from others'.
+#[derive(Clone, Debug)]
+pub struct Origin {
+    pub name: String,
+}
+
+impl Origin {
+    pub fn new(name: impl Into<String>) -> Origin {
+        Origin { name: name.into() }
+    }
+}
+
+impl Default for Origin {
+    fn default() -> Origin {
+        Origin::new("library")
+    }
+}
+
+/// Whether a run's writes are kept.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Run and commit.
+    #[default]
+    Commit,
+    /// Validate reads against the schema without running them; execute
+    /// writes exactly in a transaction that is then aborted (a preview).
+    DryRun,
+}
+
+impl Mode {
+    /// [`Mode::DryRun`] when `dry_run`, else [`Mode::Commit`].
+    pub fn dry_run_if(dry_run: bool) -> Mode {
+        if dry_run { Mode::DryRun } else { Mode::Commit }
+    }
+}
+
+/// How to run commands.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    pub mode: Mode,
+    /// Profile FIND queries (see `explain`).
+    pub explain: bool,
+    /// Who the change log says wrote.
+    pub origin: Origin,
+}
+
+impl RunOptions {
+    /// Committing runs on behalf of `origin`.
+    pub fn new(origin: Origin) -> RunOptions {
+        RunOptions {
+            origin,
+            ..RunOptions::default()
+        }
+    }
+
+    pub fn with_mode(mut self, mode: Mode) -> RunOptions {
+        self.mode = mode;
+        self
+    }
+
+    pub fn with_explain(mut self, explain: bool) -> RunOptions {
+        self.explain = explain;
+        self
+    }
+}
+
+/// What one executed command (or one text of several) produced.
+#[derive(Debug)]
+pub struct Outcome {
+    pub result: Json,
+    pub next_cursor: Option<String>,
+    pub stats: Stats,
+    /// The `explain` profile of a FIND, when asked for.
+    pub explain: Option<Json>,
+}
+
+impl Outcome {
+    fn of(result: Json) -> Outcome {
+        Outcome {
+            result,
+            next_cursor: None,
+            stats: Stats::default(),
+            explain: None,
+        }
+    }
+}
+
+/// The timestamp of a command: ISO 8601, UTC, whole seconds.
+pub(crate) fn now() -> String {
+    let format = time::format_description::well_known::Rfc3339;
+    time::OffsetDateTime::now_utc()
+        .replace_nanosecond(0)
+        .ok()
+        .and_then(|t| t.format(&format).ok())
+        .unwrap_or_default()
+}
+
+impl Nexus {
+    /// Runs parsed, bound commands (`source` is the text their spans point
+    /// into): reads in one read transaction, writes in one write transaction
+    /// for all of them. A capsule of several commands returns each one's
+    /// response in a list.
+    pub fn run(&self, source: &str, commands: &[Command], options: &RunOptions) -> Result<Outcome> {
+        let writes = commands.iter().any(|c| c.kind() == CommandKind::Kml);
+        match (writes, options.mode) {
+            (false, Mode::DryRun) => self.check_reads(source, commands),
+            (false, Mode::Commit) => self.run_reads(source, commands, options.explain),
+            (true, mode) => self.run_writes(source, commands, options, mode),
+        }
+    }
+
+    /// A dry run of reads: checked against the schema, not run.
+    fn check_reads(&self, source: &str, commands: &[Command]) -> Result<Outcome> {
+        self.read(|g| {
+            for c in commands {
+                validate_read(g, source, c)?;
+            }
+            Ok(())
+        })?;
+        Ok(Outcome::of(json!({"valid": true})))
+    }
+
+    fn run_reads(&self, source: &str, commands: &[Command], explain: bool) -> Result<Outcome> {
+        let secret = self.secret;
+        self.read(|g| {
+            let mut outcomes = Vec::new();
+            for c in commands {
+                outcomes.push(read_command(g, source, c, secret, explain)?);
+            }
+            Ok(combine(outcomes, commands.len() == 1))
+        })
+    }
+
+    fn run_writes(
+        &self,
+        source: &str,
+        commands: &[Command],
+        options: &RunOptions,
+        mode: Mode,
+    ) -> Result<Outcome> {
+        let secret = self.secret;
+        let commit = mode == Mode::Commit;
+        let run = |txn: &mut kip_store::RwTxn<'_>| -> std::result::Result<Outcome, TxnError> {
+            let mut outcomes = Vec::new();
+            let mut total = Stats::default();
+            for c in commands {
+                let outcome = match c {
+                    Command::Upsert(u) => {
+                        let mut w = kml::Writer::new(&self.store, txn, source, now());
+                        let result = w.upsert(u)?;
+                        Outcome {
+                            stats: w.stats,
+                            ..Outcome::of(result)
+                        }
+                    }
+                    Command::Delete(d) => {
+                        let mut w = kml::Writer::new(&self.store, txn, source, now());
+                        let result = w.delete(d)?;
+                        Outcome {
+                            stats: w.stats,
+                            ..Outcome::of(result)
+                        }
+                    }
+                    other => {
+                        let g = Graph::new(&self.store, txn);
+                        read_command(&g, source, other, secret, options.explain)?
+                    }
+                };
+                total += outcome.stats;
+                outcomes.push(outcome);
+            }
+            if total.changed() && commit {
+                let entry = json!({
+                    "origin": options.origin.name,
+                    "pid": std::process::id(),
+                    "at": now(),
+                    "stats": total,
+                });
+                self.store.append_change(txn, &entry)?;
+            }
+            let mut out = combine(outcomes, commands.len() == 1);
+            out.stats = total;
+            if !commit {
+                mark_dry_run(&mut out.result);
+            }
+            Ok(out)
+        };
+        self.store.write_with(commit, run).map_err(|e| e.0)
+    }
+}
+
+/// Marks a preview: the result object of one command, or each command's
+/// result object when a text held several.
+fn mark_dry_run(result: &mut Json) {
+    match result {
+        Json::Object(obj) => {
+            obj.insert("dry_run".into(), json!(true));
+        }
+        Json::Array(items) => {
+            for item in items {
+                if let Some(obj) = item.get_mut("result").and_then(Json::as_object_mut) {
+                    obj.insert("dry_run".into(), json!(true));
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn read_command(
+    g: &Graph<'_>,
+    source: &str,
+    c: &Command,
+    secret: u64,
+    explain: bool,
+) -> Result<Outcome> {
+    match c {
+        Command::Find(q) => {
+            let out = kql::find(g, source, q, secret, explain)?;
+            Ok(Outcome {
+                next_cursor: out.next_cursor,
+                explain: out.explain.map(|e| e.to_json()),
+                ..Outcome::of(out.result)
+            })
+        }
+        Command::Describe(d) => {
+            let out = meta::describe(g, source, d, secret)?;
+            Ok(Outcome {
+                next_cursor: out.next_cursor,
+                ..Outcome::of(out.result)
+            })
+        }
+        Command::Search(s) => Ok(Outcome::of(meta::search_command(g, source, s)?)),
+        Command::Upsert(_) | Command::Delete(_) => Err(KipError::new(
+            ErrorCode::InternalError,
+            "a write reached the read path",
+        )),
+    }
+}
+
+/// Checks a read command against the schema without running it (dry run).
+fn validate_read(g: &Graph<'_>, source: &str, c: &Command) -> Result<()> {
+    match c {
+        Command::Find(q) => {
+            let mut vars = kql::Vars::default();
+            kql::compile(g, source, &q.where_, &mut vars)?;
+        }
+        Command::Search(s) => {
+            let mut probe = s.clone();
+            probe.limit = Some(kip_lang::ast::Arg::Lit(0, s.span));
+            meta::search_command(g, source, &probe)?;
+        }
+        Command::Describe(_) | Command::Upsert(_) | Command::Delete(_) => {}
+    }
+    Ok(())
+}
+
+fn combine(mut outcomes: Vec<Outcome>, single: bool) -> Outcome {
+    if single && let Some(o) = outcomes.pop() {
+        return o;
+    }
+    let result = outcomes.into_iter().map(|o| response(Ok(o))).collect();
+    Outcome::of(Json::Array(result))
+}
+
+/// The KIP response object of an outcome.
+pub fn response(outcome: Result<Outcome>) -> Json {
+    match outcome {
+        Ok(o) => {
+            let mut r = json!({"result": o.result});
+            if let Some(c) = o.next_cursor {
+                r["next_cursor"] = json!(c);
+            }
+            if let Some(e) = o.explain {
+                r["explain"] = e;
+            }
+            r
+        }
+        Err(e) => json!({"error": e}),
+    }
+}
