@@ -26,7 +26,7 @@ use crate::report::{ImportError, Phase, Progress};
 use crate::schema::{self, CONCEPT_KEYS, PROPOSITION_KEYS};
 use crate::semantic::{DEFINE_PREDICATE, DEFINE_TYPE, unknown_name};
 use crate::text::LineIndex;
-use crate::yaml::{self, Kind, Node};
+use crate::yaml::{self, Entry, Kind, Node};
 
 /// A bundle read into ops.
 #[derive(Debug, Default)]
@@ -178,97 +178,20 @@ pub(crate) fn read(
     }
 }
 
+/// Places an error: the error, its path, and the byte offset it points at.
+type Place<'p> = dyn Fn(ImportError, Option<String>, usize) -> ImportError + 'p;
+
 /// The shape of a bundle: its list of items and the default metadata (a
 /// list, or a mapping `{metadata, items}`); `None` when there is no list
 /// to read at all.
 fn shape<'n>(
     root: &'n Node,
-    at: &dyn Fn(ImportError, Option<String>, usize) -> ImportError,
+    at: &Place<'_>,
     errors: &mut Vec<ImportError>,
 ) -> Option<(&'n [Node], Map<String, Json>)> {
-    let mut defaults = Map::new();
-    let items: &[Node] = match &root.kind {
-        Kind::Seq(items) => items,
-        Kind::Map(entries) => {
-            let mut items: &[Node] = &[];
-            let mut unexpected = false;
-            let looks_like_item = root.get("type").is_some();
-            for e in entries {
-                match e.key.as_str() {
-                    "items" => match &e.value.kind {
-                        Kind::Seq(list) => items = list,
-                        Kind::Null => {}
-                        _ => errors.push(at(
-                            ImportError::new(
-                                ErrorCode::InvalidValueType,
-                                format!("`items` must be a list, found {}", e.value.kind_name()),
-                            )
-                            .hint("Write each item on its own line starting with `- `."),
-                            Some("items".into()),
-                            e.value.start,
-                        )),
-                    },
-                    "metadata" => match &e.value.kind {
-                        Kind::Map(meta) => {
-                            for m in meta {
-                                if m.key.starts_with('_') {
-                                    errors.push(at(reserved(&m.key), Some(format!("metadata.{}", m.key)), m.key_start));
-                                } else {
-                                    defaults.insert(m.key.clone(), m.value.to_json());
-                                }
-                            }
-                        }
-                        Kind::Null => {}
-                        _ => errors.push(at(
-                            ImportError::new(
-                                ErrorCode::InvalidValueType,
-                                format!("`metadata` must be a mapping, found {}", e.value.kind_name()),
-                            )
-                            .hint("Write metadata as `key: value` lines, e.g. `source: …` and `confidence: 0.9`."),
-                            Some("metadata".into()),
-                            e.value.start,
-                        )),
-                    },
-                    other if !looks_like_item => {
-                        unexpected = true;
-                        let suggestions = kip_lang::suggest::similar(other, ["metadata", "items"]);
-                        let mean = suggestions.first().map(|s| format!(". Did you mean `{s}`?")).unwrap_or_default();
-                        errors.push(at(
-                            ImportError::new(
-                                ErrorCode::InvalidSyntax,
-                                format!("unexpected key `{other}` at the top of the bundle{mean}"),
-                            )
-                            .hint("A bundle is a list of items, or a mapping with exactly `metadata` and `items`.")
-                            .suggestions(suggestions),
-                            Some(other.to_owned()),
-                            e.key_start,
-                        ));
-                    }
-                    _ => {}
-                }
-            }
-            if !looks_like_item && !unexpected && root.get("items").is_none() {
-                errors.push(at(
-                    ImportError::new(ErrorCode::ConstraintViolation, "`items` is required")
-                        .hint("A bundle mapping holds its items in a list under `items:` (and optional `metadata:`)."),
-                    Some("items".into()),
-                    root.start,
-                ));
-            }
-            if looks_like_item {
-                errors.push(at(
-                    ImportError::new(
-                        ErrorCode::InvalidSyntax,
-                        "a bundle is a list of items, but this file is a single mapping",
-                    )
-                    .hint("Start the item with `- ` (a list of one item): `- type: …`."),
-                    None,
-                    root.start,
-                ));
-                return None;
-            }
-            items
-        }
+    match &root.kind {
+        Kind::Seq(items) => Some((items, Map::new())),
+        Kind::Map(entries) => mapping_shape(root, entries, at, errors),
         _ => {
             errors.push(at(
                 ImportError::new(
@@ -279,11 +202,135 @@ fn shape<'n>(
                 None,
                 root.start,
             ));
-            return None;
+            None
         }
-    };
+    }
+}
 
+/// A bundle written as a mapping: `{metadata, items}`, or by mistake a
+/// single item (told by its `type`).
+fn mapping_shape<'n>(
+    root: &'n Node,
+    entries: &'n [Entry],
+    at: &Place<'_>,
+    errors: &mut Vec<ImportError>,
+) -> Option<(&'n [Node], Map<String, Json>)> {
+    let mut defaults = Map::new();
+    let mut items: &[Node] = &[];
+    let mut unexpected = false;
+    let looks_like_item = root.get("type").is_some();
+    for e in entries {
+        match e.key.as_str() {
+            "items" => {
+                if let Some(list) = items_of(e, at, errors) {
+                    items = list;
+                }
+            }
+            "metadata" => metadata_of(e, &mut defaults, at, errors),
+            other if !looks_like_item => {
+                unexpected = true;
+                errors.push(unexpected_top_key(other, e, at));
+            }
+            _ => {}
+        }
+    }
+    if !looks_like_item && !unexpected && root.get("items").is_none() {
+        errors.push(at(
+            ImportError::new(ErrorCode::ConstraintViolation, "`items` is required")
+                .hint("A bundle mapping holds its items in a list under `items:` (and optional `metadata:`)."),
+            Some("items".into()),
+            root.start,
+        ));
+    }
+    if looks_like_item {
+        errors.push(at(
+            ImportError::new(
+                ErrorCode::InvalidSyntax,
+                "a bundle is a list of items, but this file is a single mapping",
+            )
+            .hint("Start the item with `- ` (a list of one item): `- type: …`."),
+            None,
+            root.start,
+        ));
+        return None;
+    }
     Some((items, defaults))
+}
+
+/// The list under `items:` (`None` when it is empty or not a list).
+fn items_of<'n>(e: &'n Entry, at: &Place<'_>, errors: &mut Vec<ImportError>) -> Option<&'n [Node]> {
+    match &e.value.kind {
+        Kind::Seq(list) => Some(list),
+        Kind::Null => None,
+        _ => {
+            errors.push(at(
+                ImportError::new(
+                    ErrorCode::InvalidValueType,
+                    format!("`items` must be a list, found {}", e.value.kind_name()),
+                )
+                .hint("Write each item on its own line starting with `- `."),
+                Some("items".into()),
+                e.value.start,
+            ));
+            None
+        }
+    }
+}
+
+/// The default metadata under `metadata:`, into `defaults`.
+fn metadata_of(
+    e: &Entry,
+    defaults: &mut Map<String, Json>,
+    at: &Place<'_>,
+    errors: &mut Vec<ImportError>,
+) {
+    match &e.value.kind {
+        Kind::Map(meta) => {
+            for m in meta {
+                if m.key.starts_with('_') {
+                    errors.push(at(
+                        reserved(&m.key),
+                        Some(format!("metadata.{}", m.key)),
+                        m.key_start,
+                    ));
+                } else {
+                    defaults.insert(m.key.clone(), m.value.to_json());
+                }
+            }
+        }
+        Kind::Null => {}
+        _ => errors.push(at(
+            ImportError::new(
+                ErrorCode::InvalidValueType,
+                format!(
+                    "`metadata` must be a mapping, found {}",
+                    e.value.kind_name()
+                ),
+            )
+            .hint("Write metadata as `key: value` lines, e.g. `source: …` and `confidence: 0.9`."),
+            Some("metadata".into()),
+            e.value.start,
+        )),
+    }
+}
+
+/// A key at the top of a bundle mapping other than `metadata` and `items`.
+fn unexpected_top_key(key: &str, e: &Entry, at: &Place<'_>) -> ImportError {
+    let suggestions = kip_lang::suggest::similar(key, ["metadata", "items"]);
+    let mean = suggestions
+        .first()
+        .map(|s| format!(". Did you mean `{s}`?"))
+        .unwrap_or_default();
+    at(
+        ImportError::new(
+            ErrorCode::InvalidSyntax,
+            format!("unexpected key `{key}` at the top of the bundle{mean}"),
+        )
+        .hint("A bundle is a list of items, or a mapping with exactly `metadata` and `items`.")
+        .suggestions(suggestions),
+        Some(key.to_owned()),
+        e.key_start,
+    )
 }
 
 fn reserved(key: &str) -> ImportError {
@@ -493,8 +540,9 @@ impl Reader<'_> {
         }
     }
 
-    /// One schema error, as import errors (an `anyOf` becomes the errors of
-    /// the alternative the item was evidently written for).
+    /// One schema error, as import errors: each kind of error has its own
+    /// function below (an `anyOf` becomes the errors of the alternative the
+    /// item was evidently written for).
     fn map(
         &self,
         e: &ValidationError<'_>,
@@ -504,202 +552,147 @@ impl Reader<'_> {
         out: &mut Vec<ImportError>,
     ) {
         let segs = segments(e.instance_path().as_str());
-        let node = node_at(item, &segs);
-        let path = render(prefix, &segs);
-        let code_msg: (ErrorCode, String, String) = match e.kind() {
+        let at = At {
+            item,
+            prefix,
+            predicate,
+            node: node_at(item, &segs),
+            segs,
+        };
+        match e.kind() {
             ValidationErrorKind::Required { property } => {
-                let p = property.as_str().unwrap_or_default();
-                let attribute = segs.is_empty()
-                    && !["type", "name", "source", "target", "attributes"].contains(&p)
-                    || segs == [Seg::Key("attributes".into())];
-                if attribute && self.already_has(item, p) {
-                    return;
-                }
-                let mut child = segs.clone();
-                child.push(Seg::Key(p.to_owned()));
-                let why = if segs.is_empty() && !["type", "name", "source", "target"].contains(&p) {
-                    " (its type's instance_schema marks it is_required)"
-                } else {
-                    ""
-                };
-                out.push(
-                    self.error(
-                        ImportError::new(
-                            ErrorCode::ConstraintViolation,
-                            format!("`{p}` is required{why}"),
-                        )
-                        .hint(format!("Add `{p}: …` to this mapping.")),
-                        render(prefix, &child),
-                        node.start,
-                    ),
-                );
-                return;
-            }
-            ValidationErrorKind::Type { kind } => (
-                ErrorCode::InvalidValueType,
-                format!("expected {}, found {}", type_words(kind), node.kind_name()),
-                "Correct the value's type (quote a text, leave numbers unquoted).".to_owned(),
-            ),
-            ValidationErrorKind::Enum { options } => {
-                let allowed: Vec<String> = options
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .map(|o| o.as_str().map_or_else(|| o.to_string(), str::to_owned))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let value = node
-                    .as_str()
-                    .map_or_else(|| node.to_json().to_string(), str::to_owned);
-                let end = segs.len() >= 2 && segs.last() == Some(&Seg::Key("type".into()));
-                let role = segs.iter().rev().nth(1).and_then(|s| match s {
-                    Seg::Key(k) if k == "source" || k == "target" => Some(k.as_str()),
-                    _ => None,
-                });
-                if let (true, Some(role), Some(p)) = (end, role, predicate)
-                    && segs.len() == 2
-                {
-                    (
-                        ErrorCode::TypeMismatch,
-                        format!(
-                            "Cannot create '{p}': its {role} must be a {}, not a {value}",
-                            allowed.join(" or ")
-                        ),
-                        format!(
-                            "Check the direction and the types of '{p}' (`kip schema` lists them)."
-                        ),
-                    )
-                } else if end {
-                    let e = unknown_name("Entity type", &value, allowed, DEFINE_TYPE);
-                    (e.code, e.message, e.hint)
-                } else {
-                    let suggestions =
-                        kip_lang::suggest::similar(&value, allowed.iter().map(String::as_str));
-                    let mean = suggestions
-                        .first()
-                        .map(|s| format!(" Did you mean '{s}'?"))
-                        .unwrap_or_default();
-                    (
-                        ErrorCode::ConstraintViolation,
-                        format!("`{value}` is not one of: {}.{mean}", allowed.join(", ")),
-                        "Use one of the listed values.".to_owned(),
-                    )
-                }
+                self.required(&at, property.as_str().unwrap_or_default(), out);
             }
             ValidationErrorKind::AdditionalProperties { unexpected } => {
-                for k in unexpected {
-                    let entry = node.entry(k);
-                    let mut child = segs.clone();
-                    child.push(Seg::Key(k.to_string()));
-                    out.push(self.error(
-                        ImportError::new(ErrorCode::InvalidSyntax, format!("unexpected key `{k}`"))
-                            .hint("A reference is {type, name} for a concept, {id} for an element, or {type, source, target} for a proposition."),
-                        render(prefix, &child),
-                        entry.map_or(node.start, |e| e.key_start),
-                    ));
-                }
-                return;
+                self.unexpected_keys(&at, unexpected, out);
             }
             ValidationErrorKind::PropertyNames { error } => {
-                let key = error
-                    .instance()
-                    .as_str()
-                    .map(str::to_owned)
-                    .unwrap_or_default();
-                let entry = node.entry(&key);
-                let mut child = segs.clone();
-                child.push(Seg::Key(key.clone()));
-                let deleting = e.schema_path().as_str().contains("then");
-                let err = if deleting {
-                    ImportError::new(
-                        ErrorCode::InvalidSyntax,
-                        format!("an item that deletes takes only its identity and `action`; `{key}` is not allowed"),
-                    )
-                    .hint("Remove the key, or remove `action: delete` to write the item.")
-                } else {
-                    reserved(&key)
-                };
-                out.push(self.error(
-                    err,
-                    render(prefix, &child),
-                    entry.map_or(node.start, |e| e.key_start),
-                ));
-                return;
+                out.push(self.forbidden_key(&at, e, error));
             }
-            ValidationErrorKind::Pattern { pattern } => {
-                let value = node.as_str().unwrap_or_default();
-                if segs == [Seg::Key("name".into())] {
-                    (
-                        ErrorCode::InvalidIdentifier,
-                        format!("'{value}' is not a valid name for a type or predicate"),
-                        "Use letters, digits and '_' only, not starting with a digit (e.g. DrugClass, treats).".to_owned(),
-                    )
-                } else {
-                    (
-                        ErrorCode::ConstraintViolation,
-                        format!("'{value}' does not match {pattern}"),
-                        "An id is C:<number> for a concept or P:<number> for a proposition."
-                            .to_owned(),
-                    )
-                }
-            }
-            ValidationErrorKind::MinLength { .. } => (
-                ErrorCode::ConstraintViolation,
-                "must not be empty".to_owned(),
-                "Give the element a name.".to_owned(),
-            ),
             ValidationErrorKind::AnyOf { context }
             | ValidationErrorKind::OneOfNotValid { context } => {
-                if node.entries().is_none() {
-                    (
-                        ErrorCode::InvalidValueType,
-                        format!("expected a reference like {{type: …, name: …}} or {{id: …}}, found {}", node.kind_name()),
-                        "Refer to a concept as {type: Drug, name: Aspirin}, or to any element as {id: C:12}.".to_owned(),
-                    )
-                } else if (node.get("source").is_some() || node.get("target").is_some())
-                    && context.len() <= 2
-                {
-                    let role = match segs.last() {
-                        Some(Seg::Key(k)) => k.clone(),
-                        _ => "end".to_owned(),
-                    };
-                    let p = predicate.unwrap_or("this predicate");
-                    (
-                        ErrorCode::TypeMismatch,
-                        format!(
-                            "Cannot create '{p}': its {role} must be a concept, not a proposition"
-                        ),
-                        format!(
-                            "Only predicates whose subject_types / object_types are \"*\" link to propositions; refer to a concept as {{type, name}} (`kip schema` shows what '{p}' links)."
-                        ),
-                    )
-                } else {
-                    let branch = if node.get("id").is_some() {
-                        1
-                    } else if (node.get("source").is_some() || node.get("target").is_some())
-                        && context.len() > 2
-                    {
-                        2
-                    } else {
-                        0
-                    };
-                    if let Some(errs) = context.get(branch) {
-                        for inner in errs {
-                            self.map(inner, item, prefix, predicate, out);
-                        }
-                    }
-                    return;
+                self.alternatives(&at, context, out);
+            }
+            ValidationErrorKind::Type { kind } => {
+                out.push(self.at_node(&at, wrong_type(&at, kind)))
+            }
+            ValidationErrorKind::Enum { options } => {
+                out.push(self.at_node(&at, not_allowed(&at, options)));
+            }
+            ValidationErrorKind::Pattern { pattern } => {
+                out.push(self.at_node(&at, no_match(&at, pattern)));
+            }
+            ValidationErrorKind::MinLength { .. } => out.push(self.at_node(&at, empty_name())),
+            _ => out.push(self.at_node(&at, other(e))),
+        }
+    }
+
+    /// An error about the node a schema error points at.
+    fn at_node(&self, at: &At<'_>, e: ImportError) -> ImportError {
+        self.error(e, at.path(), at.node.start)
+    }
+
+    /// `required`: a missing key, unless it is an attribute the element
+    /// already has (an upsert merges).
+    fn required(&self, at: &At<'_>, p: &str, out: &mut Vec<ImportError>) {
+        let segs = &at.segs;
+        let attribute = segs.is_empty()
+            && !["type", "name", "source", "target", "attributes"].contains(&p)
+            || *segs == [Seg::Key("attributes".into())];
+        if attribute && self.already_has(at.item, p) {
+            return;
+        }
+        let why = if segs.is_empty() && !["type", "name", "source", "target"].contains(&p) {
+            " (its type's instance_schema marks it is_required)"
+        } else {
+            ""
+        };
+        out.push(
+            self.error(
+                ImportError::new(
+                    ErrorCode::ConstraintViolation,
+                    format!("`{p}` is required{why}"),
+                )
+                .hint(format!("Add `{p}: …` to this mapping.")),
+                at.child(p),
+                at.node.start,
+            ),
+        );
+    }
+
+    /// `additionalProperties`: one error per key a reference may not have.
+    fn unexpected_keys(&self, at: &At<'_>, unexpected: &[String], out: &mut Vec<ImportError>) {
+        for k in unexpected {
+            let entry = at.node.entry(k);
+            out.push(self.error(
+                ImportError::new(ErrorCode::InvalidSyntax, format!("unexpected key `{k}`"))
+                    .hint("A reference is {type, name} for a concept, {id} for an element, or {type, source, target} for a proposition."),
+                at.child(k),
+                entry.map_or(at.node.start, |e| e.key_start),
+            ));
+        }
+    }
+
+    /// `propertyNames`: a key an item that deletes may not have, or a
+    /// reserved `_` key.
+    fn forbidden_key(
+        &self,
+        at: &At<'_>,
+        e: &ValidationError<'_>,
+        error: &ValidationError<'_>,
+    ) -> ImportError {
+        let key = error
+            .instance()
+            .as_str()
+            .map(str::to_owned)
+            .unwrap_or_default();
+        let entry = at.node.entry(&key);
+        let deleting = e.schema_path().as_str().contains("then");
+        let err = if deleting {
+            ImportError::new(
+                ErrorCode::InvalidSyntax,
+                format!("an item that deletes takes only its identity and `action`; `{key}` is not allowed"),
+            )
+            .hint("Remove the key, or remove `action: delete` to write the item.")
+        } else {
+            reserved(&key)
+        };
+        self.error(
+            err,
+            at.child(&key),
+            entry.map_or(at.node.start, |e| e.key_start),
+        )
+    }
+
+    /// `anyOf` / `oneOf` (the forms of a reference): what is wrong with the
+    /// reference as a whole, or else the errors of the alternative it was
+    /// written as.
+    fn alternatives(
+        &self,
+        at: &At<'_>,
+        context: &[Vec<ValidationError<'static>>],
+        out: &mut Vec<ImportError>,
+    ) {
+        let node = at.node;
+        let link = node.get("source").is_some() || node.get("target").is_some();
+        if node.entries().is_none() {
+            out.push(self.at_node(at, not_a_reference(node)));
+        } else if link && context.len() <= 2 {
+            out.push(self.at_node(at, proposition_end(at)));
+        } else {
+            let branch = if node.get("id").is_some() {
+                1
+            } else if link && context.len() > 2 {
+                2
+            } else {
+                0
+            };
+            if let Some(errs) = context.get(branch) {
+                for inner in errs {
+                    self.map(inner, at.item, at.prefix, at.predicate, out);
                 }
             }
-            _ => (
-                ErrorCode::ConstraintViolation,
-                e.to_string(),
-                ErrorCode::ConstraintViolation.default_hint().to_owned(),
-            ),
-        };
-        let (code, message, hint) = code_msg;
-        out.push(self.error(ImportError::new(code, message).hint(hint), path, node.start));
+        }
     }
 
     /// Builds the op of a structurally valid item.
@@ -764,6 +757,157 @@ impl Reader<'_> {
             }
         }
     }
+}
+
+/// Where a schema error points inside an item.
+struct At<'a> {
+    item: &'a Node,
+    /// The item's own path (`[4]`).
+    prefix: &'a str,
+    /// The item's predicate, when it is a proposition.
+    predicate: Option<&'a str>,
+    /// The steps from the item to `node`.
+    segs: Vec<Seg>,
+    node: &'a Node,
+}
+
+impl At<'_> {
+    fn path(&self) -> String {
+        render(self.prefix, &self.segs)
+    }
+
+    /// The path of `key` under the node.
+    fn child(&self, key: &str) -> String {
+        let mut child = self.segs.clone();
+        child.push(Seg::Key(key.to_owned()));
+        render(self.prefix, &child)
+    }
+}
+
+/// `type`: a value of the wrong type.
+fn wrong_type(at: &At<'_>, kind: &jsonschema::error::TypeKind) -> ImportError {
+    ImportError::new(
+        ErrorCode::InvalidValueType,
+        format!(
+            "expected {}, found {}",
+            type_words(kind),
+            at.node.kind_name()
+        ),
+    )
+    .hint("Correct the value's type (quote a text, leave numbers unquoted).")
+}
+
+/// `enum`: an end of the wrong type, an unknown type, or a value not
+/// among the allowed ones.
+fn not_allowed(at: &At<'_>, options: &Json) -> ImportError {
+    let allowed: Vec<String> = options
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|o| o.as_str().map_or_else(|| o.to_string(), str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    let node = at.node;
+    let value = node
+        .as_str()
+        .map_or_else(|| node.to_json().to_string(), str::to_owned);
+    let segs = &at.segs;
+    let end = segs.len() >= 2 && segs.last() == Some(&Seg::Key("type".into()));
+    let role = segs.iter().rev().nth(1).and_then(|s| match s {
+        Seg::Key(k) if k == "source" || k == "target" => Some(k.as_str()),
+        _ => None,
+    });
+    if let (true, Some(role), Some(p)) = (end, role, at.predicate)
+        && segs.len() == 2
+    {
+        ImportError::new(
+            ErrorCode::TypeMismatch,
+            format!(
+                "Cannot create '{p}': its {role} must be a {}, not a {value}",
+                allowed.join(" or ")
+            ),
+        )
+        .hint(format!(
+            "Check the direction and the types of '{p}' (`kip schema` lists them)."
+        ))
+    } else if end {
+        // Only the message and the hint: the suggestions stay out, as
+        // they always have here.
+        let e = unknown_name("Entity type", &value, allowed, DEFINE_TYPE);
+        ImportError::new(e.code, e.message).hint(e.hint)
+    } else {
+        let suggestions = kip_lang::suggest::similar(&value, allowed.iter().map(String::as_str));
+        let mean = suggestions
+            .first()
+            .map(|s| format!(" Did you mean '{s}'?"))
+            .unwrap_or_default();
+        ImportError::new(
+            ErrorCode::ConstraintViolation,
+            format!("`{value}` is not one of: {}.{mean}", allowed.join(", ")),
+        )
+        .hint("Use one of the listed values.")
+    }
+}
+
+/// `pattern`: a name that is not an identifier, or a malformed id.
+fn no_match(at: &At<'_>, pattern: &str) -> ImportError {
+    let value = at.node.as_str().unwrap_or_default();
+    if at.segs == [Seg::Key("name".into())] {
+        ImportError::new(
+            ErrorCode::InvalidIdentifier,
+            format!("'{value}' is not a valid name for a type or predicate"),
+        )
+        .hint(
+            "Use letters, digits and '_' only, not starting with a digit (e.g. DrugClass, treats).",
+        )
+    } else {
+        ImportError::new(
+            ErrorCode::ConstraintViolation,
+            format!("'{value}' does not match {pattern}"),
+        )
+        .hint("An id is C:<number> for a concept or P:<number> for a proposition.")
+    }
+}
+
+/// `minLength`: an empty name.
+fn empty_name() -> ImportError {
+    ImportError::new(ErrorCode::ConstraintViolation, "must not be empty")
+        .hint("Give the element a name.")
+}
+
+/// A reference that is not a mapping at all.
+fn not_a_reference(node: &Node) -> ImportError {
+    ImportError::new(
+        ErrorCode::InvalidValueType,
+        format!(
+            "expected a reference like {{type: …, name: …}} or {{id: …}}, found {}",
+            node.kind_name()
+        ),
+    )
+    .hint("Refer to a concept as {type: Drug, name: Aspirin}, or to any element as {id: C:12}.")
+}
+
+/// A proposition given as the end of a predicate that links only concepts.
+fn proposition_end(at: &At<'_>) -> ImportError {
+    let role = match at.segs.last() {
+        Some(Seg::Key(k)) => k.clone(),
+        _ => "end".to_owned(),
+    };
+    let p = at.predicate.unwrap_or("this predicate");
+    ImportError::new(
+        ErrorCode::TypeMismatch,
+        format!("Cannot create '{p}': its {role} must be a concept, not a proposition"),
+    )
+    .hint(format!(
+        "Only predicates whose subject_types / object_types are \"*\" link to propositions; refer to a concept as {{type, name}} (`kip schema` shows what '{p}' links)."
+    ))
+}
+
+/// Any other schema error, in the validator's words.
+fn other(e: &ValidationError<'_>) -> ImportError {
+    ImportError::new(ErrorCode::ConstraintViolation, e.to_string())
+        .hint(ErrorCode::ConstraintViolation.default_hint())
 }
 
 /// A `source` / `target` the schema accepted.

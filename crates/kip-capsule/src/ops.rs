@@ -185,113 +185,129 @@ fn triple(t: &Triple, handles: &HashMap<String, Ref>, span: Span) -> Option<Link
 pub(crate) fn lower_kip(commands: &[Command]) -> Vec<Op> {
     let mut ops = Vec::new();
     for command in commands {
-        let Command::Upsert(u) = command else {
-            continue;
-        };
-        let defaults = object_json(u.metadata.as_ref());
-        let mut handles: HashMap<String, Ref> = HashMap::new();
-        for item in &u.items {
-            match item {
-                UpsertItem::Concept(c) => {
-                    let meta = merged(&defaults, &object_json(c.metadata.as_ref()));
-                    let attrs = object_json(c.attributes.as_ref());
-                    let me = match &c.matcher {
-                        ConceptMatcher::TypeName { ty, name } => match (lit(ty), lit(name)) {
-                            (Some(t), Some(n)) => {
-                                ops.push(Op::Concept {
-                                    ty: t.to_owned(),
-                                    name: n.to_owned(),
-                                    attrs,
-                                    meta: meta.clone(),
-                                    action: Action::Upsert,
-                                    loc: Loc::of_span(c.span),
-                                    ty_loc: Loc::of_span(ty.span()),
-                                });
-                                Ref::Concept {
-                                    ty: t.to_owned(),
-                                    name: n.to_owned(),
-                                    ty_loc: Loc::of_span(ty.span()),
-                                    loc: Loc::of_span(c.span),
-                                }
-                            }
-                            _ => Ref::Unknown,
-                        },
-                        ConceptMatcher::Id(id) => match lit(id) {
-                            Some(i) => {
-                                ops.push(Op::ById {
-                                    id: i.to_owned(),
-                                    loc: Loc::of_span(id.span()),
-                                });
-                                Ref::Id {
-                                    id: i.to_owned(),
-                                    loc: Loc::of_span(id.span()),
-                                }
-                            }
-                            None => Ref::Unknown,
-                        },
-                        _ => Ref::Unknown,
-                    };
-                    for entry in c.propositions.iter().flatten() {
-                        let Some(predicate) = lit(&entry.predicate) else {
-                            continue;
-                        };
-                        ops.push(Op::Link {
-                            link: Box::new(LinkRef {
-                                subject: me.clone(),
-                                predicate: predicate.to_owned(),
-                                predicate_loc: Loc::of_span(entry.predicate.span()),
-                                object: term(&entry.target, &handles),
-                                loc: Loc::of_span(entry.span),
-                            }),
-                            attrs: Map::new(),
-                            meta: merged(&meta, &object_json(entry.metadata.as_ref())),
-                            action: Action::Upsert,
-                            loc: Loc::of_span(entry.span),
-                        });
-                    }
-                    if let Some(h) = &c.handle {
-                        handles.insert(h.name.clone(), me);
-                    }
-                }
-                UpsertItem::Proposition(p) => {
-                    let meta = merged(&defaults, &object_json(p.metadata.as_ref()));
-                    let attrs = object_json(p.attributes.as_ref());
-                    let me = match &p.matcher {
-                        PropositionMatcher::Triple(t) => match triple(t, &handles, p.span) {
-                            Some(link) => {
-                                ops.push(Op::Link {
-                                    link: Box::new(link.clone()),
-                                    attrs,
-                                    meta,
-                                    action: Action::Upsert,
-                                    loc: Loc::of_span(p.span),
-                                });
-                                Ref::Link(Box::new(link))
-                            }
-                            None => Ref::Unknown,
-                        },
-                        PropositionMatcher::Id(id) => match lit(id) {
-                            Some(i) => {
-                                ops.push(Op::ById {
-                                    id: i.to_owned(),
-                                    loc: Loc::of_span(id.span()),
-                                });
-                                Ref::Id {
-                                    id: i.to_owned(),
-                                    loc: Loc::of_span(id.span()),
-                                }
-                            }
-                            None => Ref::Unknown,
-                        },
-                    };
-                    if let Some(h) = &p.handle {
-                        handles.insert(h.name.clone(), me);
-                    }
-                }
-            }
+        if let Command::Upsert(u) = command {
+            lower_upsert(u, &mut ops);
         }
     }
     ops
+}
+
+/// One UPSERT's items as ops. A handle names the element of an earlier
+/// item of the same UPSERT (a block's own handle is not yet known to its
+/// own `SET PROPOSITIONS`).
+fn lower_upsert(u: &Upsert, ops: &mut Vec<Op>) {
+    let defaults = object_json(u.metadata.as_ref());
+    let mut handles: HashMap<String, Ref> = HashMap::new();
+    for item in &u.items {
+        let (handle, me) = match item {
+            UpsertItem::Concept(c) => (&c.handle, lower_concept(c, &defaults, &handles, ops)),
+            UpsertItem::Proposition(p) => {
+                (&p.handle, lower_proposition(p, &defaults, &handles, ops))
+            }
+        };
+        if let Some(h) = handle {
+            handles.insert(h.name.clone(), me);
+        }
+    }
+}
+
+/// A CONCEPT block as ops (the concept, then each of its `SET
+/// PROPOSITIONS`); returns what its handle refers to.
+fn lower_concept(
+    c: &ConceptBlock,
+    defaults: &Map<String, Json>,
+    handles: &HashMap<String, Ref>,
+    ops: &mut Vec<Op>,
+) -> Ref {
+    let meta = merged(defaults, &object_json(c.metadata.as_ref()));
+    let attrs = object_json(c.attributes.as_ref());
+    let me = match &c.matcher {
+        ConceptMatcher::TypeName { ty, name } => match (lit(ty), lit(name)) {
+            (Some(t), Some(n)) => {
+                ops.push(Op::Concept {
+                    ty: t.to_owned(),
+                    name: n.to_owned(),
+                    attrs,
+                    meta: meta.clone(),
+                    action: Action::Upsert,
+                    loc: Loc::of_span(c.span),
+                    ty_loc: Loc::of_span(ty.span()),
+                });
+                Ref::Concept {
+                    ty: t.to_owned(),
+                    name: n.to_owned(),
+                    ty_loc: Loc::of_span(ty.span()),
+                    loc: Loc::of_span(c.span),
+                }
+            }
+            _ => Ref::Unknown,
+        },
+        ConceptMatcher::Id(id) => lower_id(id, ops),
+        _ => Ref::Unknown,
+    };
+    for entry in c.propositions.iter().flatten() {
+        let Some(predicate) = lit(&entry.predicate) else {
+            continue;
+        };
+        ops.push(Op::Link {
+            link: Box::new(LinkRef {
+                subject: me.clone(),
+                predicate: predicate.to_owned(),
+                predicate_loc: Loc::of_span(entry.predicate.span()),
+                object: term(&entry.target, handles),
+                loc: Loc::of_span(entry.span),
+            }),
+            attrs: Map::new(),
+            meta: merged(&meta, &object_json(entry.metadata.as_ref())),
+            action: Action::Upsert,
+            loc: Loc::of_span(entry.span),
+        });
+    }
+    me
+}
+
+/// A PROPOSITION block as an op; returns what its handle refers to.
+fn lower_proposition(
+    p: &PropositionBlock,
+    defaults: &Map<String, Json>,
+    handles: &HashMap<String, Ref>,
+    ops: &mut Vec<Op>,
+) -> Ref {
+    let meta = merged(defaults, &object_json(p.metadata.as_ref()));
+    let attrs = object_json(p.attributes.as_ref());
+    match &p.matcher {
+        PropositionMatcher::Triple(t) => match triple(t, handles, p.span) {
+            Some(link) => {
+                ops.push(Op::Link {
+                    link: Box::new(link.clone()),
+                    attrs,
+                    meta,
+                    action: Action::Upsert,
+                    loc: Loc::of_span(p.span),
+                });
+                Ref::Link(Box::new(link))
+            }
+            None => Ref::Unknown,
+        },
+        PropositionMatcher::Id(id) => lower_id(id, ops),
+    }
+}
+
+/// A block that matches an element by `{id: …}`, concept or proposition.
+fn lower_id(id: &Arg<String>, ops: &mut Vec<Op>) -> Ref {
+    match lit(id) {
+        Some(i) => {
+            ops.push(Op::ById {
+                id: i.to_owned(),
+                loc: Loc::of_span(id.span()),
+            });
+            Ref::Id {
+                id: i.to_owned(),
+                loc: Loc::of_span(id.span()),
+            }
+        }
+        None => Ref::Unknown,
+    }
 }
 
 // ------------------------------------------------------------------ ops → KIP
@@ -360,25 +376,7 @@ fn link_triple(l: &LinkRef) -> Triple {
 /// become one UPSERT each, every delete a DELETE.
 pub(crate) fn to_commands(ops: &[Op]) -> Vec<Command> {
     let mut commands = Vec::new();
-    let mut items: Vec<UpsertItem> = Vec::new();
-    let mut first: Option<Span> = None;
-    let mut last = Span::default();
-    let flush = |items: &mut Vec<UpsertItem>,
-                 commands: &mut Vec<Command>,
-                 first: &mut Option<Span>,
-                 last: Span| {
-        if items.is_empty() {
-            return;
-        }
-        let start = first.take().unwrap_or_default();
-        let span = Span::new(start.start, last.end.max(start.start));
-        commands.push(Command::Upsert(Upsert {
-            items: std::mem::take(items),
-            metadata: None,
-            body: span,
-            span,
-        }));
-    };
+    let mut run = UpsertRun::default();
     for op in ops {
         match op {
             Op::Concept {
@@ -389,42 +387,14 @@ pub(crate) fn to_commands(ops: &[Op]) -> Vec<Command> {
                 action: Action::Upsert,
                 loc,
                 ty_loc,
-            } => {
-                let span = loc.span();
-                first.get_or_insert(span);
-                last = span;
-                items.push(UpsertItem::Concept(ConceptBlock {
-                    handle: None,
-                    matcher: ConceptMatcher::TypeName {
-                        ty: text(ty, ty_loc),
-                        name: text(name, loc),
-                    },
-                    attributes: object(attrs, span),
-                    propositions: None,
-                    metadata: object(meta, span),
-                    body: span,
-                    span,
-                }));
-            }
+            } => run.push(concept_block(ty, name, attrs, meta, loc, ty_loc), loc),
             Op::Link {
                 link,
                 attrs,
                 meta,
                 action: Action::Upsert,
                 loc,
-            } => {
-                let span = loc.span();
-                first.get_or_insert(span);
-                last = span;
-                items.push(UpsertItem::Proposition(PropositionBlock {
-                    handle: None,
-                    matcher: PropositionMatcher::Triple(Box::new(link_triple(link))),
-                    attributes: object(attrs, span),
-                    metadata: object(meta, span),
-                    body: span,
-                    span,
-                }));
-            }
+            } => run.push(proposition_block(link, attrs, meta, loc), loc),
             Op::Concept {
                 ty,
                 name,
@@ -433,28 +403,8 @@ pub(crate) fn to_commands(ops: &[Op]) -> Vec<Command> {
                 ty_loc,
                 ..
             } => {
-                flush(&mut items, &mut commands, &mut first, last);
-                let span = loc.span();
-                let var = Var {
-                    name: "n".into(),
-                    span,
-                };
-                commands.push(Command::Delete(Delete {
-                    target: DeleteTarget::Concept,
-                    var: var.clone(),
-                    where_: Group {
-                        items: vec![Pattern::Concept(ConceptClause {
-                            var: Some(var),
-                            matcher: ConceptMatcher::TypeName {
-                                ty: text(ty, ty_loc),
-                                name: text(name, loc),
-                            },
-                            span,
-                        })],
-                        span,
-                    },
-                    span,
-                }));
+                run.flush(&mut commands);
+                commands.push(delete_concept(ty, name, loc, ty_loc));
             }
             Op::Link {
                 link,
@@ -462,29 +412,131 @@ pub(crate) fn to_commands(ops: &[Op]) -> Vec<Command> {
                 loc,
                 ..
             } => {
-                flush(&mut items, &mut commands, &mut first, last);
-                let span = loc.span();
-                let var = Var {
-                    name: "l".into(),
-                    span,
-                };
-                commands.push(Command::Delete(Delete {
-                    target: DeleteTarget::Propositions,
-                    var: var.clone(),
-                    where_: Group {
-                        items: vec![Pattern::Proposition(PropositionClause {
-                            var: Some(var),
-                            matcher: PropositionMatcher::Triple(Box::new(link_triple(link))),
-                            span,
-                        })],
-                        span,
-                    },
-                    span,
-                }));
+                run.flush(&mut commands);
+                commands.push(delete_link(link, loc));
             }
             Op::ById { .. } | Op::Placeholder { .. } => {}
         }
     }
-    flush(&mut items, &mut commands, &mut first, last);
+    run.flush(&mut commands);
     commands
+}
+
+/// Consecutive upserted items, gathered into one UPSERT spanning them.
+#[derive(Default)]
+struct UpsertRun {
+    items: Vec<UpsertItem>,
+    first: Option<Span>,
+    last: Span,
+}
+
+impl UpsertRun {
+    fn push(&mut self, item: UpsertItem, loc: &Loc) {
+        let span = loc.span();
+        self.first.get_or_insert(span);
+        self.last = span;
+        self.items.push(item);
+    }
+
+    /// Ends the run: its UPSERT, if it holds any item, goes to `commands`.
+    fn flush(&mut self, commands: &mut Vec<Command>) {
+        if self.items.is_empty() {
+            return;
+        }
+        let start = self.first.take().unwrap_or_default();
+        let span = Span::new(start.start, self.last.end.max(start.start));
+        commands.push(Command::Upsert(Upsert {
+            items: std::mem::take(&mut self.items),
+            metadata: None,
+            body: span,
+            span,
+        }));
+    }
+}
+
+fn concept_block(
+    ty: &str,
+    name: &str,
+    attrs: &Map<String, Json>,
+    meta: &Map<String, Json>,
+    loc: &Loc,
+    ty_loc: &Loc,
+) -> UpsertItem {
+    let span = loc.span();
+    UpsertItem::Concept(ConceptBlock {
+        handle: None,
+        matcher: ConceptMatcher::TypeName {
+            ty: text(ty, ty_loc),
+            name: text(name, loc),
+        },
+        attributes: object(attrs, span),
+        propositions: None,
+        metadata: object(meta, span),
+        body: span,
+        span,
+    })
+}
+
+fn proposition_block(
+    link: &LinkRef,
+    attrs: &Map<String, Json>,
+    meta: &Map<String, Json>,
+    loc: &Loc,
+) -> UpsertItem {
+    let span = loc.span();
+    UpsertItem::Proposition(PropositionBlock {
+        handle: None,
+        matcher: PropositionMatcher::Triple(Box::new(link_triple(link))),
+        attributes: object(attrs, span),
+        metadata: object(meta, span),
+        body: span,
+        span,
+    })
+}
+
+/// `DELETE CONCEPT ?n DETACH WHERE { ?n {type, name} }`.
+fn delete_concept(ty: &str, name: &str, loc: &Loc, ty_loc: &Loc) -> Command {
+    let span = loc.span();
+    let var = Var {
+        name: "n".into(),
+        span,
+    };
+    Command::Delete(Delete {
+        target: DeleteTarget::Concept,
+        var: var.clone(),
+        where_: Group {
+            items: vec![Pattern::Concept(ConceptClause {
+                var: Some(var),
+                matcher: ConceptMatcher::TypeName {
+                    ty: text(ty, ty_loc),
+                    name: text(name, loc),
+                },
+                span,
+            })],
+            span,
+        },
+        span,
+    })
+}
+
+/// `DELETE PROPOSITIONS ?l WHERE { ?l (subject, predicate, object) }`.
+fn delete_link(link: &LinkRef, loc: &Loc) -> Command {
+    let span = loc.span();
+    let var = Var {
+        name: "l".into(),
+        span,
+    };
+    Command::Delete(Delete {
+        target: DeleteTarget::Propositions,
+        var: var.clone(),
+        where_: Group {
+            items: vec![Pattern::Proposition(PropositionClause {
+                var: Some(var),
+                matcher: PropositionMatcher::Triple(Box::new(link_triple(link))),
+                span,
+            })],
+            span,
+        },
+        span,
+    })
 }

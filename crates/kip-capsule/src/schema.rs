@@ -415,15 +415,21 @@ fn sample(spec: &PropSpec, type_name: &str) -> Json {
 
 /// A concept item of `ty` with every required attribute filled.
 fn example_concept(model: &Model, ty: &str, name: &str) -> emit::Item {
+    emit::Item::concept(ty, name, required_samples(model.types.get(ty), ty))
+}
+
+/// A sample value for every attribute a definition's `instance_schema`
+/// marks required.
+fn required_samples(def: Option<&Definition>, type_name: &str) -> Map<String, Json> {
     let mut attrs = Map::new();
-    if let Some(def) = model.types.get(ty) {
+    if let Some(def) = def {
         for spec in def.instance_schema() {
             if spec.required {
-                attrs.insert(spec.name.clone(), sample(&spec, ty));
+                attrs.insert(spec.name.clone(), sample(&spec, type_name));
             }
         }
     }
-    emit::Item::concept(ty, name, attrs)
+    attrs
 }
 
 /// Whether a type is part of the nexus's own machinery rather than of a
@@ -432,89 +438,8 @@ fn is_meta(t: &str) -> bool {
     t.starts_with('$')
 }
 
-/// The example bundle: a domain, two concepts joined by a predicate of
-/// this nexus (the first whose ends are concrete domain types), and their
-/// domain membership. It validates against [`bundle_schema`] and imports
-/// cleanly: its concepts are new, their types and the predicate exist.
-pub(crate) fn example_yaml(model: &Model) -> String {
-    let mut items: Vec<emit::Item> = Vec::new();
-    let has_domain =
-        model.types.contains_key(DOMAIN) && model.predicates.contains_key(BELONGS_TO_DOMAIN);
-    let link = model.predicates.iter().find_map(|(p, def)| {
-        if p == BELONGS_TO_DOMAIN {
-            return None;
-        }
-        let s = def
-            .end_types("subject_types")?
-            .into_iter()
-            .find(|t| !is_meta(t) && model.types.contains_key(t))?;
-        let o = def
-            .end_types("object_types")?
-            .into_iter()
-            .find(|t| !is_meta(t) && model.types.contains_key(t))?;
-        Some((p.clone(), s, o))
-    });
-    let mut members = Vec::new();
-    match &link {
-        Some((p, s, o)) => {
-            let s_name = format!("Example {s}");
-            let o_name = if s == o {
-                format!("Another example {o}")
-            } else {
-                format!("Example {o}")
-            };
-            items.push(example_concept(model, s, &s_name));
-            items.push(example_concept(model, o, &o_name));
-            let mut attrs = Map::new();
-            if let Some(def) = model.predicates.get(p) {
-                for spec in def.instance_schema() {
-                    if spec.required {
-                        attrs.insert(spec.name.clone(), sample(&spec, p));
-                    }
-                }
-            }
-            items.push(emit::Item::link(
-                p,
-                emit::Ref::concept(s, &s_name),
-                emit::Ref::concept(o, &o_name),
-                attrs,
-            ));
-            members.push((s.clone(), s_name));
-            members.push((o.clone(), o_name));
-        }
-        None => {
-            // A nexus with no domain predicates yet: show a concept of the
-            // first domain type (Person on a fresh nexus).
-            let ty = model
-                .types
-                .keys()
-                .find(|t| !is_meta(t) && t.as_str() != DOMAIN)
-                .cloned();
-            if let Some(ty) = ty {
-                let name = format!("example-{}", ty.to_lowercase());
-                items.push(example_concept(model, &ty, &name));
-                members.push((ty, name));
-            }
-        }
-    }
-    if has_domain {
-        let mut domain = example_concept(model, DOMAIN, "Examples");
-        domain.attrs.insert(
-            "description".into(),
-            json!("Example knowledge written by get_knowledge_schema; safe to delete."),
-        );
-        items.insert(0, domain);
-        for (ty, name) in members {
-            items.push(emit::Item::link(
-                BELONGS_TO_DOMAIN,
-                emit::Ref::concept(&ty, &name),
-                emit::Ref::concept(DOMAIN, "Examples"),
-                Map::new(),
-            ));
-        }
-    }
-    let mut out = String::from(
-        "# A KIP knowledge bundle: a list of items, validated as a whole and\n\
+/// What the example bundle says before its items.
+const EXAMPLE_HEADER: &str = "# A KIP knowledge bundle: a list of items, validated as a whole and\n\
          # applied in one transaction (all or nothing).\n\
          # - A concept: type (a concept type), name, attributes as keys, optional\n\
          #   metadata: {…} and action: upsert | delete.\n\
@@ -528,10 +453,104 @@ pub(crate) fn example_yaml(model: &Model) -> String {
          #     instance_schema: {description: {type: string, is_required: true}}\n\
          # The file may also be a mapping whose metadata applies to every item:\n\
          #   metadata: {source: \"…\", confidence: 0.9}\n\
-         #   items: [...]\n",
-    );
+         #   items: [...]\n";
+
+/// The example bundle: a domain, two concepts joined by a predicate of
+/// this nexus (the first whose ends are concrete domain types), and their
+/// domain membership. It validates against [`bundle_schema`] and imports
+/// cleanly: its concepts are new, their types and the predicate exist.
+pub(crate) fn example_yaml(model: &Model) -> String {
+    let (mut items, members) = match example_predicate(model) {
+        Some((p, s, o)) => linked_examples(model, &p, &s, &o),
+        None => lone_example(model),
+    };
+    if model.types.contains_key(DOMAIN) && model.predicates.contains_key(BELONGS_TO_DOMAIN) {
+        into_example_domain(model, &mut items, members);
+    }
+    let mut out = String::from(EXAMPLE_HEADER);
     for item in &items {
         emit::item(&mut out, item);
     }
     out
+}
+
+/// The first predicate (other than `belongs_to_domain`) whose ends can be
+/// concrete domain types, with those types: `(predicate, subject, object)`.
+fn example_predicate(model: &Model) -> Option<(String, String, String)> {
+    model.predicates.iter().find_map(|(p, def)| {
+        if p == BELONGS_TO_DOMAIN {
+            return None;
+        }
+        let s = def
+            .end_types("subject_types")?
+            .into_iter()
+            .find(|t| !is_meta(t) && model.types.contains_key(t))?;
+        let o = def
+            .end_types("object_types")?
+            .into_iter()
+            .find(|t| !is_meta(t) && model.types.contains_key(t))?;
+        Some((p.clone(), s, o))
+    })
+}
+
+/// Two example concepts and predicate `p` between them; also the concepts
+/// as `(type, name)`, for their domain membership.
+fn linked_examples(
+    model: &Model,
+    p: &str,
+    s: &str,
+    o: &str,
+) -> (Vec<emit::Item>, Vec<(String, String)>) {
+    let s_name = format!("Example {s}");
+    let o_name = if s == o {
+        format!("Another example {o}")
+    } else {
+        format!("Example {o}")
+    };
+    let items = vec![
+        example_concept(model, s, &s_name),
+        example_concept(model, o, &o_name),
+        emit::Item::link(
+            p,
+            emit::Ref::concept(s, &s_name),
+            emit::Ref::concept(o, &o_name),
+            required_samples(model.predicates.get(p), p),
+        ),
+    ];
+    (items, vec![(s.to_owned(), s_name), (o.to_owned(), o_name)])
+}
+
+/// A nexus with no domain predicates yet: a concept of the first domain
+/// type (Person on a fresh nexus), if there is one.
+fn lone_example(model: &Model) -> (Vec<emit::Item>, Vec<(String, String)>) {
+    let ty = model
+        .types
+        .keys()
+        .find(|t| !is_meta(t) && t.as_str() != DOMAIN)
+        .cloned();
+    match ty {
+        Some(ty) => {
+            let name = format!("example-{}", ty.to_lowercase());
+            (vec![example_concept(model, &ty, &name)], vec![(ty, name)])
+        }
+        None => (Vec::new(), Vec::new()),
+    }
+}
+
+/// Puts the example concepts `members` in an example domain, listed first.
+fn into_example_domain(model: &Model, items: &mut Vec<emit::Item>, members: Vec<(String, String)>) {
+    let mut domain = example_concept(model, DOMAIN, "Examples");
+    domain.attrs.insert(
+        "description".into(),
+        json!("Example knowledge written by get_knowledge_schema; safe to delete."),
+    );
+    items.insert(0, domain);
+    for (ty, name) in members {
+        items.push(emit::Item::link(
+            BELONGS_TO_DOMAIN,
+            emit::Ref::concept(&ty, &name),
+            emit::Ref::concept(DOMAIN, "Examples"),
+            Map::new(),
+        ));
+    }
 }

@@ -53,6 +53,14 @@ struct End {
     stored: Option<ElementId>,
 }
 
+/// How an end is used: by which predicate, in which role, and whether it
+/// must exist (it need not when the proposition is deleted).
+struct EndUse<'u> {
+    predicate: &'u str,
+    role: &'u str,
+    must_exist: bool,
+}
+
 /// What the file has done to an element so far.
 enum Seen {
     Upserted {
@@ -323,6 +331,11 @@ impl<'a, 'g> Checker<'a, 'g> {
         role: &str,
         must_exist: bool,
     ) -> Result<Option<End>> {
+        let end = EndUse {
+            predicate,
+            role,
+            must_exist,
+        };
         match r {
             Ref::Unknown => Ok(Some(End {
                 kind: Kind::Unknown,
@@ -334,148 +347,186 @@ impl<'a, 'g> Checker<'a, 'g> {
                 name,
                 ty_loc,
                 loc,
-            } => {
-                if !self.check_type(ty, ty_loc) {
-                    return Ok(None);
+            } => self.resolve_concept(ty, name, ty_loc, loc, &end),
+            Ref::Id { id, loc } => self.resolve_id(id, loc, &end),
+            Ref::Link(l) => self.resolve_link(r, l, &end),
+        }
+    }
+
+    /// An end given as `{type, name}`: defined type, and the concept stored
+    /// or created earlier in the file and not deleted since.
+    fn resolve_concept(
+        &mut self,
+        ty: &str,
+        name: &str,
+        ty_loc: &Loc,
+        loc: &Loc,
+        end: &EndUse<'_>,
+    ) -> Result<Option<End>> {
+        if !self.check_type(ty, ty_loc) {
+            return Ok(None);
+        }
+        let key = Key::Concept(ty.to_owned(), name.to_owned());
+        let stored = self
+            .g
+            .find_concept_by_names(ty, name)?
+            .map(ElementId::Concept);
+        let present = match self.concepts.get(&(ty.to_owned(), name.to_owned())) {
+            Some(Seen::Upserted { .. } | Seen::Present) => true,
+            Some(Seen::Deleted { loc: deleted }) => {
+                if end.must_exist {
+                    let e = ImportError::new(
+                        ErrorCode::NotFound,
+                        format!(
+                            "Cannot create '{}': {} {ty} '{name}' is deleted earlier in this file, at {}",
+                            end.predicate,
+                            end.role,
+                            self.place(deleted)
+                        ),
+                    )
+                    .hint("Remove the delete, or this item.");
+                    self.report(e, loc);
                 }
-                let key = Key::Concept(ty.clone(), name.clone());
-                let stored = self
-                    .g
-                    .find_concept_by_names(ty, name)?
-                    .map(ElementId::Concept);
-                let present = match self.concepts.get(&(ty.clone(), name.clone())) {
-                    Some(Seen::Upserted { .. } | Seen::Present) => true,
-                    Some(Seen::Deleted { loc: deleted }) => {
-                        if must_exist {
-                            let e = ImportError::new(
-                                ErrorCode::NotFound,
-                                format!(
-                                    "Cannot create '{predicate}': {role} {ty} '{name}' is deleted earlier in this file, at {}",
-                                    self.place(deleted)
-                                ),
-                            )
-                            .hint("Remove the delete, or this item.");
-                            self.report(e, loc);
-                        }
-                        return Ok(None);
-                    }
-                    None => stored.is_some(),
-                };
-                if !present {
-                    if must_exist {
-                        let mut candidates = self.names_of(ty)?;
-                        candidates.extend(
-                            self.concepts
-                                .iter()
-                                .filter(|((t, _), s)| t == ty && !matches!(s, Seen::Deleted { .. }))
-                                .map(|((_, n), _)| n.clone()),
-                        );
-                        let suggestions =
-                            suggest::similar(name, candidates.iter().map(String::as_str));
-                        let message = match suggestions.first() {
-                            Some(s) => format!(
-                                "Cannot create '{predicate}': {role} {ty} '{name}' not found. Did you mean '{s}'?"
-                            ),
-                            None => format!(
-                                "Cannot create '{predicate}': {role} {ty} '{name}' not found"
-                            ),
-                        };
-                        let e = ImportError::new(ErrorCode::NotFound, message)
-                            .hint(format!(
-                                "Create {ty} '{name}' with an item earlier in this file, or correct the name (names are exact and case-sensitive)."
-                            ))
-                            .suggestions(suggestions);
-                        self.report(e, loc);
-                    }
-                    return Ok(None);
-                }
-                Ok(Some(End {
-                    kind: Kind::Concept(ty.clone()),
-                    key,
-                    stored,
-                }))
+                return Ok(None);
             }
-            Ref::Id { id, loc } => {
-                let element = id.parse::<ElementId>().ok();
-                let found = match element {
-                    Some(ElementId::Concept(c)) => match self.g.concept(c)? {
-                        Some(rec) => {
-                            let ty = self.g.type_name(rec.type_id)?.to_string();
-                            let key = Key::Concept(ty.clone(), rec.name.clone());
-                            let deleted = matches!(
-                                self.concepts.get(&(ty.clone(), rec.name.clone())),
-                                Some(Seen::Deleted { .. })
-                            );
-                            (!deleted).then_some((Kind::Concept(ty), key))
-                        }
-                        None => None,
-                    },
-                    Some(ElementId::Proposition(p)) => self
-                        .g
-                        .proposition(p)?
-                        .map(|_| (Kind::Proposition, Key::Id(id.clone()))),
-                    None => None,
-                };
-                match found {
-                    Some((kind, key)) => Ok(Some(End {
-                        kind,
-                        key,
-                        stored: element,
-                    })),
-                    None => {
-                        if must_exist {
-                            let e = ImportError::new(
-                                ErrorCode::NotFound,
-                                format!("Cannot create '{predicate}': {role} {id} not found"),
-                            )
-                            .hint("An {id} reference names an element that already exists (C:… concepts, P:… propositions). Find ids with SEARCH or FIND(?x.id), or refer to the concept by {type, name}.");
-                            self.report(e, loc);
-                        }
-                        Ok(None)
-                    }
-                }
+            None => stored.is_some(),
+        };
+        if !present {
+            if end.must_exist {
+                self.concept_not_found(ty, name, loc, end)?;
             }
-            Ref::Link(l) => {
-                if !self.check_predicate(&l.predicate, &l.predicate_loc) {
-                    return Ok(None);
+            return Ok(None);
+        }
+        Ok(Some(End {
+            kind: Kind::Concept(ty.to_owned()),
+            key,
+            stored,
+        }))
+    }
+
+    /// Reports a missing concept end, with the names it may have meant.
+    fn concept_not_found(
+        &mut self,
+        ty: &str,
+        name: &str,
+        loc: &Loc,
+        end: &EndUse<'_>,
+    ) -> Result<()> {
+        let (predicate, role) = (end.predicate, end.role);
+        let mut candidates = self.names_of(ty)?;
+        candidates.extend(
+            self.concepts
+                .iter()
+                .filter(|((t, _), s)| t == ty && !matches!(s, Seen::Deleted { .. }))
+                .map(|((_, n), _)| n.clone()),
+        );
+        let suggestions = suggest::similar(name, candidates.iter().map(String::as_str));
+        let message = match suggestions.first() {
+            Some(s) => format!(
+                "Cannot create '{predicate}': {role} {ty} '{name}' not found. Did you mean '{s}'?"
+            ),
+            None => format!("Cannot create '{predicate}': {role} {ty} '{name}' not found"),
+        };
+        let e = ImportError::new(ErrorCode::NotFound, message)
+            .hint(format!(
+                "Create {ty} '{name}' with an item earlier in this file, or correct the name (names are exact and case-sensitive)."
+            ))
+            .suggestions(suggestions);
+        self.report(e, loc);
+        Ok(())
+    }
+
+    /// An end given as `{id}`: an element the nexus holds (and, for a
+    /// concept, one the file has not deleted).
+    fn resolve_id(&mut self, id: &str, loc: &Loc, end: &EndUse<'_>) -> Result<Option<End>> {
+        let element = id.parse::<ElementId>().ok();
+        let found = match element {
+            Some(ElementId::Concept(c)) => match self.g.concept(c)? {
+                Some(rec) => {
+                    let ty = self.g.type_name(rec.type_id)?.to_string();
+                    let key = Key::Concept(ty.clone(), rec.name.clone());
+                    let deleted = matches!(
+                        self.concepts.get(&(ty.clone(), rec.name.clone())),
+                        Some(Seen::Deleted { .. })
+                    );
+                    (!deleted).then_some((Kind::Concept(ty), key))
                 }
-                let s = self.resolve(&l.subject, &l.predicate, self.roles.subject, must_exist)?;
-                let o = self.resolve(&l.object, &l.predicate, self.roles.object, must_exist)?;
-                let (Some(s), Some(o)) = (s, o) else {
-                    return Ok(None);
-                };
-                let key = Key::Link(Box::new((s.key, l.predicate.clone(), o.key)));
-                let stored = match (s.stored, o.stored, self.g.predicate_id(&l.predicate)?) {
-                    (Some(si), Some(oi), Some(p)) => self
-                        .g
-                        .propositions(Some(si), Some(p), Some(oi))?
-                        .first()
-                        .map(|m| ElementId::Proposition(m.0)),
-                    _ => None,
-                };
-                let present = match self.links.get(&key) {
-                    Some(Seen::Upserted { .. } | Seen::Present) => true,
-                    Some(Seen::Deleted { .. }) => false,
-                    None => stored.is_some() || s.kind == Kind::Unknown || o.kind == Kind::Unknown,
-                };
-                if !present {
-                    if must_exist {
-                        let e = ImportError::new(
-                            ErrorCode::NotFound,
-                            format!("Cannot create '{predicate}': {role} {} not found", describe_ref(r)),
-                        )
-                        .hint("A proposition used as an end must exist: create it with an item earlier in this file.");
-                        self.report(e, &l.loc);
-                    }
-                    return Ok(None);
+                None => None,
+            },
+            Some(ElementId::Proposition(p)) => self
+                .g
+                .proposition(p)?
+                .map(|_| (Kind::Proposition, Key::Id(id.to_owned()))),
+            None => None,
+        };
+        match found {
+            Some((kind, key)) => Ok(Some(End {
+                kind,
+                key,
+                stored: element,
+            })),
+            None => {
+                if end.must_exist {
+                    let e = ImportError::new(
+                        ErrorCode::NotFound,
+                        format!("Cannot create '{}': {} {id} not found", end.predicate, end.role),
+                    )
+                    .hint("An {id} reference names an element that already exists (C:… concepts, P:… propositions). Find ids with SEARCH or FIND(?x.id), or refer to the concept by {type, name}.");
+                    self.report(e, loc);
                 }
-                Ok(Some(End {
-                    kind: Kind::Proposition,
-                    key,
-                    stored,
-                }))
+                Ok(None)
             }
         }
+    }
+
+    /// An end that is itself a proposition `{type, source, target}`: its
+    /// predicate defined, its own ends resolved, and the proposition stored
+    /// or created earlier in the file (or not checkable, through a handle).
+    fn resolve_link(&mut self, r: &Ref, l: &LinkRef, end: &EndUse<'_>) -> Result<Option<End>> {
+        if !self.check_predicate(&l.predicate, &l.predicate_loc) {
+            return Ok(None);
+        }
+        let must_exist = end.must_exist;
+        let s = self.resolve(&l.subject, &l.predicate, self.roles.subject, must_exist)?;
+        let o = self.resolve(&l.object, &l.predicate, self.roles.object, must_exist)?;
+        let (Some(s), Some(o)) = (s, o) else {
+            return Ok(None);
+        };
+        let key = Key::Link(Box::new((s.key, l.predicate.clone(), o.key)));
+        let stored = match (s.stored, o.stored, self.g.predicate_id(&l.predicate)?) {
+            (Some(si), Some(oi), Some(p)) => self
+                .g
+                .propositions(Some(si), Some(p), Some(oi))?
+                .first()
+                .map(|m| ElementId::Proposition(m.0)),
+            _ => None,
+        };
+        let present = match self.links.get(&key) {
+            Some(Seen::Upserted { .. } | Seen::Present) => true,
+            Some(Seen::Deleted { .. }) => false,
+            None => stored.is_some() || s.kind == Kind::Unknown || o.kind == Kind::Unknown,
+        };
+        if !present {
+            if must_exist {
+                let e = ImportError::new(
+                    ErrorCode::NotFound,
+                    format!(
+                        "Cannot create '{}': {} {} not found",
+                        end.predicate,
+                        end.role,
+                        describe_ref(r)
+                    ),
+                )
+                .hint("A proposition used as an end must exist: create it with an item earlier in this file.");
+                self.report(e, &l.loc);
+            }
+            return Ok(None);
+        }
+        Ok(Some(End {
+            kind: Kind::Proposition,
+            key,
+            stored,
+        }))
     }
 
     fn check_end_type(
@@ -582,36 +633,8 @@ impl<'a, 'g> Checker<'a, 'g> {
                 attrs,
                 meta,
                 loc,
-            } => {
-                self.define(ty, name, attrs, true);
-                let key = (ty.clone(), name.clone());
-                let seen = match self.concepts.remove(&key) {
-                    Some(old) => {
-                        if self.strict {
-                            self.contradictions(&format!("{ty} '{name}'"), &old, attrs, meta, loc);
-                        }
-                        Seen::Present
-                    }
-                    None => Seen::Upserted {
-                        attrs: attrs.clone(),
-                        meta: meta.clone(),
-                        loc: loc.clone(),
-                    },
-                };
-                self.concepts.insert(key, seen);
-            }
-            Op::ById { id, loc } => {
-                let exists = match id.parse::<ElementId>() {
-                    Ok(ElementId::Concept(c)) => self.g.concept(c)?.is_some(),
-                    Ok(ElementId::Proposition(p)) => self.g.proposition(p)?.is_some(),
-                    Err(_) => false,
-                };
-                if !exists {
-                    let e = ImportError::new(ErrorCode::NotFound, format!("element {id:?} does not exist"))
-                        .hint("{id: …} only matches an existing element. Find its id with SEARCH or FIND(?x.id), or refer to a concept by {type, name}.");
-                    self.report(e, loc);
-                }
-            }
+            } => self.placeholder(ty, name, attrs, meta, loc),
+            Op::ById { id, loc } => self.check_exists(id, loc)?,
             Op::Concept {
                 ty,
                 name,
@@ -621,91 +644,15 @@ impl<'a, 'g> Checker<'a, 'g> {
                 loc,
                 ty_loc,
             } => {
-                let key = (ty.clone(), name.clone());
                 if !self.check_type(ty, ty_loc) {
                     self.define(ty, name, attrs, *action == Action::Upsert);
-                    self.concepts.insert(key, Seen::Present);
+                    self.concepts
+                        .insert((ty.clone(), name.clone()), Seen::Present);
                     return Ok(());
                 }
-                let what = format!("{ty} '{name}'");
                 match action {
-                    Action::Upsert => {
-                        if has_immutable_id(ty, name)
-                            && let Some(new_id) = attrs.get("id")
-                        {
-                            let old_id = match self.concepts.get(&key) {
-                                Some(Seen::Upserted { attrs: a, .. }) => a.get("id").cloned(),
-                                _ => match self.g.find_concept_by_names(ty, name)? {
-                                    Some(c) => self
-                                        .g
-                                        .concept(c)?
-                                        .and_then(|r| r.attributes.get("id").cloned()),
-                                    None => None,
-                                },
-                            };
-                            if old_id.as_ref().is_some_and(|o| o != new_id) {
-                                let e = ImportError::new(
-                                    ErrorCode::ImmutableTarget,
-                                    format!("{what} is protected and cannot be given a new `id`"),
-                                )
-                                .hint("The id of $self and $system never changes; leave `id` out, other attributes may grow.");
-                                self.report(e, loc);
-                            }
-                        }
-                        let merged = match self.concepts.remove(&key) {
-                            Some(old) => {
-                                if self.strict {
-                                    self.contradictions(&what, &old, attrs, meta, loc);
-                                }
-                                match old {
-                                    Seen::Upserted {
-                                        attrs: mut a0,
-                                        meta: mut m0,
-                                        ..
-                                    } => {
-                                        a0.extend(attrs.clone());
-                                        m0.extend(meta.clone());
-                                        (a0, m0)
-                                    }
-                                    _ => (attrs.clone(), meta.clone()),
-                                }
-                            }
-                            None => (attrs.clone(), meta.clone()),
-                        };
-                        self.define(ty, name, attrs, true);
-                        self.concepts.insert(
-                            key,
-                            Seen::Upserted {
-                                attrs: merged.0,
-                                meta: merged.1,
-                                loc: loc.clone(),
-                            },
-                        );
-                    }
-                    Action::Delete => {
-                        if is_protected(ty, name) {
-                            let e = ImportError::new(
-                                ErrorCode::ImmutableTarget,
-                                format!("{what} is protected and cannot be deleted"),
-                            )
-                            .hint("The meta-types, $self, $system, the CoreSchema domain and belongs_to_domain are the nexus's foundation; remove this item.");
-                            self.report(e, loc);
-                        }
-                        if self.strict
-                            && let Some(old) = self.concepts.get(&key)
-                            && let Seen::Upserted { loc: l0, .. } = old
-                        {
-                            let e = ImportError::new(
-                                ErrorCode::DuplicateExists,
-                                format!("{what} is written at {} and deleted here", self.place(l0)),
-                            )
-                            .hint("A bundle states what should be: keep either the item or the delete.");
-                            self.report(e, loc);
-                        }
-                        self.define(ty, name, attrs, false);
-                        self.concepts
-                            .insert(key, Seen::Deleted { loc: loc.clone() });
-                    }
+                    Action::Upsert => self.upsert_concept(ty, name, attrs, meta, loc)?,
+                    Action::Delete => self.delete_concept(ty, name, attrs, loc),
                 }
             }
             Op::Link {
@@ -717,6 +664,177 @@ impl<'a, 'g> Checker<'a, 'g> {
             } => self.link(link, attrs, meta, *action, loc)?,
         }
         Ok(())
+    }
+
+    /// A concept item that failed earlier checks: it counts as present,
+    /// and what it says still meets what the file said before.
+    fn placeholder(
+        &mut self,
+        ty: &str,
+        name: &str,
+        attrs: &Map<String, Json>,
+        meta: &Map<String, Json>,
+        loc: &Loc,
+    ) {
+        self.define(ty, name, attrs, true);
+        let key = (ty.to_owned(), name.to_owned());
+        let seen = match self.concepts.remove(&key) {
+            Some(old) => {
+                if self.strict {
+                    self.contradictions(&format!("{ty} '{name}'"), &old, attrs, meta, loc);
+                }
+                Seen::Present
+            }
+            None => Seen::Upserted {
+                attrs: attrs.clone(),
+                meta: meta.clone(),
+                loc: loc.clone(),
+            },
+        };
+        self.concepts.insert(key, seen);
+    }
+
+    /// `{id: …}` as an item: the element must exist.
+    fn check_exists(&mut self, id: &str, loc: &Loc) -> Result<()> {
+        let exists = match id.parse::<ElementId>() {
+            Ok(ElementId::Concept(c)) => self.g.concept(c)?.is_some(),
+            Ok(ElementId::Proposition(p)) => self.g.proposition(p)?.is_some(),
+            Err(_) => false,
+        };
+        if !exists {
+            let e = ImportError::new(ErrorCode::NotFound, format!("element {id:?} does not exist"))
+                .hint("{id: …} only matches an existing element. Find its id with SEARCH or FIND(?x.id), or refer to a concept by {type, name}.");
+            self.report(e, loc);
+        }
+        Ok(())
+    }
+
+    /// An upserted concept of a defined type.
+    fn upsert_concept(
+        &mut self,
+        ty: &str,
+        name: &str,
+        attrs: &Map<String, Json>,
+        meta: &Map<String, Json>,
+        loc: &Loc,
+    ) -> Result<()> {
+        let what = format!("{ty} '{name}'");
+        self.check_immutable_id(ty, name, attrs, loc)?;
+        let key = (ty.to_owned(), name.to_owned());
+        let old = self.concepts.remove(&key);
+        let seen = self.upserted(&what, old, attrs, meta, loc);
+        self.define(ty, name, attrs, true);
+        self.concepts.insert(key, seen);
+        Ok(())
+    }
+
+    /// `$self` and `$system` keep their `id`.
+    fn check_immutable_id(
+        &mut self,
+        ty: &str,
+        name: &str,
+        attrs: &Map<String, Json>,
+        loc: &Loc,
+    ) -> Result<()> {
+        if !has_immutable_id(ty, name) {
+            return Ok(());
+        }
+        let Some(new_id) = attrs.get("id") else {
+            return Ok(());
+        };
+        let old_id = match self.concepts.get(&(ty.to_owned(), name.to_owned())) {
+            Some(Seen::Upserted { attrs: a, .. }) => a.get("id").cloned(),
+            _ => match self.g.find_concept_by_names(ty, name)? {
+                Some(c) => self
+                    .g
+                    .concept(c)?
+                    .and_then(|r| r.attributes.get("id").cloned()),
+                None => None,
+            },
+        };
+        if old_id.as_ref().is_some_and(|o| o != new_id) {
+            let e = ImportError::new(
+                ErrorCode::ImmutableTarget,
+                format!("{ty} '{name}' is protected and cannot be given a new `id`"),
+            )
+            .hint("The id of $self and $system never changes; leave `id` out, other attributes may grow.");
+            self.report(e, loc);
+        }
+        Ok(())
+    }
+
+    /// A deleted concept of a defined type.
+    fn delete_concept(&mut self, ty: &str, name: &str, attrs: &Map<String, Json>, loc: &Loc) {
+        let what = format!("{ty} '{name}'");
+        if is_protected(ty, name) {
+            let e = ImportError::new(
+                ErrorCode::ImmutableTarget,
+                format!("{what} is protected and cannot be deleted"),
+            )
+            .hint("The meta-types, $self, $system, the CoreSchema domain and belongs_to_domain are the nexus's foundation; remove this item.");
+            self.report(e, loc);
+        }
+        let key = (ty.to_owned(), name.to_owned());
+        if let Some(e) = self.written_then_deleted(&what, self.concepts.get(&key)) {
+            self.report(e, loc);
+        }
+        self.define(ty, name, attrs, false);
+        self.concepts
+            .insert(key, Seen::Deleted { loc: loc.clone() });
+    }
+
+    /// What an upsert leaves on record for an element, given what the file
+    /// did to it before: the keys merged over the earlier ones (an upsert
+    /// merges), and in a bundle every key given a second, different value
+    /// reported. Concepts and propositions alike.
+    fn upserted(
+        &mut self,
+        what: &str,
+        old: Option<Seen>,
+        attrs: &Map<String, Json>,
+        meta: &Map<String, Json>,
+        loc: &Loc,
+    ) -> Seen {
+        let (attrs, meta) = match old {
+            Some(old) => {
+                if self.strict {
+                    self.contradictions(what, &old, attrs, meta, loc);
+                }
+                match old {
+                    Seen::Upserted {
+                        attrs: mut a0,
+                        meta: mut m0,
+                        ..
+                    } => {
+                        a0.extend(attrs.clone());
+                        m0.extend(meta.clone());
+                        (a0, m0)
+                    }
+                    _ => (attrs.clone(), meta.clone()),
+                }
+            }
+            None => (attrs.clone(), meta.clone()),
+        };
+        Seen::Upserted {
+            attrs,
+            meta,
+            loc: loc.clone(),
+        }
+    }
+
+    /// In a bundle, an element written earlier in the file and deleted
+    /// here is a contradiction. Concepts and propositions alike.
+    fn written_then_deleted(&self, what: &str, old: Option<&Seen>) -> Option<ImportError> {
+        match old {
+            Some(Seen::Upserted { loc: l0, .. }) if self.strict => Some(
+                ImportError::new(
+                    ErrorCode::DuplicateExists,
+                    format!("{what} is written at {} and deleted here", self.place(l0)),
+                )
+                .hint("A bundle states what should be: keep either the item or the delete."),
+            ),
+            _ => None,
+        }
     }
 
     fn link(
@@ -755,51 +873,19 @@ impl<'a, 'g> Checker<'a, 'g> {
             "proposition {}",
             describe_ref(&Ref::Link(Box::new(link.clone())))
         );
-        match action {
+        let seen = match action {
             Action::Upsert => {
-                let merged = match self.links.remove(&key) {
-                    Some(old) => {
-                        if self.strict {
-                            self.contradictions(&what, &old, attrs, meta, loc);
-                        }
-                        match old {
-                            Seen::Upserted {
-                                attrs: mut a0,
-                                meta: mut m0,
-                                ..
-                            } => {
-                                a0.extend(attrs.clone());
-                                m0.extend(meta.clone());
-                                (a0, m0)
-                            }
-                            _ => (attrs.clone(), meta.clone()),
-                        }
-                    }
-                    None => (attrs.clone(), meta.clone()),
-                };
-                self.links.insert(
-                    key,
-                    Seen::Upserted {
-                        attrs: merged.0,
-                        meta: merged.1,
-                        loc: loc.clone(),
-                    },
-                );
+                let old = self.links.remove(&key);
+                self.upserted(&what, old, attrs, meta, loc)
             }
             Action::Delete => {
-                if self.strict
-                    && let Some(Seen::Upserted { loc: l0, .. }) = self.links.get(&key)
-                {
-                    let e = ImportError::new(
-                        ErrorCode::DuplicateExists,
-                        format!("{what} is written at {} and deleted here", self.place(l0)),
-                    )
-                    .hint("A bundle states what should be: keep either the item or the delete.");
+                if let Some(e) = self.written_then_deleted(&what, self.links.get(&key)) {
                     self.report(e, loc);
                 }
-                self.links.insert(key, Seen::Deleted { loc: loc.clone() });
+                Seen::Deleted { loc: loc.clone() }
             }
-        }
+        };
+        self.links.insert(key, seen);
         Ok(())
     }
 

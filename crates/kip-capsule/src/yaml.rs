@@ -156,12 +156,7 @@ fn error(offset: usize, message: impl Into<String>, hint: impl Into<String>) -> 
 pub(crate) fn parse(text: &str) -> Result<Option<Node>, YamlError> {
     let mut parser = Parser::new_from_str(text);
     let mut bytes = CharToByte::new(text);
-    let budget = MAX_NODES.max(text.len().saturating_mul(8));
-    let mut nodes = 0usize;
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut anchors: HashMap<usize, (Node, usize)> = HashMap::new();
-    let mut root: Option<Node> = None;
-    let mut documents = 0;
+    let mut tree = Tree::new(MAX_NODES.max(text.len().saturating_mul(8)));
     while let Some(event) = parser.next_event() {
         let (event, span) = match event {
             Ok(e) => e,
@@ -176,42 +171,62 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, YamlError> {
         };
         let start = bytes.byte(span.start.index());
         let end = bytes.byte(span.end.index()).max(start);
-        let done: Option<(Node, usize)> = match event {
-            Event::StreamStart | Event::StreamEnd | Event::Nothing | Event::DocumentEnd => None,
+        if let Some((node, anchor)) = tree.event(event, start, end)? {
+            tree.attach(node, anchor)?;
+        }
+    }
+    Ok(tree.root)
+}
+
+/// The tree being built from the event stream, with its budgets.
+struct Tree {
+    /// How many nodes the document may have, aliases expanded.
+    budget: usize,
+    nodes: usize,
+    /// The collections open around the current event, innermost last.
+    stack: Vec<Frame>,
+    /// Each anchored node, by anchor id, with its size.
+    anchors: HashMap<usize, (Node, usize)>,
+    root: Option<Node>,
+    documents: usize,
+}
+
+impl Tree {
+    fn new(budget: usize) -> Tree {
+        Tree {
+            budget,
+            nodes: 0,
+            stack: Vec::new(),
+            anchors: HashMap::new(),
+            root: None,
+            documents: 0,
+        }
+    }
+
+    /// One parser event at bytes `start..end`: the node it completes, with
+    /// its anchor id (0 for none), if it completes one.
+    fn event(
+        &mut self,
+        event: Event<'_>,
+        start: usize,
+        end: usize,
+    ) -> Result<Option<(Node, usize)>, YamlError> {
+        match event {
+            Event::StreamStart | Event::StreamEnd | Event::Nothing | Event::DocumentEnd => Ok(None),
             Event::DocumentStart(_) => {
-                documents += 1;
-                if documents > 1 {
+                self.documents += 1;
+                if self.documents > 1 {
                     return Err(error(
                         start,
                         "a bundle file holds one YAML document; a second one starts here",
                         "Put every item in one list, or split the documents into separate files.",
                     ));
                 }
-                None
+                Ok(None)
             }
-            Event::Alias(id) => {
-                let Some((node, size)) = anchors.get(&id) else {
-                    return Err(error(
-                        start,
-                        "this alias names no anchor defined before it",
-                        "Define `&name` before using `*name`.",
-                    ));
-                };
-                nodes = nodes.saturating_add(*size);
-                if nodes > budget {
-                    return Err(error(
-                        start,
-                        "aliases expand into too many nodes",
-                        "Write the repeated values out, or use fewer nested aliases.",
-                    ));
-                }
-                let mut copy = node.clone();
-                copy.start = start;
-                copy.end = end.max(start);
-                Some((copy, 0))
-            }
+            Event::Alias(id) => self.alias(id, start, end).map(Some),
             Event::Scalar(value, style, anchor, tag) => {
-                nodes += 1;
+                self.nodes += 1;
                 let kind = scalar(value, style, tag.as_ref()).map_err(|m| {
                     error(
                         start,
@@ -219,75 +234,100 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, YamlError> {
                         "Remove the tag, or write a value of the type it names.",
                     )
                 })?;
-                Some((Node { kind, start, end }, anchor))
+                Ok(Some((Node { kind, start, end }, anchor)))
             }
             Event::SequenceStart(anchor, _) => {
-                nodes += 1;
-                if stack.len() >= MAX_DEPTH {
-                    return Err(error(
-                        start,
-                        format!("collections nest more than {MAX_DEPTH} levels deep"),
-                        "Flatten the structure.",
-                    ));
-                }
-                stack.push(Frame::Seq {
+                let frame = Frame::Seq {
                     items: Vec::new(),
                     start,
                     anchor,
-                });
-                None
+                };
+                self.open(frame, start).map(|()| None)
             }
             Event::MappingStart(anchor, _) => {
-                nodes += 1;
-                if stack.len() >= MAX_DEPTH {
-                    return Err(error(
-                        start,
-                        format!("collections nest more than {MAX_DEPTH} levels deep"),
-                        "Flatten the structure.",
-                    ));
-                }
-                stack.push(Frame::Map {
+                let frame = Frame::Map {
                     entries: Vec::new(),
                     key: None,
                     start,
                     anchor,
-                });
-                None
+                };
+                self.open(frame, start).map(|()| None)
             }
-            Event::SequenceEnd => match stack.pop() {
+            Event::SequenceEnd => match self.stack.pop() {
                 Some(Frame::Seq {
                     items,
                     start: s,
                     anchor,
-                }) => Some((
+                }) => Ok(Some((
                     Node {
                         kind: Kind::Seq(items),
                         start: s,
                         end,
                     },
                     anchor,
-                )),
-                _ => return Err(error(start, "unbalanced YAML structure", "")),
+                ))),
+                _ => Err(error(start, "unbalanced YAML structure", "")),
             },
-            Event::MappingEnd => match stack.pop() {
+            Event::MappingEnd => match self.stack.pop() {
                 Some(Frame::Map {
                     entries,
                     start: s,
                     anchor,
                     ..
-                }) => Some((
+                }) => Ok(Some((
                     Node {
                         kind: Kind::Map(entries),
                         start: s,
                         end,
                     },
                     anchor,
-                )),
-                _ => return Err(error(start, "unbalanced YAML structure", "")),
+                ))),
+                _ => Err(error(start, "unbalanced YAML structure", "")),
             },
+        }
+    }
+
+    /// A copy of the anchored node, within the node budget.
+    fn alias(&mut self, id: usize, start: usize, end: usize) -> Result<(Node, usize), YamlError> {
+        let Some((node, size)) = self.anchors.get(&id) else {
+            return Err(error(
+                start,
+                "this alias names no anchor defined before it",
+                "Define `&name` before using `*name`.",
+            ));
         };
-        let Some((node, anchor)) = done else { continue };
-        if nodes > budget {
+        self.nodes = self.nodes.saturating_add(*size);
+        if self.nodes > self.budget {
+            return Err(error(
+                start,
+                "aliases expand into too many nodes",
+                "Write the repeated values out, or use fewer nested aliases.",
+            ));
+        }
+        let mut copy = node.clone();
+        copy.start = start;
+        copy.end = end.max(start);
+        Ok((copy, 0))
+    }
+
+    /// Opens a collection, within the nesting limit.
+    fn open(&mut self, frame: Frame, start: usize) -> Result<(), YamlError> {
+        self.nodes += 1;
+        if self.stack.len() >= MAX_DEPTH {
+            return Err(error(
+                start,
+                format!("collections nest more than {MAX_DEPTH} levels deep"),
+                "Flatten the structure.",
+            ));
+        }
+        self.stack.push(frame);
+        Ok(())
+    }
+
+    /// Puts a completed node in its place: the root, the next item of a
+    /// list, or a mapping's next key or the value of its pending key.
+    fn attach(&mut self, node: Node, anchor: usize) -> Result<(), YamlError> {
+        if self.nodes > self.budget {
             return Err(error(
                 node.start,
                 "the document has too many nodes",
@@ -296,36 +336,13 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, YamlError> {
         }
         if anchor > 0 {
             let size = node.size();
-            anchors.insert(anchor, (node.clone(), size));
+            self.anchors.insert(anchor, (node.clone(), size));
         }
-        match stack.last_mut() {
-            None => root = Some(node),
+        match self.stack.last_mut() {
+            None => self.root = Some(node),
             Some(Frame::Seq { items, .. }) => items.push(node),
             Some(Frame::Map { entries, key, .. }) => match key.take() {
-                None => {
-                    let text = match &node.kind {
-                        Kind::Str(s) => s.clone(),
-                        Kind::Null => "null".to_owned(),
-                        Kind::Bool(b) => b.to_string(),
-                        Kind::Number(n) => n.to_string(),
-                        Kind::Seq(_) | Kind::Map(_) => {
-                            return Err(error(
-                                node.start,
-                                "a mapping key must be plain text, not a list or a mapping",
-                                "Write `key: value` with a text key.",
-                            ));
-                        }
-                    };
-                    if let Some(first) = entries.iter().find(|e| e.key == text) {
-                        let _ = first;
-                        return Err(error(
-                            node.start,
-                            format!("the key `{text}` appears twice in this mapping"),
-                            "Keep one of them: YAML keys are unique, and a second one would silently replace the first.",
-                        ));
-                    }
-                    *key = Some((text, node.start, node.end));
-                }
+                None => *key = Some(map_key(&node, entries)?),
                 Some((k, key_start, key_end)) => entries.push(Entry {
                     key: k,
                     key_start,
@@ -334,8 +351,34 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, YamlError> {
                 }),
             },
         }
+        Ok(())
     }
-    Ok(root)
+}
+
+/// A node read as a mapping key: its text and bytes, refused when it is a
+/// collection or repeats a key of the mapping.
+fn map_key(node: &Node, entries: &[Entry]) -> Result<(String, usize, usize), YamlError> {
+    let text = match &node.kind {
+        Kind::Str(s) => s.clone(),
+        Kind::Null => "null".to_owned(),
+        Kind::Bool(b) => b.to_string(),
+        Kind::Number(n) => n.to_string(),
+        Kind::Seq(_) | Kind::Map(_) => {
+            return Err(error(
+                node.start,
+                "a mapping key must be plain text, not a list or a mapping",
+                "Write `key: value` with a text key.",
+            ));
+        }
+    };
+    if entries.iter().any(|e| e.key == text) {
+        return Err(error(
+            node.start,
+            format!("the key `{text}` appears twice in this mapping"),
+            "Keep one of them: YAML keys are unique, and a second one would silently replace the first.",
+        ));
+    }
+    Ok((text, node.start, node.end))
 }
 
 /// Resolves a scalar by the YAML 1.2 core schema.
