@@ -26,6 +26,7 @@ mod bindings;
 mod capsule;
 mod changes;
 mod error;
+mod local;
 mod neighbourhood;
 pub mod tools;
 pub mod types;
