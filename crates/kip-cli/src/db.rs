@@ -1,0 +1,34 @@
+//! Where the nexus lives: `--db`, else `$KIP_DB`, else the platform data
+//! directory's `kip-explorer/nexus`, and the [`Api`] every subcommand that
+//! touches the nexus goes through.
+//!
+//! The desktop shell (`src-tauri`) computes the same default on its own;
+//! the two are to share one helper.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use kip_api::Api;
+
+/// The nexus folder: `--db`, else `$KIP_DB`, else the platform data directory.
+pub fn db_dir(cli_db: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    if let Some(dir) = cli_db {
+        return Ok(dir);
+    }
+    if let Some(dir) = std::env::var_os("KIP_DB").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    let base = dirs::data_dir()
+        .ok_or_else(|| anyhow::anyhow!("no data directory on this platform; pass --db DIR"))?;
+    Ok(base.join("kip-explorer").join("nexus"))
+}
+
+/// Opens (creating if need be) the nexus named by `--db` and the API over
+/// it that writes under `origin` (`kip-cli`, `kip-serve`, …).
+pub fn open_api(db: Option<PathBuf>, origin: &str) -> anyhow::Result<Api> {
+    let dir = db_dir(db)?;
+    let nexus = kip_nexus::Nexus::open(&dir).map_err(|e| {
+        anyhow::anyhow!("cannot open the nexus at {}: {}", dir.display(), e.message)
+    })?;
+    Ok(Api::new(Arc::new(nexus), origin))
+}
