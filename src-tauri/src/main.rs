@@ -44,31 +44,20 @@ pub struct AppState {
     pub host: watch::Host,
 }
 
-fn data_dir() -> anyhow::Result<PathBuf> {
-    Ok(dirs::data_dir()
-        .ok_or_else(|| {
-            anyhow::anyhow!("no data directory on this platform; pass --db and --capsules")
-        })?
-        .join("kip-explorer"))
-}
-
-fn db_dir(arg: Option<PathBuf>) -> anyhow::Result<PathBuf> {
-    if let Some(dir) = arg {
-        return Ok(dir);
-    }
-    if let Some(dir) = std::env::var_os("KIP_DB").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(dir));
-    }
-    Ok(data_dir()?.join("nexus"))
+/// The nexus and capsule folders: the arguments, else `kip`'s defaults
+/// (`kip_api::paths`), so both open the same nexus.
+fn folders(db: Option<PathBuf>, capsules: Option<PathBuf>) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let missing =
+        || anyhow::anyhow!("no data directory on this platform; pass --db and --capsules");
+    Ok((
+        kip_api::paths::nexus_dir(db).ok_or_else(missing)?,
+        kip_api::paths::capsules_dir(capsules).ok_or_else(missing)?,
+    ))
 }
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let db = db_dir(args.db)?;
-    let capsules = match args.capsules {
-        Some(dir) => dir,
-        None => data_dir()?.join("capsules"),
-    };
+    let (db, capsules) = folders(args.db, args.capsules)?;
     let nexus = Arc::new(kip_nexus::Nexus::open(&db).map_err(|e| {
         anyhow::anyhow!("cannot open the nexus at {}: {}", db.display(), e.message)
     })?);

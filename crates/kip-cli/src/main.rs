@@ -1,20 +1,26 @@
 //! `kip`: the KIP Explorer command line.
 //!
-//! Every subcommand is a thin adapter over the library crates; none holds KIP
-//! logic. Exit codes: 0 success, 1 when the result carries a KIP error (or a
-//! `--check` finds unformatted text), 2 on usage or I/O problems.
+//! This file holds the arguments (clap) and the dispatch to one module per
+//! subcommand ([`cmd`]); `kip serve` and `kip mcp` hand an API to [`serve`]
+//! and [`mcp`]. Every subcommand is a thin adapter over the library crates;
+//! none holds KIP logic. Exit codes: 0 success, 1 when the result carries a
+//! KIP error (or a `--check` finds unformatted text), 2 on usage or I/O
+//! problems.
 
-use std::io::Read as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{CommandFactory as _, Parser, Subcommand};
 
 mod bench;
-mod capsule_cmd;
+mod cmd;
+mod db;
 mod mcp;
 mod serve;
-use serde_json::json;
+mod stdio;
+
+// `serve.rs` prints its one line through `crate::out`.
+use stdio::out;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -87,7 +93,7 @@ enum Cmd {
     Export {
         /// The output format.
         #[arg(long, value_enum, default_value = "kip")]
-        format: capsule_cmd::Format,
+        format: cmd::export::Format,
         /// Only concepts of this type (repeatable); propositions follow their subject.
         #[arg(long = "type", value_name = "TYPE")]
         types: Vec<String>,
@@ -151,61 +157,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// Writes to stdout; a closed pipe (`kip exec … | head`) ends the program
-/// quietly instead of panicking.
-fn out(text: &str) {
-    use std::io::Write as _;
-    let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(0);
-        }
-        eprintln!("kip: cannot write to standard output: {e}");
-        std::process::exit(2);
-    }
-}
-
-fn read_input(file: Option<&PathBuf>) -> anyhow::Result<String> {
-    match file {
-        Some(path) if path.as_os_str() != "-" => std::fs::read_to_string(path)
-            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display())),
-        _ => {
-            let mut text = String::new();
-            std::io::stdin().read_to_string(&mut text)?;
-            Ok(text)
-        }
-    }
-}
-
-/// The nexus folder: `--db`, else `$KIP_DB`, else the platform data directory.
-fn db_dir(cli_db: Option<PathBuf>) -> anyhow::Result<PathBuf> {
-    if let Some(dir) = cli_db {
-        return Ok(dir);
-    }
-    if let Some(dir) = std::env::var_os("KIP_DB").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(dir));
-    }
-    let base = dirs::data_dir()
-        .ok_or_else(|| anyhow::anyhow!("no data directory on this platform; pass --db DIR"))?;
-    Ok(base.join("kip-explorer").join("nexus"))
-}
-
-fn open_nexus(db: Option<PathBuf>) -> anyhow::Result<kip_nexus::Nexus> {
-    let dir = db_dir(db)?;
-    kip_nexus::Nexus::open(&dir)
-        .map_err(|e| anyhow::anyhow!("cannot open the nexus at {}: {}", dir.display(), e.message))
-}
-
-fn origin() -> kip_nexus::Origin {
-    kip_nexus::Origin {
-        name: "kip-cli".into(),
-    }
-}
-
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let db = cli.db;
     match cli.command {
         Cmd::Exec {
             command,
@@ -213,78 +166,30 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             dry_run,
             explain,
             request,
-        } => {
-            let request: kip_nexus::ExecuteKip = match request {
-                Some(file) => {
-                    let text = read_input(Some(&file))?;
-                    serde_json::from_str(&text)
-                        .map_err(|e| anyhow::anyhow!("invalid execute_kip request: {e}"))?
-                }
-                None => {
-                    let text = match command.as_deref() {
-                        None | Some("-") => read_input(None)?,
-                        Some(t) => t.to_owned(),
-                    };
-                    let parameters = match params {
-                        Some(p) => match serde_json::from_str::<serde_json::Value>(&p) {
-                            Ok(serde_json::Value::Object(map)) => Some(map),
-                            Ok(_) => anyhow::bail!("--params must be a JSON object"),
-                            Err(e) => anyhow::bail!("--params is not valid JSON: {e}"),
-                        },
-                        None => None,
-                    };
-                    kip_nexus::ExecuteKip {
-                        command: Some(text),
-                        commands: None,
-                        parameters,
-                        dry_run: dry_run.then_some(true),
-                        explain: explain.then_some(true),
-                    }
-                }
-            };
-            let nexus = open_nexus(cli.db)?;
-            let context = kip_nexus::Context {
-                origin: origin(),
-                access: kip_nexus::Access::ReadWrite,
-            };
-            let response = nexus.execute(&request, &context);
-            out(&format!("{}\n", serde_json::to_string_pretty(&response)?));
-            let failed = response.get("error").is_some()
-                || response["result"].as_array().is_some_and(|items| {
-                    request.commands.is_some() && items.iter().any(|r| r.get("error").is_some())
-                });
-            Ok(if failed {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
-            })
-        }
+        } => cmd::exec::run(
+            db,
+            cmd::exec::Args {
+                command,
+                params,
+                dry_run,
+                explain,
+                request,
+            },
+        ),
         Cmd::Bench {
             concepts,
             propositions,
             iterations,
             json,
-        } => {
-            let dir = match cli.db {
-                Some(d) => d,
-                None => std::env::temp_dir().join(format!("kip-bench-{concepts}-{propositions}")),
-            };
-            eprintln!("bench: nexus at {}", dir.display());
-            let report = bench::bench(&dir, concepts, propositions, iterations)?;
-            out(&bench::table(&report));
-            if let Some(file) = json {
-                std::fs::write(&file, serde_json::to_string_pretty(&report)?)?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Cmd::Import { paths } => capsule_cmd::import(&open_nexus(cli.db)?, &paths, &origin()),
-        Cmd::Schema => capsule_cmd::schema(&open_nexus(cli.db)?),
+        } => cmd::bench::run(db, concepts, propositions, iterations, json),
+        Cmd::Import { paths } => cmd::import::run(db, &paths),
+        Cmd::Schema => cmd::schema::run(db),
         Cmd::Watch {
             dir,
             debounce_ms,
             once,
-        } => capsule_cmd::watch(
-            open_nexus(cli.db)?,
+        } => cmd::watch::run(
+            db,
             &dir,
             std::time::Duration::from_millis(debounce_ms),
             once,
@@ -294,7 +199,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             types,
             domains,
             out,
-        } => capsule_cmd::export(&open_nexus(cli.db)?, format, types, domains, out.as_deref()),
+        } => cmd::export::run(db, format, types, domains, out.as_deref()),
         Cmd::Serve {
             addr,
             read_only,
@@ -312,7 +217,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     .exit();
             }
             init_logging();
-            let api = kip_api::Api::new(std::sync::Arc::new(open_nexus(cli.db)?), "kip-serve");
             let options = serve::Options {
                 addr,
                 read_only,
@@ -320,62 +224,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ui,
                 capsules,
             };
-            serve::run(api, options)
+            serve::run(db::open_api(db, "kip-serve")?, options)
         }
         Cmd::Mcp { read_only } => {
             init_logging();
-            let api = kip_api::Api::new(std::sync::Arc::new(open_nexus(cli.db)?), "kip-mcp");
-            mcp::run(api, read_only)
+            mcp::run(db::open_api(db, "kip-mcp")?, read_only)
         }
-        Cmd::Check { file } => {
-            let source = read_input(file.as_ref())?;
-            match kip_lang::parse(&source) {
-                Ok(commands) => {
-                    out(&format!(
-                        "{}\n",
-                        json!({"ok": true, "commands": commands.len()})
-                    ));
-                    Ok(ExitCode::SUCCESS)
-                }
-                Err(errors) => {
-                    let error = errors.into_response_error();
-                    out(&format!(
-                        "{}\n",
-                        serde_json::to_string_pretty(&json!({"error": error}))?
-                    ));
-                    Ok(ExitCode::from(1))
-                }
-            }
-        }
-        Cmd::Fmt { file, check, write } => {
-            let source = read_input(file.as_ref())?;
-            let formatted = match kip_lang::format_source(&source) {
-                Ok(f) => f,
-                Err(errors) => {
-                    let error = errors.into_response_error();
-                    out(&format!(
-                        "{}\n",
-                        serde_json::to_string_pretty(&json!({"error": error}))?
-                    ));
-                    return Ok(ExitCode::from(1));
-                }
-            };
-            if check {
-                if formatted == source {
-                    return Ok(ExitCode::SUCCESS);
-                }
-                eprintln!("kip fmt: the text is not in canonical form");
-                return Ok(ExitCode::from(1));
-            }
-            match (write, file) {
-                (true, Some(path)) if path.as_os_str() != "-" => {
-                    std::fs::write(&path, formatted)
-                        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
-                }
-                _ => out(&formatted),
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        Cmd::Check { file } => cmd::check::run(file),
+        Cmd::Fmt { file, check, write } => cmd::fmt::run(file, check, write),
     }
 }
 

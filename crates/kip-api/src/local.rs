@@ -1,0 +1,158 @@
+//! What a host working on local files needs beyond the wire operations —
+//! today the `kip` command line: importing a file by its path (with
+//! progress), exporting the nexus as text, and watching a folder onto a
+//! channel.
+//!
+//! These are not [`crate::Operation`]s: their arguments are paths, callbacks
+//! and channels, which no transport carries. Like the wire operations they
+//! write under the API's origin and respect its read-only mode; the work
+//! itself (the import pipeline, the export, the watcher) is `kip-capsule`'s.
+
+use std::io;
+use std::path::Path;
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
+
+use kip_capsule::{
+    ExportOptions, ImportOptions, ImportReport, WatchError, WatchEvent, WatchOptions, Watcher,
+};
+
+use crate::{Api, ApiError};
+
+impl Api {
+    /// Reads and imports the file at `path` atomically, calling
+    /// `options.progress` as the import moves on. A failed import (the file
+    /// cannot be read, or holds any error) is a report with its errors, not
+    /// an `Err`; a read-only host refuses anything but a dry run.
+    pub fn import_file(
+        &self,
+        path: &Path,
+        options: &ImportOptions<'_>,
+    ) -> Result<ImportReport, ApiError> {
+        if self.read_only && !options.dry_run {
+            return Err(ApiError::read_only("importing"));
+        }
+        Ok(kip_capsule::import_path_with(
+            &self.nexus,
+            path,
+            &self.origin,
+            options,
+        ))
+    }
+
+    /// What the nexus holds, less what Genesis created, as a capsule or a
+    /// bundle that re-imports into the same graph. An unknown type or
+    /// domain in the filters is an error.
+    pub fn export(&self, options: &ExportOptions) -> Result<String, ApiError> {
+        kip_capsule::export(&self.nexus, options).map_err(ApiError::from)
+    }
+
+    /// Watches the folder `dir`: imports the files it holds, then every
+    /// capsule written or moved into it once the folder has been quiet for
+    /// `debounce`, recording the writes under this API's origin (unlike
+    /// [`Api::watch_folder`], which feeds a board and writes as
+    /// `<origin>/watch`). Each event arrives on the returned channel, which
+    /// ends when the watcher stops.
+    ///
+    /// A read-only host imports nothing, so it refuses to watch with a
+    /// permission-denied [`WatchError::Io`].
+    pub fn watch_events(
+        &self,
+        dir: &Path,
+        debounce: Duration,
+    ) -> Result<(Watcher, Receiver<WatchEvent>), WatchError> {
+        if self.read_only {
+            return Err(WatchError::Io {
+                path: dir.to_path_buf(),
+                source: io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    "this host is read-only and imports nothing",
+                ),
+            });
+        }
+        let options = WatchOptions {
+            debounce,
+            origin: self.origin.clone(),
+            ..WatchOptions::default()
+        };
+        Watcher::with_channel(self.nexus.clone(), dir, options)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use kip_capsule::ExportFormat;
+
+    use super::*;
+
+    fn api(dir: &Path) -> Api {
+        let nexus = kip_nexus::Nexus::open(&dir.join("nexus")).expect("the nexus opens");
+        Api::new(Arc::new(nexus), "test")
+    }
+
+    #[test]
+    fn an_imported_file_comes_back_in_the_export() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let file = dir.path().join("botany.yaml");
+        std::fs::write(
+            &file,
+            "- type: Domain\n  name: Botany\n  description: Plants.\n",
+        )
+        .expect("the bundle is written");
+        let api = api(dir.path());
+        let report = api
+            .import_file(&file, &ImportOptions::default())
+            .expect("a read-write host imports");
+        assert!(report.is_imported(), "{report:?}");
+        let options = ExportOptions {
+            format: ExportFormat::Yaml,
+            types: vec!["Domain".to_owned()],
+            domains: Vec::new(),
+        };
+        let text = api.export(&options).expect("the export succeeds");
+        assert!(text.contains("name: Botany"), "{text}");
+    }
+
+    #[test]
+    fn an_unknown_export_filter_is_the_engines_error() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let options = ExportOptions {
+            format: ExportFormat::Kip,
+            types: vec!["Nope".to_owned()],
+            domains: Vec::new(),
+        };
+        let error = api(dir.path())
+            .export(&options)
+            .expect_err("an unknown type is refused");
+        assert_eq!(
+            error.code,
+            crate::ErrorCode::Kip(crate::KipCode::TypeMismatch)
+        );
+    }
+
+    #[test]
+    fn a_read_only_host_neither_imports_nor_watches() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let file = dir.path().join("botany.kip");
+        std::fs::write(&file, "").expect("the capsule is written");
+        let api = api(dir.path()).read_only(true);
+        let error = api
+            .import_file(&file, &ImportOptions::default())
+            .expect_err("a read-only host refuses to import");
+        assert_eq!(
+            error.code,
+            crate::ErrorCode::Kip(crate::KipCode::ImmutableTarget)
+        );
+        let dry_run = ImportOptions {
+            dry_run: true,
+            progress: None,
+        };
+        assert!(api.import_file(&file, &dry_run).is_ok());
+        assert!(matches!(
+            api.watch_events(dir.path(), Duration::from_millis(50)),
+            Err(WatchError::Io { source, .. }) if source.kind() == io::ErrorKind::PermissionDenied
+        ));
+    }
+}

@@ -1,0 +1,70 @@
+//! `kip exec`: an `execute_kip` request through [`kip_api::Api::execute`].
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use kip_api::ExecuteRequest;
+use serde_json::Value as Json;
+
+use crate::stdio::{out, read_input};
+
+/// The arguments of `kip exec`.
+#[derive(Debug)]
+pub struct Args {
+    /// The command text, `-` (or absent) for standard input.
+    pub command: Option<String>,
+    /// `--params`: a JSON object.
+    pub params: Option<String>,
+    pub dry_run: bool,
+    pub explain: bool,
+    /// `--request`: a whole request from a file, or `-` for standard input.
+    pub request: Option<PathBuf>,
+}
+
+/// Prints the KIP response; exit 1 when it carries an error (for a batch:
+/// when any of its results does).
+pub fn run(db: Option<PathBuf>, args: Args) -> anyhow::Result<ExitCode> {
+    let request = request(args)?;
+    let batch = request.commands.is_some();
+    let api = crate::db::open_api(db, "kip-cli")?;
+    let response = api.execute(request);
+    out(&format!("{}\n", serde_json::to_string_pretty(&response)?));
+    let failed = response.get("error").is_some()
+        || response["result"]
+            .as_array()
+            .is_some_and(|items| batch && items.iter().any(|r| r.get("error").is_some()));
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The request: the `--request` file as it is, or one command with its
+/// flags.
+fn request(args: Args) -> anyhow::Result<ExecuteRequest> {
+    if let Some(file) = args.request {
+        let text = read_input(Some(&file))?;
+        return serde_json::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("invalid execute_kip request: {e}"));
+    }
+    let text = match args.command.as_deref() {
+        None | Some("-") => read_input(None)?,
+        Some(t) => t.to_owned(),
+    };
+    let parameters = match args.params {
+        Some(p) => match serde_json::from_str::<Json>(&p) {
+            Ok(Json::Object(map)) => Some(map),
+            Ok(_) => anyhow::bail!("--params must be a JSON object"),
+            Err(e) => anyhow::bail!("--params is not valid JSON: {e}"),
+        },
+        None => None,
+    };
+    Ok(ExecuteRequest {
+        command: Some(text),
+        commands: None,
+        parameters,
+        dry_run: args.dry_run.then_some(true),
+        explain: args.explain.then_some(true),
+    })
+}

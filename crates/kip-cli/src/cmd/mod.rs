@@ -1,0 +1,18 @@
+//! One module per subcommand: each turns its arguments into calls of the
+//! library crates and prints what they answer. Whatever touches the nexus
+//! goes through [`kip_api::Api`] (opened by [`crate::db::open_api`]), as
+//! `kip serve` and `kip mcp` do; `check` and `fmt` need no nexus and call
+//! `kip-lang` directly.
+//!
+//! Exit codes: 0 success, 1 when the result carries a KIP error (or a
+//! `--check` finds unformatted text), 2 on usage or I/O problems (an `Err`
+//! from a subcommand).
+
+pub mod bench;
+pub mod check;
+pub mod exec;
+pub mod export;
+pub mod fmt;
+pub mod import;
+pub mod schema;
+pub mod watch;

@@ -1,0 +1,26 @@
+//! Where the nexus lives: `--db`, else `$KIP_DB`, else the platform data
+//! directory's `kip-explorer/nexus`, and the [`Api`] every subcommand that
+//! touches the nexus goes through.
+//!
+//! The default is [`kip_api::paths`], which the desktop shell shares.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use kip_api::Api;
+
+/// The nexus folder: `--db`, else `$KIP_DB`, else the platform data directory.
+pub fn db_dir(cli_db: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    kip_api::paths::nexus_dir(cli_db)
+        .ok_or_else(|| anyhow::anyhow!("no data directory on this platform; pass --db DIR"))
+}
+
+/// Opens (creating if need be) the nexus named by `--db` and the API over
+/// it that writes under `origin` (`kip-cli`, `kip-serve`, …).
+pub fn open_api(db: Option<PathBuf>, origin: &str) -> anyhow::Result<Api> {
+    let dir = db_dir(db)?;
+    let nexus = kip_nexus::Nexus::open(&dir).map_err(|e| {
+        anyhow::anyhow!("cannot open the nexus at {}: {}", dir.display(), e.message)
+    })?;
+    Ok(Api::new(Arc::new(nexus), origin))
+}
