@@ -1,7 +1,12 @@
 //! `kip serve` as a real process on an ephemeral port: both KIP endpoints,
 //! the other API operations, server-sent events that carry a write made by
 //! a separate `kip exec` process, read-only mode, the token enforced when
-//! binding off loopback, and the watched capsule folder (`--capsules`).
+//! binding off loopback (from `--token`, which warns, `--token-file` or
+//! `KIP_SERVE_TOKEN`), the watched capsule folder (`--capsules`), and what
+//! a web page could send through the curator's browser — a foreign
+//! `Origin`, a foreign `Host` (DNS rebinding), a non-JSON body, a CORS
+//! preflight — refused without writing anything, unless `--allow-origin` /
+//! `--allow-host` let it in.
 
 mod common;
 
@@ -764,6 +769,19 @@ fn a_foreign_host_name_is_refused_against_dns_rebinding() {
     }
     let r = raw(port, "GET", "/api/info", &[], "");
     assert_eq!(r.status, 421, "no Host at all");
+    // An absolute request target must name the server too.
+    let own = format!("127.0.0.1:{port}");
+    let absolute = format!("http://evil.example:{port}/api/info");
+    let r = raw(port, "GET", &absolute, &[("Host", &own)], "");
+    assert_refused(&r, 421, "API_UNAUTHORIZED", "an absolute target");
+    let r = raw(
+        port,
+        "GET",
+        "/api/info",
+        &[("Host", &own), ("Host", &own)],
+        "",
+    );
+    assert_eq!(r.status, 421, "two Host headers");
     assert_eq!(last_seq(port), before, "nothing was written");
     assert_eq!(persons_named(db.path(), "Rebound Person"), 0);
 
