@@ -106,15 +106,14 @@ enum Cmd {
     },
     /// Serve the nexus over HTTP: POST /api/kip, POST /kip, /api/<operation>, /api/events (SSE) and the web UI.
     Serve {
-        /// Address to listen on; anything but loopback requires --token.
+        /// Address to listen on; anything but loopback requires a token (--token-file, KIP_SERVE_TOKEN or --token).
         #[arg(long, default_value = "127.0.0.1:4840", value_name = "IP:PORT")]
         addr: std::net::SocketAddr,
         /// Refuse every write (KML and imports) with KIP_3004.
         #[arg(long)]
         read_only: bool,
-        /// Require `Authorization: Bearer TOKEN` on every API request.
-        #[arg(long, value_name = "TOKEN")]
-        token: Option<String>,
+        #[command(flatten)]
+        access: serve::Access,
         /// The web UI's built files (default: ui/dist, when it exists).
         #[arg(long, value_name = "DIR")]
         ui: Option<PathBuf>,
@@ -203,7 +202,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Cmd::Serve {
             addr,
             read_only,
-            token,
+            access,
             ui,
             capsules,
         } => {
@@ -220,7 +219,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let options = serve::Options {
                 addr,
                 read_only,
-                token,
+                access,
                 ui,
                 capsules,
             };

@@ -28,12 +28,21 @@
 //! agent through `kip mcp`, the desktop app) reach the browser within one
 //! poll interval.
 //!
-//! Security: loopback by default; any other address requires `--token`,
-//! checked on every API request in constant time (`Authorization: Bearer`,
-//! or `?access_token=` for `EventSource`, which cannot send headers).
+//! Security: loopback by default; any other address requires a token
+//! (`--token-file FILE`, `KIP_SERVE_TOKEN`, or `--token`, which warns that
+//! the process list shows it), checked on every API request in constant
+//! time (`Authorization: Bearer`, or `?access_token=` for `EventSource`,
+//! which cannot send headers) and never logged. Before that, every request
+//! — API, events and web UI files alike — passes [`guard`]: a foreign
+//! `Host` (DNS rebinding), a foreign `Origin`, a body that is not
+//! `application/json` and a CORS preflight are refused unless
+//! `--allow-host` / `--allow-origin` say otherwise, so no web page the
+//! curator visits can read or write the nexus through their browser.
 //! `--read-only` refuses every write with `KIP_3004`.
 //!
 //! This module only adapts HTTP to `kip_api::Api`; it holds no KIP logic.
+
+mod guard;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -60,12 +69,77 @@ const POLL_INTERVAL: Duration = Duration::from_millis(200);
 /// The largest request body (an imported bundle can be big).
 const BODY_LIMIT: usize = 64 * 1024 * 1024;
 
+/// The environment variable that may hold the bearer token.
+const TOKEN_VAR: &str = "KIP_SERVE_TOKEN";
+
+/// Who may use `kip serve`: its token and the hosts and origins it accepts
+/// beside its own (flattened into the subcommand's arguments).
+#[derive(clap::Args)]
+pub struct Access {
+    /// Require `Authorization: Bearer TOKEN` on every API request. Other users of this machine can read command-line arguments in the process list: prefer --token-file or the KIP_SERVE_TOKEN environment variable.
+    #[arg(long, value_name = "TOKEN", conflicts_with = "token_file")]
+    pub token: Option<String>,
+    /// Like --token, with the token read from the first line of FILE (surrounding whitespace trimmed).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Also accept requests from web pages of ORIGIN (scheme://host[:port], e.g. http://localhost:5173 for the UI's dev server), and answer their CORS preflights; repeatable. Requests that carry any other Origin than the server's own are refused (403).
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    pub allow_origins: Vec<String>,
+    /// Also answer requests addressed to the host name NAME, on any port (a LAN name, a reverse proxy); repeatable. Otherwise only localhost, loopback addresses and the bound address, with the bound port, are answered (421), which stops DNS rebinding. Bound to 0.0.0.0 or ::, every IP address is answered but a name only when listed here.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    pub allow_hosts: Vec<String>,
+}
+
+impl std::fmt::Debug for Access {
+    // The token never reaches a log or an error message.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Access")
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("token_file", &self.token_file)
+            .field("allow_origins", &self.allow_origins)
+            .field("allow_hosts", &self.allow_hosts)
+            .finish()
+    }
+}
+
+impl Access {
+    /// The bearer token: `--token-file`, else `--token` (with a warning),
+    /// else `KIP_SERVE_TOKEN`; empty means none.
+    fn token(&self) -> anyhow::Result<Option<String>> {
+        if let Some(file) = &self.token_file {
+            return read_token_file(file).map(Some);
+        }
+        if let Some(token) = &self.token {
+            tracing::warn!(
+                "--token puts the token on the command line, where other users of this machine can read it in the process list; use --token-file FILE or the {TOKEN_VAR} environment variable instead"
+            );
+            return Ok(Some(token.clone()).filter(|t| !t.is_empty()));
+        }
+        Ok(std::env::var(TOKEN_VAR).ok().filter(|t| !t.is_empty()))
+    }
+}
+
+/// The first line of `file`, trimmed; an error naming the file when it
+/// cannot be read or holds no token.
+fn read_token_file(file: &std::path::Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| anyhow::anyhow!("cannot read the token file {}: {e}", file.display()))?;
+    let token = text.lines().next().unwrap_or_default().trim();
+    if token.is_empty() {
+        anyhow::bail!(
+            "the token file {} is empty: its first line must hold the token",
+            file.display()
+        );
+    }
+    Ok(token.to_owned())
+}
+
 /// The options of `kip serve`.
 #[derive(Debug)]
 pub struct Options {
     pub addr: SocketAddr,
     pub read_only: bool,
-    pub token: Option<String>,
+    pub access: Access,
     /// The web UI's folder; `None` looks for `ui/dist` (see [`ui_dir`]).
     pub ui: Option<PathBuf>,
     /// The capsule folder to watch (created if missing); not with `read_only`.
@@ -82,10 +156,11 @@ struct AppState {
 
 /// Runs the server until the process is stopped.
 pub fn run(api: Api, options: Options) -> anyhow::Result<ExitCode> {
-    let token = options.token.filter(|t| !t.is_empty());
+    let allowed = guard::Allowed::new(&options.access.allow_hosts, &options.access.allow_origins)?;
+    let token = options.access.token()?;
     if !options.addr.ip().is_loopback() && token.is_none() {
         anyhow::bail!(
-            "refusing to serve on {} without a token: any address other than loopback needs `--token TOKEN` (clients then send `Authorization: Bearer TOKEN`)",
+            "refusing to serve on {} without a token: any address other than loopback needs one, from `--token-file FILE`, the {TOKEN_VAR} environment variable or `--token TOKEN` (clients then send `Authorization: Bearer TOKEN`)",
             options.addr
         );
     }
@@ -99,7 +174,7 @@ pub fn run(api: Api, options: Options) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(serve(api, options.addr, token, ui))?;
+    runtime.block_on(serve(api, options.addr, token, allowed, ui))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -167,8 +242,16 @@ async fn serve(
     api: Api,
     addr: SocketAddr,
     token: Option<String>,
+    allowed: guard::Allowed,
     ui: Option<PathBuf>,
 ) -> anyhow::Result<()> {
+    // Bound first: the guard accepts the real port (not 0).
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
+    let local = listener.local_addr()?;
+    let guard = Arc::new(guard::Guard::new(local.ip(), local.port(), allowed));
+
     let initial = blocking(api.clone(), |api| api.last_change_seq())
         .await
         .map_err(|e| anyhow::anyhow!("{}", e.message))?;
@@ -194,12 +277,11 @@ async fn serve(
         ),
         None => app.fallback(no_ui),
     };
-    let app = app.layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT));
-
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
-    let local = listener.local_addr()?;
+    // Layered after the fallback, so the guard sees every request: the
+    // API, the event stream and the web UI's files.
+    let app = app
+        .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(middleware::from_fn_with_state(guard, guard::check));
     tracing::info!(
         "serving the nexus at {} on http://{local} ({}{})",
         api.nexus().path().display(),

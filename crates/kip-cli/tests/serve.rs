@@ -1,10 +1,16 @@
 //! `kip serve` as a real process on an ephemeral port: both KIP endpoints,
 //! the other API operations, server-sent events that carry a write made by
 //! a separate `kip exec` process, read-only mode, the token enforced when
-//! binding off loopback, and the watched capsule folder (`--capsules`).
+//! binding off loopback (from `--token`, which warns, `--token-file` or
+//! `KIP_SERVE_TOKEN`), the watched capsule folder (`--capsules`), and what
+//! a web page could send through the curator's browser — a foreign
+//! `Origin`, a foreign `Host` (DNS rebinding), a non-JSON body, a CORS
+//! preflight — refused without writing anything, unless `--allow-origin` /
+//! `--allow-host` let it in.
 
 mod common;
 
+use std::io::{Read as _, Write as _};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -484,4 +490,757 @@ fn read_only_refuses_capsules_with_a_usage_error() {
     );
     assert!(out.stdout.is_empty(), "it never listened");
     assert!(!folder.exists(), "nothing was created");
+}
+
+// What a web page in the curator's browser could send: the guard in front
+// of every route (src/serve/guard.rs). Each refusal is checked to have
+// written nothing.
+
+/// An answer to [`raw`]: the status, the head (lowercased) and the body.
+struct Raw {
+    status: u16,
+    head: String,
+    body: Json,
+}
+
+impl Raw {
+    /// The value of the response header `name` (lowercase), if present.
+    fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().find_map(|line| {
+            let (k, v) = line.split_once(':')?;
+            (k.trim() == name).then(|| v.trim())
+        })
+    }
+
+    /// Whether any `Access-Control-Allow-*` header came back.
+    fn grants_cors(&self) -> bool {
+        self.head
+            .lines()
+            .any(|l| l.starts_with("access-control-allow-"))
+    }
+}
+
+/// One HTTP/1.1 request with exactly the given headers (no `Host` or
+/// `Content-Type` added, unlike `common::http`), as a browser page or a
+/// rebinding attack would send it.
+fn raw(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Raw {
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream
+        .set_read_timeout(Some(common::READ_TIMEOUT))
+        .expect("timeout");
+    let mut request = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut text = String::new();
+    stream.read_to_string(&mut text).expect("read the response");
+    let (head, body) = text.split_once("\r\n\r\n").expect("a head and a body");
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status code");
+    Raw {
+        status,
+        head: head.to_ascii_lowercase(),
+        body: serde_json::from_str(body).unwrap_or_else(|_| Json::String(body.to_owned())),
+    }
+}
+
+const EVIL: &str = "http://evil.example";
+
+/// A write of the Person `name`, as the JSON text of `execute_kip` arguments.
+fn upsert_text(name: &str) -> String {
+    json!({"command": format!("UPSERT {{ CONCEPT ?p {{ {{type: \"Person\", name: \"{name}\"}} SET ATTRIBUTES {{ person_class: \"Human\" }} }} }}")})
+        .to_string()
+}
+
+/// The change log's last sequence number, asked the way curl would.
+fn last_seq(port: u16) -> u64 {
+    let (status, info) = http(port, "GET", "/api/info", &[], None);
+    assert_eq!(status, 200, "{info}");
+    info["last_change_seq"].as_u64().expect("last_change_seq")
+}
+
+/// How many Persons named `name` the nexus holds, asked by `kip exec`.
+fn persons_named(db: &Path, name: &str) -> u64 {
+    let out = kip_run(
+        db,
+        &[
+            "exec",
+            &format!("FIND(COUNT(?p)) WHERE {{ ?p {{type: \"Person\", name: \"{name}\"}} }}"),
+        ],
+    );
+    let r: Json = serde_json::from_slice(&out.stdout).expect("a KIP response");
+    r["result"].as_u64().unwrap_or_else(|| panic!("{r}"))
+}
+
+/// Asserts that `refused` is a KIP-style refusal with `status` and `code`.
+fn assert_refused(refused: &Raw, status: u16, code: &str, what: &str) {
+    assert_eq!(refused.status, status, "{what}: {}", refused.body);
+    assert_eq!(
+        refused.body["error"]["code"], code,
+        "{what}: {}",
+        refused.body
+    );
+    assert!(refused.body["error"]["message"].is_string(), "{what}");
+    assert!(refused.body["error"]["hint"].is_string(), "{what}");
+    assert!(!refused.grants_cors(), "{what}: {}", refused.head);
+}
+
+#[test]
+fn requests_from_a_foreign_origin_are_refused_and_write_nothing() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(db.path(), &["--addr", "127.0.0.1:0"]);
+    let host = format!("127.0.0.1:{}", server.port);
+    let before = last_seq(server.port);
+    let write = upsert_text("Evil Person");
+
+    for (content_type, what) in [
+        ("application/json", "JSON"),
+        ("text/plain;charset=UTF-8", "a simple text/plain request"),
+        ("application/x-www-form-urlencoded", "a form"),
+    ] {
+        for path in ["/api/kip", "/api/execute"] {
+            let r = raw(
+                server.port,
+                "POST",
+                path,
+                &[
+                    ("Host", &host),
+                    ("Origin", EVIL),
+                    ("Content-Type", content_type),
+                ],
+                &write,
+            );
+            assert_refused(&r, 403, "API_UNAUTHORIZED", &format!("{what} to {path}"));
+        }
+    }
+    let envelope = json!({"method": "execute_kip", "params": serde_json::from_str::<Json>(&write).expect("JSON")});
+    let r = raw(
+        server.port,
+        "POST",
+        "/kip",
+        &[
+            ("Host", &host),
+            ("Origin", EVIL),
+            ("Content-Type", "application/json"),
+        ],
+        &envelope.to_string(),
+    );
+    assert_refused(&r, 403, "API_UNAUTHORIZED", "the /kip envelope");
+    let bundle = json!({"file_name": "evil.yaml", "text": "- type: Person\n  name: Evil Person\n  id: evil\n  person_class: Human\n"});
+    let r = raw(
+        server.port,
+        "POST",
+        "/api/import",
+        &[
+            ("Host", &host),
+            ("Origin", EVIL),
+            ("Content-Type", "application/json"),
+        ],
+        &bundle.to_string(),
+    );
+    assert_refused(&r, 403, "API_UNAUTHORIZED", "an import");
+    // A sandboxed frame or a file:// page sends `Origin: null`; a page on
+    // the same host but another port is another origin.
+    for origin in ["null", "http://127.0.0.1:1", "http://localhost"] {
+        let r = raw(
+            server.port,
+            "POST",
+            "/api/kip",
+            &[
+                ("Host", &host),
+                ("Origin", origin),
+                ("Content-Type", "application/json"),
+            ],
+            &write,
+        );
+        assert_refused(&r, 403, "API_UNAUTHORIZED", origin);
+    }
+    // Reading is refused too: the answers, the event stream, the UI.
+    for path in ["/api/info", "/api/changes?since=0", "/api/events", "/"] {
+        let r = raw(
+            server.port,
+            "GET",
+            path,
+            &[("Host", &host), ("Origin", EVIL)],
+            "",
+        );
+        assert_refused(&r, 403, "API_UNAUTHORIZED", path);
+    }
+
+    assert_eq!(last_seq(server.port), before, "nothing was written");
+    assert_eq!(persons_named(db.path(), "Evil Person"), 0);
+}
+
+#[test]
+fn bodies_that_are_not_json_are_refused_also_without_an_origin() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(db.path(), &["--addr", "127.0.0.1:0"]);
+    let host = format!("127.0.0.1:{}", server.port);
+    let before = last_seq(server.port);
+    let write = upsert_text("Plain Person");
+
+    for content_type in [
+        Some("text/plain"),
+        Some("text/plain;charset=UTF-8"),
+        Some("application/x-www-form-urlencoded"),
+        Some("multipart/form-data; boundary=kip"),
+        Some("application/jsonp"),
+        None,
+    ] {
+        let mut headers = vec![("Host", host.as_str())];
+        headers.extend(content_type.map(|t| ("Content-Type", t)));
+        for path in ["/api/kip", "/api/import", "/kip"] {
+            let r = raw(server.port, "POST", path, &headers, &write);
+            assert_refused(
+                &r,
+                415,
+                "API_BAD_REQUEST",
+                &format!("{content_type:?} to {path}"),
+            );
+        }
+    }
+    assert_eq!(last_seq(server.port), before, "nothing was written");
+    assert_eq!(persons_named(db.path(), "Plain Person"), 0);
+
+    // JSON with parameters, in any case, is JSON.
+    let r = raw(
+        server.port,
+        "POST",
+        "/api/kip",
+        &[
+            ("Host", &host),
+            ("Content-Type", "Application/JSON; charset=utf-8"),
+        ],
+        &write,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body["result"].is_object(), "{}", r.body);
+    assert_eq!(persons_named(db.path(), "Plain Person"), 1);
+}
+
+#[test]
+fn a_foreign_host_name_is_refused_against_dns_rebinding() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let ui = tempfile::tempdir().expect("ui dir");
+    std::fs::write(ui.path().join("index.html"), "<title>KIP Explorer</title>").expect("index");
+    let ui_arg = ui.path().to_str().expect("UTF-8 path");
+    let server = Server::start(db.path(), &["--addr", "127.0.0.1:0", "--ui", ui_arg]);
+    let port = server.port;
+    let before = last_seq(port);
+    let write = upsert_text("Rebound Person");
+
+    // A page on evil.example whose name now resolves to 127.0.0.1: to the
+    // browser its requests are same-origin, so only `Host` gives it away.
+    let evil_host = format!("evil.example:{port}");
+    let evil_origin = format!("http://evil.example:{port}");
+    for (method, path) in [
+        ("POST", "/api/kip"),
+        ("POST", "/kip"),
+        ("GET", "/api/info"),
+        ("GET", "/api/events"),
+        ("GET", "/"),
+    ] {
+        for origin in [None, Some(evil_origin.as_str())] {
+            let mut headers = vec![("Host", evil_host.as_str())];
+            headers.extend(origin.map(|o| ("Origin", o)));
+            if method == "POST" {
+                headers.push(("Content-Type", "application/json"));
+            }
+            let body = if method == "POST" { write.as_str() } else { "" };
+            let r = raw(port, method, path, &headers, body);
+            assert_refused(&r, 421, "API_UNAUTHORIZED", &format!("{method} {path}"));
+        }
+    }
+    let wrong_port = format!("localhost:{}", port.wrapping_add(1));
+    for host in [
+        wrong_port.as_str(),
+        "localhost",
+        "127.0.0.1",
+        "192.168.1.5",
+        "evil.example",
+    ] {
+        let r = raw(port, "GET", "/api/info", &[("Host", host)], "");
+        assert_refused(&r, 421, "API_UNAUTHORIZED", host);
+    }
+    let r = raw(port, "GET", "/api/info", &[], "");
+    assert_eq!(r.status, 421, "no Host at all");
+    // An absolute request target must name the server too.
+    let own = format!("127.0.0.1:{port}");
+    let absolute = format!("http://evil.example:{port}/api/info");
+    let r = raw(port, "GET", &absolute, &[("Host", &own)], "");
+    assert_refused(&r, 421, "API_UNAUTHORIZED", "an absolute target");
+    let r = raw(
+        port,
+        "GET",
+        "/api/info",
+        &[("Host", &own), ("Host", &own)],
+        "",
+    );
+    assert_eq!(r.status, 421, "two Host headers");
+    assert_eq!(last_seq(port), before, "nothing was written");
+    assert_eq!(persons_named(db.path(), "Rebound Person"), 0);
+
+    // The server's own names with its port are answered.
+    for host in [
+        format!("localhost:{port}"),
+        format!("LocalHost:{port}"),
+        format!("127.0.0.1:{port}"),
+        format!("127.0.0.2:{port}"),
+        format!("[::1]:{port}"),
+    ] {
+        let r = raw(port, "GET", "/", &[("Host", &host)], "");
+        assert_eq!(r.status, 200, "{host}");
+        let r = raw(port, "GET", "/api/info", &[("Host", &host)], "");
+        assert_eq!(r.body["origin"], "kip-serve", "{host}");
+    }
+}
+
+#[test]
+fn cors_preflights_get_no_permissive_answer() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(db.path(), &["--addr", "127.0.0.1:0"]);
+    let host = format!("127.0.0.1:{}", server.port);
+    let own = format!("http://{host}");
+    let before = last_seq(server.port);
+    for origin in [EVIL, own.as_str()] {
+        for path in ["/api/kip", "/kip", "/api/events", "/"] {
+            let r = raw(
+                server.port,
+                "OPTIONS",
+                path,
+                &[
+                    ("Host", &host),
+                    ("Origin", origin),
+                    ("Access-Control-Request-Method", "POST"),
+                    ("Access-Control-Request-Headers", "content-type"),
+                ],
+                "",
+            );
+            assert_refused(&r, 403, "API_UNAUTHORIZED", &format!("{origin} {path}"));
+        }
+    }
+    assert_eq!(last_seq(server.port), before, "nothing was written");
+}
+
+#[test]
+fn same_origin_pages_and_clients_without_an_origin_are_served() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(db.path(), &["--addr", "127.0.0.1:0"]);
+    let port = server.port;
+    // The web UI's own requests: Origin is the page's, Host the same.
+    for (i, host) in [format!("127.0.0.1:{port}"), format!("localhost:{port}")]
+        .iter()
+        .enumerate()
+    {
+        let origin = format!("http://{host}");
+        let name = format!("Own Person {i}");
+        let r = raw(
+            port,
+            "POST",
+            "/api/kip",
+            &[
+                ("Host", host),
+                ("Origin", &origin),
+                ("Content-Type", "application/json"),
+            ],
+            &upsert_text(&name),
+        );
+        assert_eq!(r.status, 200, "{host}: {}", r.body);
+        assert!(r.body["result"].is_object(), "{}", r.body);
+        assert_eq!(r.header("access-control-allow-origin"), None);
+        assert_eq!(persons_named(db.path(), &name), 1);
+    }
+    let own = format!("http://127.0.0.1:{port}");
+    let mut events = Sse::open(port, "/api/events", &[("Origin", &own)]);
+    assert_eq!(events.status, 200);
+    assert_eq!(events.next_event().event, "ready");
+    // curl and agents send no Origin.
+    let r = raw(
+        port,
+        "POST",
+        "/api/kip",
+        &[
+            ("Host", &format!("localhost:{port}")),
+            ("Content-Type", "application/json"),
+        ],
+        &upsert_text("Curl Person"),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(persons_named(db.path(), "Curl Person"), 1);
+    // A page of localhost is not one of 127.0.0.1: browsers call it
+    // cross-origin, and so does the server.
+    let r = raw(
+        port,
+        "POST",
+        "/api/kip",
+        &[
+            ("Host", &format!("127.0.0.1:{port}")),
+            ("Origin", &format!("http://localhost:{port}")),
+            ("Content-Type", "application/json"),
+        ],
+        &upsert_text("Crossed Person"),
+    );
+    assert_refused(&r, 403, "API_UNAUTHORIZED", "localhost page to 127.0.0.1");
+    assert_eq!(persons_named(db.path(), "Crossed Person"), 0);
+}
+
+#[test]
+fn allow_origin_and_allow_host_let_the_named_pages_and_names_in() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let dev = "http://localhost:5173";
+    let server = Server::start(
+        db.path(),
+        &[
+            "--addr",
+            "127.0.0.1:0",
+            "--allow-origin",
+            "http://LOCALHOST:5173/",
+            "--allow-origin",
+            "https://kip.example",
+            "--allow-host",
+            "kip.test",
+            "--allow-host",
+            "Kip.Proxy",
+        ],
+    );
+    let port = server.port;
+    let host = format!("127.0.0.1:{port}");
+
+    // The allowed page's preflight is answered for it alone.
+    let r = raw(
+        port,
+        "OPTIONS",
+        "/api/kip",
+        &[
+            ("Host", &host),
+            ("Origin", dev),
+            ("Access-Control-Request-Method", "POST"),
+            ("Access-Control-Request-Headers", "content-type"),
+        ],
+        "",
+    );
+    assert_eq!(r.status, 204, "{}", r.head);
+    assert_eq!(r.header("access-control-allow-origin"), Some(dev));
+    let methods = r.header("access-control-allow-methods").expect("methods");
+    assert!(methods.contains("post"), "{methods}");
+    let headers = r.header("access-control-allow-headers").expect("headers");
+    assert!(headers.contains("content-type"), "{headers}");
+    assert!(!r.head.contains('*'), "{}", r.head);
+    // Its requests are served, with the header that lets it read them.
+    let r = raw(
+        port,
+        "POST",
+        "/api/kip",
+        &[
+            ("Host", &host),
+            ("Origin", dev),
+            ("Content-Type", "application/json"),
+        ],
+        &upsert_text("Dev Person"),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.header("access-control-allow-origin"), Some(dev));
+    assert!(
+        r.header("vary").is_some_and(|v| v.contains("origin")),
+        "{}",
+        r.head
+    );
+    assert_eq!(persons_named(db.path(), "Dev Person"), 1);
+    let r = raw(
+        port,
+        "GET",
+        "/api/info",
+        &[("Host", &host), ("Origin", "https://kip.example:443")],
+        "",
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        r.header("access-control-allow-origin"),
+        Some("https://kip.example")
+    );
+    // Another port of the same host is another origin.
+    let before = last_seq(port);
+    for origin in ["http://localhost:5174", "http://kip.example"] {
+        let r = raw(
+            port,
+            "OPTIONS",
+            "/api/kip",
+            &[
+                ("Host", &host),
+                ("Origin", origin),
+                ("Access-Control-Request-Method", "POST"),
+            ],
+            "",
+        );
+        assert_refused(&r, 403, "API_UNAUTHORIZED", origin);
+        let r = raw(
+            port,
+            "POST",
+            "/api/kip",
+            &[
+                ("Host", &host),
+                ("Origin", origin),
+                ("Content-Type", "application/json"),
+            ],
+            &upsert_text("Other Person"),
+        );
+        assert_refused(&r, 403, "API_UNAUTHORIZED", origin);
+    }
+    // A non-JSON body from an allowed origin is still refused, and the
+    // page may read why.
+    let r = raw(
+        port,
+        "POST",
+        "/api/kip",
+        &[
+            ("Host", &host),
+            ("Origin", dev),
+            ("Content-Type", "text/plain"),
+        ],
+        &upsert_text("Other Person"),
+    );
+    assert_eq!(r.status, 415);
+    assert_eq!(r.header("access-control-allow-origin"), Some(dev));
+    assert_eq!(last_seq(port), before, "nothing was written");
+
+    // Listed names are answered on any port (a reverse proxy in front),
+    // and a page served under such a name is same-origin there.
+    for listed in [
+        format!("kip.test:{port}"),
+        "kip.test".to_owned(),
+        "kip.proxy:443".to_owned(),
+    ] {
+        let r = raw(port, "GET", "/api/info", &[("Host", &listed)], "");
+        assert_eq!(r.status, 200, "{listed}: {}", r.body);
+    }
+    let r = raw(
+        port,
+        "POST",
+        "/api/kip",
+        &[
+            ("Host", "kip.proxy"),
+            ("Origin", "https://kip.proxy"),
+            ("Content-Type", "application/json"),
+        ],
+        &upsert_text("Proxied Person"),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(persons_named(db.path(), "Proxied Person"), 1);
+    let r = raw(
+        port,
+        "GET",
+        "/api/info",
+        &[("Host", &format!("kip.other:{port}"))],
+        "",
+    );
+    assert_refused(&r, 421, "API_UNAUTHORIZED", "an unlisted name");
+}
+
+#[test]
+fn allow_lists_that_would_open_the_server_to_any_page_are_usage_errors() {
+    let db = tempfile::tempdir().expect("temp dir");
+    for (flag, value) in [
+        ("--allow-origin", "*"),
+        ("--allow-origin", "null"),
+        ("--allow-origin", "localhost:5173"),
+        ("--allow-origin", "http://localhost:5173/app"),
+        ("--allow-host", "kip.test:4840"),
+        ("--allow-host", "http://kip.test"),
+    ] {
+        let out = kip_run(db.path(), &["serve", "--addr", "127.0.0.1:0", flag, value]);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(flag), "{flag} {value}: {stderr}");
+        assert!(out.stdout.is_empty(), "it never listened");
+    }
+}
+
+/// A `kip serve` started with extra environment variables and its standard
+/// error captured up to the line that says it serves; killed when dropped.
+struct Captured {
+    child: std::process::Child,
+    port: u16,
+    /// Standard error up to and including "serving the nexus …".
+    stderr: String,
+}
+
+impl Captured {
+    fn start(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Captured {
+        use std::io::BufRead as _;
+        let mut child = common::kip()
+            .arg("--db")
+            .arg(db)
+            .arg("serve")
+            .args(args)
+            .env_remove("KIP_SERVE_TOKEN")
+            .envs(env.iter().copied())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("kip serve starts");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("the listening line");
+        let port = line
+            .trim()
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {line:?}"));
+        let mut stderr = String::new();
+        let mut reader = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+        while !stderr.contains("serving the nexus") {
+            let read = reader.read_line(&mut stderr).expect("standard error");
+            assert!(read > 0, "standard error ended: {stderr}");
+        }
+        Captured {
+            child,
+            port,
+            stderr,
+        }
+    }
+}
+
+impl Drop for Captured {
+    fn drop(&mut self) {
+        // Only the child this test started, by its handle.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The token is required, and accepted, on an API request of `port`.
+fn assert_token_enforced(port: u16, token: &str) {
+    let body = json!({"command": "DESCRIBE DOMAINS"});
+    let (status, r) = http(port, "POST", "/api/kip", &[], Some(&body));
+    assert_eq!(status, 401);
+    assert_eq!(r["error"]["code"], "API_UNAUTHORIZED");
+    let bearer = format!("Bearer {token}");
+    let (status, r) = http(
+        port,
+        "POST",
+        "/api/kip",
+        &[("Authorization", &bearer)],
+        Some(&body),
+    );
+    assert_eq!(status, 200, "{r}");
+    assert!(r["result"].is_array(), "{r}");
+}
+
+#[test]
+fn a_token_on_the_command_line_warns_that_the_process_list_shows_it() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let token = "argv-visible-token";
+    let server = Captured::start(db.path(), &["--addr", "0.0.0.0:0", "--token", token], &[]);
+    assert!(server.stderr.contains("process list"), "{}", server.stderr);
+    assert!(server.stderr.contains("--token-file"), "{}", server.stderr);
+    assert!(
+        !server.stderr.contains(token),
+        "never logged: {}",
+        server.stderr
+    );
+    assert_token_enforced(server.port, token);
+}
+
+#[test]
+fn the_token_is_read_from_a_file_or_the_environment_without_a_warning() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let dir = tempfile::tempdir().expect("token dir");
+    let file = dir.path().join("token");
+    std::fs::write(&file, "  file-token-1  \nignored second line\n").expect("token file");
+    let file_arg = file.to_str().expect("UTF-8 path");
+
+    let server = Captured::start(
+        db.path(),
+        &["--addr", "0.0.0.0:0", "--token-file", file_arg],
+        &[],
+    );
+    assert!(!server.stderr.contains("process list"), "{}", server.stderr);
+    assert!(!server.stderr.contains("file-token-1"), "{}", server.stderr);
+    assert_token_enforced(server.port, "file-token-1");
+    drop(server);
+
+    let server = Captured::start(
+        db.path(),
+        &["--addr", "0.0.0.0:0"],
+        &[("KIP_SERVE_TOKEN", "env-token-2")],
+    );
+    assert!(!server.stderr.contains("process list"), "{}", server.stderr);
+    assert!(!server.stderr.contains("env-token-2"), "{}", server.stderr);
+    assert_token_enforced(server.port, "env-token-2");
+    // Bound to every interface, any IP literal is answered; a name is not,
+    // token or no token.
+    let bearer = "Bearer env-token-2";
+    let ip_host = format!("10.1.2.3:{}", server.port);
+    let r = raw(
+        server.port,
+        "GET",
+        "/api/info",
+        &[("Host", &ip_host), ("Authorization", bearer)],
+        "",
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let name_host = format!("evil.example:{}", server.port);
+    let r = raw(
+        server.port,
+        "GET",
+        "/api/info",
+        &[("Host", &name_host), ("Authorization", bearer)],
+        "",
+    );
+    assert_refused(&r, 421, "API_UNAUTHORIZED", "a name on 0.0.0.0");
+    drop(server);
+
+    // The file wins over the environment.
+    let server = Captured::start(
+        db.path(),
+        &["--addr", "0.0.0.0:0", "--token-file", file_arg],
+        &[("KIP_SERVE_TOKEN", "env-token-2")],
+    );
+    assert_token_enforced(server.port, "file-token-1");
+}
+
+#[test]
+fn a_token_file_that_is_missing_or_empty_is_a_clear_error() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let dir = tempfile::tempdir().expect("token dir");
+    let missing = dir.path().join("missing");
+    let empty = dir.path().join("empty");
+    std::fs::write(&empty, "   \nsecond line is not the token\n").expect("empty token file");
+    for (file, says) in [
+        (&missing, "cannot read the token file"),
+        (&empty, "is empty"),
+    ] {
+        let arg = file.to_str().expect("UTF-8 path");
+        let out = kip_run(
+            db.path(),
+            &["serve", "--addr", "127.0.0.1:0", "--token-file", arg],
+        );
+        assert_eq!(out.status.code(), Some(2), "{arg}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says) && stderr.contains(arg), "{stderr}");
+        assert!(out.stdout.is_empty(), "it never listened");
+    }
+    let out = kip_run(
+        db.path(),
+        &[
+            "serve",
+            "--token",
+            "a",
+            "--token-file",
+            empty.to_str().expect("UTF-8"),
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "--token and --token-file conflict"
+    );
 }
