@@ -42,91 +42,108 @@ pub fn describe(g: &Graph<'_>, source: &str, d: &Describe, secret: u64) -> Resul
             Json::Array(domains)
         }
         DescribeTarget::ConceptTypes | DescribeTarget::PropositionTypes => {
-            let names = if matches!(d.target, DescribeTarget::ConceptTypes) {
-                g.defined_types()?
-            } else {
-                g.defined_predicates()?
-            };
-            let fingerprint = {
-                let mut q = d.clone();
-                q.limit = None;
-                q.cursor = None;
-                kip_lang::ast::Command::Describe(q).to_string()
-            };
-            let offset = match &d.cursor {
-                Some(arg) => {
-                    cursor::decode(secret, &fingerprint, lit(source, arg)?)
-                        .map_err(|e| e.at(source, arg.span()))?
-                        .offset
-                }
-                None => 0,
-            };
-            let limit = d
-                .limit
-                .as_ref()
-                .and_then(|l| l.lit().copied())
-                .unwrap_or(crate::kql::DEFAULT_PAGE);
-            let total = names.len() as u64;
-            let start = offset.min(total);
-            let end = start.saturating_add(limit).min(total);
-            let next_cursor = (end < total).then(|| cursor::encode(secret, &fingerprint, end));
-            let page: Vec<Json> = names[start as usize..end as usize]
-                .iter()
-                .map(|n| json!(n))
-                .collect();
-            return Ok(MetaOutput {
-                result: Json::Array(page),
-                next_cursor,
-            });
+            return type_list(g, source, d, secret);
         }
         DescribeTarget::ConceptType(name) | DescribeTarget::PropositionType(name) => {
             let is_concept = matches!(d.target, DescribeTarget::ConceptType(_));
-            let meta = if is_concept {
-                CONCEPT_TYPE
-            } else {
-                PROPOSITION_TYPE
-            };
-            let name_s = lit(source, name)?;
-            match g.find_concept_by_names(meta, name_s)? {
-                Some(id) => g.element_json(ElementId::Concept(id))?,
-                None => {
-                    let defined = if is_concept {
-                        g.defined_types()?
-                    } else {
-                        g.defined_predicates()?
-                    };
-                    let suggestions = suggest::similar(name_s, defined.iter().map(String::as_str));
-                    let what = if is_concept {
-                        "concept type"
-                    } else {
-                        "proposition type"
-                    };
-                    let list = if is_concept {
-                        "DESCRIBE CONCEPT TYPES"
-                    } else {
-                        "DESCRIBE PROPOSITION TYPES"
-                    };
-                    let hint = match suggestions.first() {
-                        Some(s) => format!(
-                            "Did you mean '{s}'? Names are case-sensitive; {list} lists them all."
-                        ),
-                        None => format!("{list} lists the defined names."),
-                    };
-                    return Err(KipError::new(
-                        ErrorCode::NotFound,
-                        format!("{what} '{name_s}' is not defined"),
-                    )
-                    .with_hint(hint)
-                    .at(source, name.span())
-                    .with_suggestions(&suggestions));
-                }
-            }
+            type_definition(g, source, name, is_concept)?
         }
     };
     Ok(MetaOutput {
         result,
         next_cursor: None,
     })
+}
+
+/// `DESCRIBE CONCEPT TYPES` / `DESCRIBE PROPOSITION TYPES`: one page of
+/// the defined names, with a keyed cursor to the next.
+fn type_list(g: &Graph<'_>, source: &str, d: &Describe, secret: u64) -> Result<MetaOutput> {
+    let names = if matches!(d.target, DescribeTarget::ConceptTypes) {
+        g.defined_types()?
+    } else {
+        g.defined_predicates()?
+    };
+    let fingerprint = {
+        let mut q = d.clone();
+        q.limit = None;
+        q.cursor = None;
+        kip_lang::ast::Command::Describe(q).to_string()
+    };
+    let offset = match &d.cursor {
+        Some(arg) => {
+            cursor::decode(secret, &fingerprint, lit(source, arg)?)
+                .map_err(|e| e.at(source, arg.span()))?
+                .offset
+        }
+        None => 0,
+    };
+    let limit = d
+        .limit
+        .as_ref()
+        .and_then(|l| l.lit().copied())
+        .unwrap_or(crate::kql::DEFAULT_PAGE);
+    let total = names.len() as u64;
+    let start = offset.min(total);
+    let end = start.saturating_add(limit).min(total);
+    let next_cursor = (end < total).then(|| cursor::encode(secret, &fingerprint, end));
+    let page: Vec<Json> = names[start as usize..end as usize]
+        .iter()
+        .map(|n| json!(n))
+        .collect();
+    Ok(MetaOutput {
+        result: Json::Array(page),
+        next_cursor,
+    })
+}
+
+/// `DESCRIBE CONCEPT TYPE "T"` / `DESCRIBE PROPOSITION TYPE "p"`: the
+/// definition, or `KIP_3002` with the closest defined names.
+fn type_definition(
+    g: &Graph<'_>,
+    source: &str,
+    name: &Arg<String>,
+    is_concept: bool,
+) -> Result<Json> {
+    let meta = if is_concept {
+        CONCEPT_TYPE
+    } else {
+        PROPOSITION_TYPE
+    };
+    let name_s = lit(source, name)?;
+    match g.find_concept_by_names(meta, name_s)? {
+        Some(id) => g.element_json(ElementId::Concept(id)),
+        None => {
+            let defined = if is_concept {
+                g.defined_types()?
+            } else {
+                g.defined_predicates()?
+            };
+            let suggestions = suggest::similar(name_s, defined.iter().map(String::as_str));
+            let what = if is_concept {
+                "concept type"
+            } else {
+                "proposition type"
+            };
+            let list = if is_concept {
+                "DESCRIBE CONCEPT TYPES"
+            } else {
+                "DESCRIBE PROPOSITION TYPES"
+            };
+            let hint = match suggestions.first() {
+                Some(s) => {
+                    format!("Did you mean '{s}'? Names are case-sensitive; {list} lists them all.")
+                }
+                None => format!("{list} lists the defined names."),
+            };
+            Err(KipError::new(
+                ErrorCode::NotFound,
+                format!("{what} '{name_s}' is not defined"),
+            )
+            .with_hint(hint)
+            .at(source, name.span())
+            .with_suggestions(&suggestions))
+        }
+    }
 }
 
 fn primer(g: &Graph<'_>) -> Result<Json> {

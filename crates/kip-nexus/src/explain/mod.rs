@@ -7,9 +7,13 @@
 //! planner ran it, each FILTER when it ran, each NOT, OPTIONAL and UNION —
 //! with the clause's source range, the index used, estimated and actual
 //! rows, time, and a bounded sample of the rows after it. When the result
-//! is empty, [`diagnose`] names the clauses responsible with a reason a
-//! person understands and, where it can, a suggested edit. Diagnosis stays
-//! cheap: it runs single clauses alone and probes the one failing step.
+//! is empty, [`Executor::diagnose`](crate::kql::Executor::diagnose) (in
+//! `diagnose.rs`) names the clauses responsible with a reason a person
+//! understands and, where it can, a suggested edit. Diagnosis stays cheap:
+//! it runs single clauses alone and probes the one failing step.
+//!
+//! This module holds the shapes and the explanation of a FIND the engine
+//! refused ([`for_error`]); the executor records the steps.
 
 use serde::Serialize;
 use serde_json::{Map, Value as Json, json};
@@ -18,6 +22,8 @@ use kip_lang::ast::{Command, Span};
 use kip_lang::{ErrorCode, KipError, Position};
 
 use crate::pattern::{self, Pattern};
+
+mod diagnose;
 
 /// A source range as the UI needs it to point at a clause.
 #[derive(Clone, Debug, Serialize, PartialEq)]

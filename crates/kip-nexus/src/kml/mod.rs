@@ -1,0 +1,302 @@
+//! KML: UPSERT and the four DELETE forms, inside the caller's write
+//! transaction (the caller commits, or aborts on error or dry run, so a
+//! command is atomic).
+//!
+//! Every write goes through [`Writer`], which keeps the derived state in
+//! the same transaction as the change: provenance timestamps, the search
+//! index, per-domain counters and the DETACH cascade.
+//!
+//! This module holds the [`Writer`] with its per-command caches and the
+//! statistics; `upsert.rs` and `delete.rs` hold the two commands.
+
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use kip_lang::ast::*;
+use kip_lang::{ErrorCode, KipError};
+use kip_store::{ConceptId, ElementId, Namespace, PropositionId, PropositionRecord, RwTxn, Store};
+use serde_json::{Map, Value as Json};
+
+use crate::graph::{Graph, OrInternal as _, Result};
+pub use crate::stats::Stats;
+use crate::{schema, search};
+
+mod delete;
+mod upsert;
+
+type Object = Map<String, Json>;
+
+/// The counter of concepts of one type in one domain.
+pub fn domain_counter(domain: ConceptId, type_id: u32) -> Vec<u8> {
+    format!("domain/{}/type/{type_id}", domain.0).into_bytes()
+}
+
+/// Writes of one command.
+#[allow(missing_debug_implementations)] // holds a transaction
+pub struct Writer<'a, 't> {
+    pub store: &'a Store,
+    pub txn: &'a mut RwTxn<'t>,
+    pub source: &'a str,
+    /// The command's timestamp (ISO 8601, UTC): one per command.
+    pub now: String,
+    /// Elements created, updated and deleted (for reports and the change log).
+    pub stats: Stats,
+    /// Schema lookups repeated by every block of a large capsule.
+    cache: WriterCache,
+    /// New links of `SET PROPOSITIONS` entries not written yet: they are
+    /// created together by [`Writer::flush_links`], in their order (so they
+    /// get the ids one-by-one creation would give them).
+    pending: PendingLinks,
+}
+
+/// Links decided but not yet written (see [`Writer::flush_links`]).
+///
+/// Only links that nothing reads back before the flush are deferred: every
+/// path that reads propositions from the store (a `PROPOSITION` block, a
+/// `(…)` or `{id}` proposition term) flushes first, and a link repeated
+/// before the flush is found here and merged, as the stored one would be.
+#[derive(Debug, Default)]
+struct PendingLinks {
+    records: Vec<PropositionRecord>,
+    /// The predicate (spaces for underscores) and the subject's and
+    /// object's names of each record, for its search document.
+    names: Vec<[String; 3]>,
+    by_triple: HashMap<(ElementId, u32, ElementId), usize>,
+}
+
+/// What one command looks up again and again. Only facts that cannot turn
+/// false within the command are kept (a defined type stays defined: UPSERT
+/// cannot delete), and predicate signatures are dropped whenever a
+/// `$PropositionType` definition is written.
+#[derive(Debug, Default)]
+struct WriterCache {
+    defined_types: HashSet<String>,
+    predicates: HashMap<String, Option<Rc<schema::Signature>>>,
+    heads: HashMap<ConceptId, (u32, String)>,
+    type_names: HashMap<u32, String>,
+    /// Interned ids of type and predicate names (an interned id never
+    /// changes; only names found interned are kept).
+    type_ids: HashMap<String, u32>,
+    predicate_ids: HashMap<String, u32>,
+    /// Concepts by type id and name: UPSERT neither deletes nor renames,
+    /// so a concept found or created stays where it is for the command.
+    concepts: HashMap<u32, HashMap<String, ConceptId>>,
+}
+
+fn reserved_key_error(key: &str, source: &str, span: Span) -> KipError {
+    KipError::new(
+        ErrorCode::ImmutableTarget,
+        format!("'{key}' is reserved for the engine: keys starting with '_' cannot be written"),
+    )
+    .with_hint("The engine maintains _created_at and _updated_at itself; rename the key without the leading underscore.")
+    .at(source, span)
+}
+
+fn json_object(obj: Option<&kip_lang::ast::Object>) -> Object {
+    obj.and_then(kip_lang::ast::Object::to_json)
+        .unwrap_or_default()
+}
+
+/// `base` with `over`'s keys laid over it (a shallow merge).
+fn merged(base: &Object, over: &Object) -> Object {
+    let mut out = base.clone();
+    for (k, v) in over {
+        out.insert(k.clone(), v.clone());
+    }
+    out
+}
+
+impl<'a, 't> Writer<'a, 't> {
+    pub fn new(
+        store: &'a Store,
+        txn: &'a mut RwTxn<'t>,
+        source: &'a str,
+        now: String,
+    ) -> Writer<'a, 't> {
+        Writer {
+            store,
+            txn,
+            source,
+            now,
+            stats: Stats::default(),
+            cache: WriterCache::default(),
+            pending: PendingLinks::default(),
+        }
+    }
+
+    /// The interned id of a concept type, if it has one.
+    fn type_id(&mut self, name: &str) -> Result<Option<u32>> {
+        if let Some(&id) = self.cache.type_ids.get(name) {
+            return Ok(Some(id));
+        }
+        let id = self.graph(|g| g.type_id(name))?;
+        if let Some(id) = id {
+            self.cache.type_ids.insert(name.to_owned(), id);
+        }
+        Ok(id)
+    }
+
+    /// Interns a concept type name (see [`Store::intern`]).
+    fn intern_type(&mut self, name: &str) -> Result<u32> {
+        if let Some(&id) = self.cache.type_ids.get(name) {
+            return Ok(id);
+        }
+        let id = self
+            .store
+            .intern(self.txn, Namespace::ConceptType, name)
+            .kip()?;
+        self.cache.type_ids.insert(name.to_owned(), id);
+        Ok(id)
+    }
+
+    /// Interns a predicate name (see [`Store::intern`]).
+    fn intern_predicate(&mut self, name: &str) -> Result<u32> {
+        if let Some(&id) = self.cache.predicate_ids.get(name) {
+            return Ok(id);
+        }
+        let id = self
+            .store
+            .intern(self.txn, Namespace::Predicate, name)
+            .kip()?;
+        self.cache.predicate_ids.insert(name.to_owned(), id);
+        Ok(id)
+    }
+
+    /// The concept `(type_id, name)`, if it exists.
+    fn find_concept(&mut self, type_id: u32, name: &str) -> Result<Option<ConceptId>> {
+        if let Some(&id) = self.cache.concepts.get(&type_id).and_then(|m| m.get(name)) {
+            return Ok(Some(id));
+        }
+        let id = self.graph(|g| g.find_concept(type_id, name))?;
+        if let Some(id) = id {
+            self.remember_concept(id, type_id, name);
+        }
+        Ok(id)
+    }
+
+    fn remember_concept(&mut self, id: ConceptId, type_id: u32, name: &str) {
+        self.cache
+            .concepts
+            .entry(type_id)
+            .or_default()
+            .insert(name.to_owned(), id);
+        self.cache
+            .heads
+            .entry(id)
+            .or_insert_with(|| (type_id, name.to_owned()));
+    }
+
+    fn type_defined(&mut self, name: &str) -> Result<bool> {
+        if self.cache.defined_types.contains(name) {
+            return Ok(true);
+        }
+        let defined = self.graph(|g| g.is_type_defined(name))?;
+        if defined {
+            self.cache.defined_types.insert(name.to_owned());
+        }
+        Ok(defined)
+    }
+
+    /// The signature of a predicate, or `None` if it is not defined.
+    fn predicate(&mut self, name: &str) -> Result<Option<Rc<schema::Signature>>> {
+        if let Some(sig) = self.cache.predicates.get(name) {
+            return Ok(sig.clone());
+        }
+        let sig = self.graph(|g| {
+            Ok(if g.is_predicate_defined(name)? {
+                Some(Rc::new(schema::signature(g, name)?))
+            } else {
+                None
+            })
+        })?;
+        self.cache.predicates.insert(name.to_owned(), sig.clone());
+        Ok(sig)
+    }
+
+    /// The type id and name of a concept.
+    fn head(&mut self, c: ConceptId) -> Result<Option<(u32, String)>> {
+        if let Some(h) = self.cache.heads.get(&c) {
+            return Ok(Some(h.clone()));
+        }
+        let head = self.store.concept_head(self.txn, c).kip()?;
+        if let Some(h) = &head {
+            self.cache.heads.insert(c, h.clone());
+        }
+        Ok(head)
+    }
+
+    fn cached_type_name(&mut self, id: u32) -> Result<String> {
+        if let Some(n) = self.cache.type_names.get(&id) {
+            return Ok(n.clone());
+        }
+        let name = self.graph(|g| Ok(g.type_name(id)?.to_string()))?;
+        self.cache.type_names.insert(id, name.clone());
+        Ok(name)
+    }
+
+    /// The type name of an element (`None` for a proposition).
+    fn element_type(&mut self, e: ElementId) -> Result<Option<String>> {
+        match e {
+            ElementId::Concept(c) => match self.head(c)? {
+                Some((t, _)) => Ok(Some(self.cached_type_name(t)?)),
+                None => Ok(None),
+            },
+            ElementId::Proposition(_) => Ok(None),
+        }
+    }
+
+    /// The name of an element for the search index (empty for a proposition).
+    fn element_name(&mut self, e: ElementId) -> Result<String> {
+        Ok(match e {
+            ElementId::Concept(c) => self.head(c)?.map(|h| h.1).unwrap_or_default(),
+            ElementId::Proposition(_) => String::new(),
+        })
+    }
+
+    fn graph<T>(&self, f: impl FnOnce(&Graph<'_>) -> Result<T>) -> Result<T> {
+        let graph = Graph::new(self.store, self.txn);
+        f(&graph)
+    }
+
+    fn check_no_reserved(&self, obj: Option<&kip_lang::ast::Object>) -> Result<()> {
+        if let Some(o) = obj
+            && let Some((k, _)) = o.members.iter().find(|(k, _)| k.starts_with('_'))
+        {
+            return Err(reserved_key_error(k, self.source, o.span));
+        }
+        Ok(())
+    }
+
+    fn text<'b>(&self, arg: &'b Arg<String>) -> Result<&'b str> {
+        arg.lit().map(String::as_str).ok_or_else(|| {
+            KipError::new(ErrorCode::ReferenceError, "a placeholder was not bound")
+                .at(self.source, arg.span())
+        })
+    }
+
+    /// Moves the per-domain counter of the member's type when a
+    /// `belongs_to_domain` link is created (`+1`) or deleted (`-1`).
+    fn count_domain_member(&mut self, link: &PropositionRecord, delta: i64) -> Result<()> {
+        if let (ElementId::Concept(member), ElementId::Concept(domain)) =
+            (link.subject, link.object)
+            && let Some((t, _)) = self.head(member)?
+        {
+            self.store
+                .add_counter(self.txn, &domain_counter(domain, t), delta)
+                .kip()?;
+        }
+        Ok(())
+    }
+
+    /// Rewrites a link's search document after its record changed.
+    fn reindex_proposition(&mut self, id: PropositionId, record: &PropositionRecord) -> Result<()> {
+        let predicate =
+            self.graph(|g| Ok(g.predicate_name(record.predicate)?.replace('_', " ")))?;
+        let names = [
+            predicate,
+            self.element_name(record.subject)?,
+            self.element_name(record.object)?,
+        ];
+        search::index_proposition(self.store, self.txn, id, record, &names)
+    }
+}

@@ -1,0 +1,590 @@
+//! UPSERT: blocks in order, handles, `{type, name}` match-or-create and
+//! `{id}` match-only, shallow merges of attributes and metadata, additive
+//! links checked against predicate signatures, and strict idempotency
+//! (`_updated_at` moves only when something changed). The links of
+//! `SET PROPOSITIONS` are written together at the end of the command or
+//! before anything reads links back.
+
+use std::collections::HashMap;
+
+use kip_lang::ast::*;
+use kip_lang::{ErrorCode, KipError};
+use kip_store::{ConceptId, ConceptRecord, ElementId, PropositionId, PropositionRecord};
+use serde_json::{Value as Json, json};
+
+use crate::graph::{BELONGS_TO_DOMAIN, CONCEPT_TYPE, Graph, OrInternal as _, Result};
+use crate::{schema, search};
+
+use super::{Object, Writer, json_object, merged};
+
+impl Writer<'_, '_> {
+    pub fn upsert(&mut self, u: &Upsert) -> Result<Json> {
+        self.check_no_reserved(u.metadata.as_ref())?;
+        let defaults = json_object(u.metadata.as_ref());
+        let mut handles: HashMap<String, ElementId> = HashMap::new();
+        let mut concept_ids = Vec::new();
+        let mut proposition_ids = Vec::new();
+        for item in &u.items {
+            match item {
+                UpsertItem::Concept(c) => {
+                    let id = self.concept_block(c, &defaults, &handles)?;
+                    if let Some(h) = &c.handle {
+                        handles.insert(h.name.clone(), ElementId::Concept(id));
+                    }
+                    concept_ids.push(json!(ElementId::Concept(id).to_string()));
+                }
+                UpsertItem::Proposition(p) => {
+                    let id = self.proposition_block(p, &defaults, &handles)?;
+                    if let Some(h) = &p.handle {
+                        handles.insert(h.name.clone(), ElementId::Proposition(id));
+                    }
+                    proposition_ids.push(json!(ElementId::Proposition(id).to_string()));
+                }
+            }
+        }
+        self.flush_links()?;
+        Ok(json!({
+            "blocks": u.items.len(),
+            "upsert_concept_nodes": concept_ids,
+            "upsert_proposition_links": proposition_ids,
+        }))
+    }
+
+    /// A CONCEPT block: the concept matched or created, then the links of
+    /// its SET PROPOSITIONS (deferred, see [`Writer::flush_links`]).
+    fn concept_block(
+        &mut self,
+        c: &ConceptBlock,
+        defaults: &Object,
+        handles: &HashMap<String, ElementId>,
+    ) -> Result<ConceptId> {
+        self.check_no_reserved(c.attributes.as_ref())?;
+        self.check_no_reserved(c.metadata.as_ref())?;
+        let meta = merged(defaults, &json_object(c.metadata.as_ref()));
+        let attrs = json_object(c.attributes.as_ref());
+        let id = self.upsert_concept(c, &attrs, &meta)?;
+        for entry in c.propositions.iter().flatten() {
+            self.check_no_reserved(entry.metadata.as_ref())?;
+            let predicate = self.text(&entry.predicate)?;
+            let target = self.resolve_term(&entry.target, handles)?;
+            let entry_meta = match &entry.metadata {
+                None => meta.clone(),
+                Some(m) => merged(&meta, &json_object(Some(m))),
+            };
+            self.defer_link(
+                ElementId::Concept(id),
+                predicate,
+                entry.predicate.span(),
+                target,
+                &entry_meta,
+                entry.span,
+            )?;
+        }
+        Ok(id)
+    }
+
+    /// A PROPOSITION block: the link matched by `(id: …)`, or matched or
+    /// created by its triple.
+    fn proposition_block(
+        &mut self,
+        p: &PropositionBlock,
+        defaults: &Object,
+        handles: &HashMap<String, ElementId>,
+    ) -> Result<PropositionId> {
+        // This block reads and writes links by id: the deferred ones must
+        // be stored first.
+        self.flush_links()?;
+        self.check_no_reserved(p.attributes.as_ref())?;
+        self.check_no_reserved(p.metadata.as_ref())?;
+        let meta = merged(defaults, &json_object(p.metadata.as_ref()));
+        let attrs = json_object(p.attributes.as_ref());
+        match &p.matcher {
+            PropositionMatcher::Id(arg) => {
+                let id = self.existing_proposition(arg)?;
+                self.update_proposition(id, &attrs, &meta)?;
+                Ok(id)
+            }
+            PropositionMatcher::Triple(t) => {
+                let s = self.resolve_term(&t.subject, handles)?;
+                let o = self.resolve_term(&t.object, handles)?;
+                let (name, span) = self.written_predicate(&t.predicate, p.span)?;
+                self.upsert_link(s, &name, span, o, &attrs, &meta, p.span)
+            }
+        }
+    }
+
+    /// The predicate a written link names, and where: a link is written
+    /// with one predicate name, never a variable.
+    fn written_predicate(&self, predicate: &PredicateExpr, block: Span) -> Result<(String, Span)> {
+        match predicate {
+            PredicateExpr::Names { names, .. } => match names.first() {
+                Some(n) => Ok((self.text(n)?.to_owned(), n.span())),
+                None => Err(KipError::new(ErrorCode::InvalidSyntax, "missing predicate")
+                    .at(self.source, block)),
+            },
+            PredicateExpr::Var(v) => Err(KipError::new(
+                ErrorCode::InvalidSyntax,
+                "a predicate variable cannot be written",
+            )
+            .at(self.source, v.span)),
+        }
+    }
+
+    fn existing_concept(&self, arg: &Arg<String>) -> Result<ConceptId> {
+        let text = self.text(arg)?;
+        let id = match text.parse::<ElementId>() {
+            Ok(ElementId::Concept(c)) => Some(c),
+            _ => None,
+        };
+        let exists = match id {
+            Some(c) => self.graph(|g| Ok(g.concept(c)?.is_some()))?,
+            None => false,
+        };
+        match id {
+            Some(c) if exists => Ok(c),
+            _ => Err(KipError::new(ErrorCode::NotFound, format!("concept {text:?} does not exist"))
+                .with_hint("{id: …} only matches an existing concept. Find its id with SEARCH CONCEPT \"…\" or FIND(?x.id), or create it with {type: \"…\", name: \"…\"}.")
+                .at(self.source, arg.span())),
+        }
+    }
+
+    fn existing_proposition(&self, arg: &Arg<String>) -> Result<PropositionId> {
+        let text = self.text(arg)?;
+        let id = match text.parse::<ElementId>() {
+            Ok(ElementId::Proposition(p)) => Some(p),
+            _ => None,
+        };
+        let exists = match id {
+            Some(p) => self.graph(|g| Ok(g.proposition(p)?.is_some()))?,
+            None => false,
+        };
+        match id {
+            Some(p) if exists => Ok(p),
+            _ => Err(KipError::new(ErrorCode::NotFound, format!("proposition {text:?} does not exist"))
+                .with_hint("(id: …) only matches an existing proposition. Find its id with FIND(?link.id) WHERE { ?link (…) }.")
+                .at(self.source, arg.span())),
+        }
+    }
+
+    /// Resolves a subject or object term of a write: a handle defined
+    /// earlier, an existing concept, an existing proposition.
+    fn resolve_term(
+        &mut self,
+        term: &Term,
+        handles: &HashMap<String, ElementId>,
+    ) -> Result<ElementId> {
+        match term {
+            Term::Var(v) => handles.get(&v.name).copied().ok_or_else(|| {
+                KipError::new(
+                    ErrorCode::ReferenceError,
+                    format!("handle ?{} is not defined", v.name),
+                )
+                .at(self.source, v.span)
+            }),
+            Term::Concept(ConceptMatcher::Id(id), _) => {
+                Ok(ElementId::Concept(self.existing_concept(id)?))
+            }
+            Term::Concept(ConceptMatcher::TypeName { ty, name }, span) => {
+                let (ty_s, name_s) = (self.text(ty)?, self.text(name)?);
+                if !self.type_defined(ty_s)? {
+                    return Err(self
+                        .graph(|g| schema::unknown_type(g, ty_s))?
+                        .at(self.source, ty.span()));
+                }
+                let found = match self.type_id(ty_s)? {
+                    Some(t) => self.find_concept(t, name_s)?,
+                    None => None,
+                };
+                match found {
+                    Some(c) => Ok(ElementId::Concept(c)),
+                    None => {
+                        let similar = self.graph(|g| similar_names(g, ty_s, name_s))?;
+                        let hint = match similar.first() {
+                            Some(s) => format!(
+                                "Did you mean {ty_s} '{s}'? Otherwise create {ty_s} '{name_s}' with a CONCEPT block earlier in this UPSERT and refer to it by its handle."
+                            ),
+                            None => format!(
+                                "Create {ty_s} '{name_s}' with a CONCEPT block earlier in this UPSERT and refer to it by its handle, or check the name with SEARCH CONCEPT \"{name_s}\"."
+                            ),
+                        };
+                        Err(KipError::new(
+                            ErrorCode::NotFound,
+                            format!("{ty_s} '{name_s}' does not exist"),
+                        )
+                        .with_hint(hint)
+                        .at(self.source, *span)
+                        .with_suggestions(&similar))
+                    }
+                }
+            }
+            Term::Concept(_, span) => Err(KipError::new(
+                ErrorCode::InvalidSyntax,
+                "a written link must name its concept by {type, name} or {id}",
+            )
+            .at(self.source, *span)),
+            Term::Proposition(PropositionMatcher::Id(id), _) => {
+                self.flush_links()?;
+                Ok(ElementId::Proposition(self.existing_proposition(id)?))
+            }
+            Term::Proposition(PropositionMatcher::Triple(t), span) => {
+                self.flush_links()?;
+                let s = self.resolve_term(&t.subject, handles)?;
+                let o = self.resolve_term(&t.object, handles)?;
+                let name = match &t.predicate {
+                    PredicateExpr::Names { names, .. } => names
+                        .first()
+                        .map(|n| self.text(n))
+                        .transpose()?
+                        .unwrap_or_default(),
+                    PredicateExpr::Var(_) => "",
+                };
+                let found = self.graph(|g| {
+                    let Some(p) = g.predicate_id(name)? else {
+                        return Ok(None);
+                    };
+                    Ok(g.propositions(Some(s), Some(p), Some(o))?
+                        .first()
+                        .map(|m| m.0))
+                })?;
+                found.map(ElementId::Proposition).ok_or_else(|| {
+                    KipError::new(ErrorCode::NotFound, "the proposition this link points to does not exist")
+                        .with_hint("A nested (subject, \"predicate\", object) target must already be stored; create it first with a PROPOSITION block and refer to its handle.")
+                        .at(self.source, *span)
+                })
+            }
+        }
+    }
+
+    fn upsert_concept(
+        &mut self,
+        c: &ConceptBlock,
+        attrs: &Object,
+        meta: &Object,
+    ) -> Result<ConceptId> {
+        match &c.matcher {
+            ConceptMatcher::Id(arg) => {
+                let id = self.existing_concept(arg)?;
+                self.update_concept(id, attrs, meta, c.span)?;
+                Ok(id)
+            }
+            ConceptMatcher::TypeName { ty, name } => {
+                let (ty_s, name_s) = (self.text(ty)?.to_owned(), self.text(name)?.to_owned());
+                // The root defines itself (seed 001 §2.9.2): the one concept
+                // whose type need not exist beforehand.
+                let self_defining = ty_s == CONCEPT_TYPE && name_s == CONCEPT_TYPE;
+                if !self_defining && !self.type_defined(&ty_s)? {
+                    return Err(self
+                        .graph(|g| schema::unknown_type(g, &ty_s))?
+                        .at(self.source, ty.span()));
+                }
+                let type_id = self.intern_type(&ty_s)?;
+                match self.find_concept(type_id, &name_s)? {
+                    Some(id) => {
+                        self.update_concept(id, attrs, meta, c.span)?;
+                        Ok(id)
+                    }
+                    None => self.create_concept(type_id, &ty_s, &name_s, attrs, meta),
+                }
+            }
+            ConceptMatcher::Type(_) | ConceptMatcher::Name(_) => Err(KipError::new(
+                ErrorCode::InvalidSyntax,
+                "a CONCEPT block needs {type, name} or {id}",
+            )
+            .at(self.source, c.span)),
+        }
+    }
+
+    fn create_concept(
+        &mut self,
+        type_id: u32,
+        ty: &str,
+        name: &str,
+        attrs: &Object,
+        meta: &Object,
+    ) -> Result<ConceptId> {
+        let mut metadata = meta.clone();
+        metadata.insert("_created_at".into(), json!(self.now));
+        metadata.insert("_updated_at".into(), json!(self.now));
+        let record = ConceptRecord {
+            type_id,
+            name: name.to_owned(),
+            attributes: attrs.clone(),
+            metadata,
+        };
+        let id = self.store.create_concept(self.txn, &record).kip()?;
+        self.remember_concept(id, type_id, name);
+        // Definitions make their name usable: intern it in its namespace.
+        if ty == CONCEPT_TYPE {
+            self.intern_type(name)?;
+        } else if ty == crate::graph::PROPOSITION_TYPE {
+            self.intern_predicate(name)?;
+        }
+        search::index_concept(self.store, self.txn, id, &record)?;
+        self.stats.concepts_created += 1;
+        Ok(id)
+    }
+
+    fn update_concept(
+        &mut self,
+        id: ConceptId,
+        attrs: &Object,
+        meta: &Object,
+        span: Span,
+    ) -> Result<()> {
+        if attrs.is_empty() && meta.is_empty() {
+            // Nothing to merge: the record cannot change. (Both callers
+            // have just found the concept, so it exists.)
+            return Ok(());
+        }
+        let Some(old) = self.graph(|g| Ok(g.concept(id)?.map(|r| (*r).clone())))? else {
+            return Err(KipError::new(
+                ErrorCode::NotFound,
+                format!("concept {} does not exist", ElementId::Concept(id)),
+            )
+            .at(self.source, span));
+        };
+        let ty = self.graph(|g| Ok(g.type_name(old.type_id)?.to_string()))?;
+        if schema::has_immutable_id(&ty, &old.name)
+            && let (Some(new_id), Some(old_id)) = (attrs.get("id"), old.attributes.get("id"))
+            && new_id != old_id
+        {
+            return Err(
+                schema::protected_error(&ty, &old.name, "given a new `id`").at(self.source, span)
+            );
+        }
+        let attributes = merged(&old.attributes, attrs);
+        let mut metadata = merged(&old.metadata, meta);
+        if attributes == old.attributes && metadata == old.metadata {
+            return Ok(()); // a repeat: a true no-op, `_updated_at` included
+        }
+        metadata.insert("_updated_at".into(), json!(self.now));
+        if ty == crate::graph::PROPOSITION_TYPE {
+            self.cache.predicates.clear();
+        }
+        let record = ConceptRecord {
+            attributes,
+            metadata,
+            ..old
+        };
+        self.store.update_concept(self.txn, id, &record).kip()?;
+        search::index_concept(self.store, self.txn, id, &record)?;
+        self.stats.concepts_updated += 1;
+        Ok(())
+    }
+
+    /// Checks a link before it is written: the predicate is defined and
+    /// `s` and `o` have allowed types. Returns the predicate's id.
+    fn check_link(
+        &mut self,
+        s: ElementId,
+        predicate: &str,
+        predicate_span: Span,
+        o: ElementId,
+        span: Span,
+    ) -> Result<u32> {
+        let Some(signature) = self.predicate(predicate)? else {
+            return Err(self
+                .graph(|g| schema::unknown_predicate(g, predicate))?
+                .at(self.source, predicate_span));
+        };
+        for (end, allowed, role) in [
+            (s, &signature.subject_types, "subject"),
+            (o, &signature.object_types, "object"),
+        ] {
+            let Some(allowed) = allowed else { continue };
+            if !self.has_type_in(end, allowed)? {
+                let actual = self.element_type(end)?;
+                let found = actual.map_or_else(|| "a proposition".to_owned(), |t| format!("a {t}"));
+                return Err(KipError::new(
+                    ErrorCode::TypeMismatch,
+                    format!("predicate '{predicate}' needs a {role} of type {}, found {found}", allowed.join(" or ")),
+                )
+                .with_hint(format!("Check the direction and the types: DESCRIBE PROPOSITION TYPE \"{predicate}\" shows its subject_types and object_types."))
+                .at(self.source, span));
+            }
+        }
+        self.intern_predicate(predicate)
+    }
+
+    /// Whether `e` is a concept whose type is one of `allowed`.
+    fn has_type_in(&mut self, e: ElementId, allowed: &[String]) -> Result<bool> {
+        let ElementId::Concept(c) = e else {
+            return Ok(false);
+        };
+        let type_id = match self.cache.heads.get(&c) {
+            Some(h) => h.0,
+            None => match self.head(c)? {
+                Some(h) => h.0,
+                None => return Ok(false),
+            },
+        };
+        if !self.cache.type_names.contains_key(&type_id) {
+            self.cached_type_name(type_id)?;
+        }
+        let name = &self.cache.type_names[&type_id];
+        Ok(allowed.iter().any(|a| a == name))
+    }
+
+    /// Creates or updates the link `(s, predicate, o)`; checks that the
+    /// predicate is defined and that `s` and `o` have allowed types.
+    #[allow(clippy::too_many_arguments)]
+    fn upsert_link(
+        &mut self,
+        s: ElementId,
+        predicate: &str,
+        predicate_span: Span,
+        o: ElementId,
+        attrs: &Object,
+        meta: &Object,
+        span: Span,
+    ) -> Result<PropositionId> {
+        let p = self.check_link(s, predicate, predicate_span, o, span)?;
+        let existing = self.store.find_proposition(self.txn, s, p, o).kip()?;
+        if let Some(id) = existing {
+            self.update_proposition(id, attrs, meta)?;
+            return Ok(id);
+        }
+        let mut metadata = meta.clone();
+        metadata.insert("_created_at".into(), json!(self.now));
+        metadata.insert("_updated_at".into(), json!(self.now));
+        let record = PropositionRecord {
+            subject: s,
+            predicate: p,
+            object: o,
+            attributes: attrs.clone(),
+            metadata,
+        };
+        let id = self.store.create_proposition(self.txn, &record).kip()?;
+        if predicate == BELONGS_TO_DOMAIN {
+            self.count_domain_member(&record, 1)?;
+        }
+        let names = [
+            predicate.replace('_', " "),
+            self.element_name(s)?,
+            self.element_name(o)?,
+        ];
+        search::index_proposition(self.store, self.txn, id, &record, &names)?;
+        self.stats.propositions_created += 1;
+        Ok(id)
+    }
+
+    /// [`Writer::upsert_link`] for a `SET PROPOSITIONS` entry (a link
+    /// without attributes whose id is not needed): the same checks, merges
+    /// and counts, but a new link is only recorded, and written by
+    /// [`Writer::flush_links`] together with the others.
+    fn defer_link(
+        &mut self,
+        s: ElementId,
+        predicate: &str,
+        predicate_span: Span,
+        o: ElementId,
+        meta: &Object,
+        span: Span,
+    ) -> Result<()> {
+        let p = self.check_link(s, predicate, predicate_span, o, span)?;
+        if let Some(&i) = self.pending.by_triple.get(&(s, p, o)) {
+            // A repeat of a link of this command: merge as
+            // `update_proposition` would merge into the stored record.
+            let old = &mut self.pending.records[i];
+            let mut metadata = merged(&old.metadata, meta);
+            if metadata != old.metadata {
+                metadata.insert("_updated_at".into(), json!(self.now));
+                old.metadata = metadata;
+                self.stats.propositions_updated += 1;
+            }
+            return Ok(());
+        }
+        if let Some(id) = self.store.find_proposition(self.txn, s, p, o).kip()? {
+            return self.update_proposition(id, &Object::new(), meta);
+        }
+        let mut metadata = meta.clone();
+        metadata.insert("_created_at".into(), json!(self.now));
+        metadata.insert("_updated_at".into(), json!(self.now));
+        let record = PropositionRecord {
+            subject: s,
+            predicate: p,
+            object: o,
+            attributes: Object::new(),
+            metadata,
+        };
+        if predicate == BELONGS_TO_DOMAIN {
+            self.count_domain_member(&record, 1)?;
+        }
+        let names = [
+            predicate.replace('_', " "),
+            self.element_name(s)?,
+            self.element_name(o)?,
+        ];
+        self.pending
+            .by_triple
+            .insert((s, p, o), self.pending.records.len());
+        self.pending.records.push(record);
+        self.pending.names.push(names);
+        self.stats.propositions_created += 1;
+        Ok(())
+    }
+
+    /// Writes the deferred links, in the order they were decided (ids as
+    /// one-by-one creation would give them), and their search documents.
+    fn flush_links(&mut self) -> Result<()> {
+        if self.pending.records.is_empty() {
+            return Ok(());
+        }
+        let pending = std::mem::take(&mut self.pending);
+        let ids = self
+            .store
+            .create_propositions(self.txn, &pending.records)
+            .kip()?;
+        for ((id, record), names) in ids.into_iter().zip(&pending.records).zip(&pending.names) {
+            search::index_proposition(self.store, self.txn, id, record, names)?;
+        }
+        Ok(())
+    }
+
+    fn update_proposition(
+        &mut self,
+        id: PropositionId,
+        attrs: &Object,
+        meta: &Object,
+    ) -> Result<()> {
+        let Some(old) = self.graph(|g| Ok(g.proposition(id)?.map(|r| (*r).clone())))? else {
+            return Ok(());
+        };
+        let attributes = merged(&old.attributes, attrs);
+        let mut metadata = merged(&old.metadata, meta);
+        if attributes == old.attributes && metadata == old.metadata {
+            return Ok(());
+        }
+        metadata.insert("_updated_at".into(), json!(self.now));
+        let record = PropositionRecord {
+            attributes,
+            metadata,
+            ..old
+        };
+        self.store.update_proposition(self.txn, id, &record).kip()?;
+        self.reindex_proposition(id, &record)?;
+        self.stats.propositions_updated += 1;
+        Ok(())
+    }
+}
+
+/// Names of concepts of type `ty` that look like `name` (case, spacing, typos).
+fn similar_names(graph: &Graph<'_>, ty: &str, name: &str) -> Result<Vec<String>> {
+    let Some(t) = graph.type_id(ty)? else {
+        return Ok(Vec::new());
+    };
+    let ids = graph.concepts_of_type(t)?;
+    if ids.len() > 5_000 {
+        return Ok(Vec::new()); // too many to compare cheaply; SEARCH will help
+    }
+    let mut names = Vec::with_capacity(ids.len());
+    for id in ids {
+        if let Some(c) = graph.concept(id)? {
+            names.push(c.name.clone());
+        }
+    }
+    Ok(kip_lang::suggest::similar(
+        name,
+        names.iter().map(String::as_str),
+    ))
+}

@@ -1,0 +1,33 @@
+//! KQL: compiling a WHERE block, planning it by selectivity, and executing
+//! it into solution rows; then FIND's grouping, ordering, paging and the
+//! columnar result.
+//!
+//! Split by job, as oxigraph's `spareval` splits evaluation:
+//!
+//! - `compile` resolves type and predicate names and flattens the block
+//!   into atoms over variable slots;
+//! - `plan` estimates each atom's output from the counters and picks the
+//!   cheapest next;
+//! - `exec` is the [`Executor`]: joins, FILTER placement, NOT / OPTIONAL /
+//!   UNION, the work meter;
+//! - `path` walks hop-range paths breadth-first;
+//! - `trace` records the `explain` profile of the top-level block;
+//! - `find` turns solution rows into the FIND result: groups, order, page,
+//!   columns.
+//!
+//! Why an empty result is empty is [`crate::explain`]'s job: it reads the
+//! trace and probes clauses through the executor.
+
+mod compile;
+mod exec;
+mod find;
+mod path;
+mod plan;
+mod trace;
+
+pub use compile::{CompiledGroup, Slot, Vars, compile};
+pub use exec::{Executor, Row, Val, path_value, solve};
+pub use find::{DEFAULT_PAGE, find};
+
+pub(crate) use compile::{Atom, PredTest};
+pub(crate) use trace::Failed;
