@@ -249,6 +249,16 @@ fn validate_outlines_each_command_with_its_kind_range_and_placeholders() {
     // A text that does not parse cannot run, so there is nothing to outline.
     let broken = validate(&api, &format!("{find} UPSERT {{"), None);
     assert!(!broken.ok && broken.outline.is_empty());
+
+    // The wire shape both hosts (HTTP and the desktop shell) serve.
+    let wire = api
+        .call_named("validate", json!({"text": "FIND(?d) WHERE { ?d {type: \"Drug\"} } DELETE CONCEPT ?d DETACH WHERE { ?d {name: :n} }"}))
+        .expect("validate");
+    assert_eq!(wire["outline"][0]["kind"], "query");
+    assert_eq!(wire["outline"][1]["kind"], "write");
+    assert_eq!(wire["outline"][1]["writes"], true);
+    assert_eq!(wire["outline"][1]["placeholders"][0]["name"], "n");
+    assert!(wire["outline"][1]["placeholders"][0]["from"]["utf16"].is_u64());
 }
 
 // ------------------------------------------------------------------ neighbourhood
