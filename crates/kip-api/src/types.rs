@@ -220,6 +220,51 @@ pub struct ValidateResponse {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, ts(optional, type = "Pattern"))]
     pub pattern: Option<Json>,
+    /// Each command of the text, in source order: what it is, whether it
+    /// writes and its placeholders. Empty when the text does not parse (the
+    /// engine would then refuse to run it, so nothing can be written).
+    pub outline: Vec<CommandOutline>,
+}
+
+/// One command of a text, as the engine parsed it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct CommandOutline {
+    pub kind: CommandKind,
+    /// Whether running the command changes the nexus (UPSERT, DELETE): an
+    /// editor previews such a text with a dry run before it applies it.
+    pub writes: bool,
+    /// Where the command starts.
+    pub from: TextPosition,
+    /// Where it ends (exclusive).
+    pub to: TextPosition,
+    /// Every `:name` of the command, in source order, repeats included.
+    pub placeholders: Vec<Placeholder>,
+}
+
+/// What a command does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum CommandKind {
+    /// KQL: `FIND`.
+    Query,
+    /// KML: `UPSERT`, `DELETE`.
+    Write,
+    /// META: `DESCRIBE`, `SEARCH`.
+    Meta,
+}
+
+/// One `:name` placeholder, whose value comes from `parameters`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct Placeholder {
+    /// The name without the `:`.
+    pub name: String,
+    /// Where the `:` is.
+    pub from: TextPosition,
+    /// The end of the name (exclusive).
+    pub to: TextPosition,
 }
 
 /// One problem in a text, with the range an editor underlines.

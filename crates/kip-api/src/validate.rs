@@ -1,18 +1,24 @@
-//! Diagnostics for an editor: every problem of a text with its exact range.
+//! Diagnostics for an editor: every problem of a text with its exact range,
+//! and what each command of the text is.
 //!
 //! Syntax and scope problems come from `kip-lang` (all of them, not just the
 //! first); placeholders are checked when the editor sends parameters; KQL and
 //! META are then checked against the live schema by the engine's dry run,
-//! which reads a snapshot and writes nothing. This module converts positions
-//! (byte offsets) into every unit an editor needs; it does no checking of its
-//! own.
+//! which reads a snapshot and writes nothing. The outline (each command's
+//! kind, whether it writes, its placeholders) comes from the parsed tree, so
+//! an editor never has to guess these from the text. This module converts
+//! positions (byte offsets) into every unit an editor needs; it does no
+//! checking of its own.
 
-use kip_lang::ast::{Command, CommandKind};
+use kip_lang::ast::{self, Command};
 use kip_lang::{KipError, Position};
 use kip_nexus::{Mode, Nexus, Origin, RunOptions};
 use serde_json::{Map, Value as Json};
 
-use crate::types::{Diagnostic, TextPosition, ValidateRequest, ValidateResponse};
+use crate::types::{
+    CommandKind, CommandOutline, Diagnostic, Placeholder, TextPosition, ValidateRequest,
+    ValidateResponse,
+};
 
 pub(crate) fn validate(
     nexus: &Nexus,
@@ -25,14 +31,41 @@ pub(crate) fn validate(
         Err(errors) => return failed(text, 0, false, errors.0),
     };
     let count = u32::try_from(commands.len()).unwrap_or(u32::MAX);
-    let pattern = outline(text, &commands);
+    let pattern = diagram(text, &commands);
+    let outline = commands.iter().map(|c| outline(text, c)).collect();
     let mut response = checked(text, commands, count, nexus, origin, request);
     response.pattern = pattern;
+    response.outline = outline;
     response
 }
 
+/// What one parsed command is, with its range and its placeholders.
+fn outline(text: &str, command: &Command) -> CommandOutline {
+    let kind = match command.kind() {
+        ast::CommandKind::Kql => CommandKind::Query,
+        ast::CommandKind::Kml => CommandKind::Write,
+        ast::CommandKind::Meta => CommandKind::Meta,
+    };
+    let span = command.span();
+    let placeholders = kip_lang::placeholders_of(command)
+        .into_iter()
+        .map(|p| Placeholder {
+            from: position(text, p.span.start),
+            to: position(text, p.span.end),
+            name: p.name,
+        })
+        .collect();
+    CommandOutline {
+        kind,
+        writes: kind == CommandKind::Write,
+        from: position(text, span.start),
+        to: position(text, span.end),
+        placeholders,
+    }
+}
+
 /// The diagram of the WHERE block of a text that is one FIND or DELETE.
-fn outline(text: &str, commands: &[Command]) -> Option<Json> {
+fn diagram(text: &str, commands: &[Command]) -> Option<Json> {
     let group = match commands {
         [Command::Find(q)] => &q.where_,
         [Command::Delete(d)] => &d.where_,
@@ -55,40 +88,32 @@ fn checked(
         // Without the parameters panel's values the placeholders cannot be
         // bound, so the schema check (which needs bound commands) is skipped
         // rather than reporting every placeholder as missing.
-        None if !kip_lang::placeholders(&commands).is_empty() => {
-            return ValidateResponse {
-                ok: true,
-                commands: count,
-                schema_checked: false,
-                diagnostics: Vec::new(),
-                pattern: None,
-            };
-        }
+        None if !kip_lang::placeholders(&commands).is_empty() => return clean(count, false),
         None => Map::new(),
     };
     let bound = match kip_lang::bind(text, commands, &params) {
         Ok(bound) => bound,
         Err(errors) => return failed(text, count, false, errors.0),
     };
-    if bound.iter().any(|c| c.kind() == CommandKind::Kml) {
-        return ValidateResponse {
-            ok: true,
-            commands: count,
-            schema_checked: false,
-            diagnostics: Vec::new(),
-            pattern: None,
-        };
+    if bound.iter().any(|c| c.kind() == ast::CommandKind::Kml) {
+        return clean(count, false);
     }
     let options = RunOptions::new(origin.clone()).with_mode(Mode::DryRun);
     match nexus.run(text, &bound, &options) {
-        Ok(_) => ValidateResponse {
-            ok: true,
-            commands: count,
-            schema_checked: true,
-            diagnostics: Vec::new(),
-            pattern: None,
-        },
+        Ok(_) => clean(count, true),
         Err(e) => failed(text, count, true, expand(e)),
+    }
+}
+
+/// No problem found; the caller adds the diagram and the outline.
+fn clean(commands: u32, schema_checked: bool) -> ValidateResponse {
+    ValidateResponse {
+        ok: true,
+        commands,
+        schema_checked,
+        diagnostics: Vec::new(),
+        pattern: None,
+        outline: Vec::new(),
     }
 }
 
@@ -121,6 +146,7 @@ fn failed(
         schema_checked,
         diagnostics,
         pattern: None,
+        outline: Vec::new(),
     }
 }
 

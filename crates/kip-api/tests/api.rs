@@ -203,6 +203,70 @@ fn validate_checks_kml_for_syntax_only_and_writes_nothing() {
     assert_eq!(api.last_change_seq().expect("seq"), before);
 }
 
+/// The console decides from `validate` alone whether a text writes (and so
+/// must be previewed) and which parameters to ask for. The write here
+/// follows a query on the same line, which the console's old text test
+/// missed; the CJK name makes bytes and UTF-16 units differ.
+#[test]
+fn validate_outlines_each_command_with_its_kind_range_and_placeholders() {
+    use kip_api::CommandKind::{Meta, Query, Write};
+    let (_dir, api) = fixture();
+    let find = r#"FIND(?d.name) WHERE { ?d {name: "阿司匹林"} } LIMIT :k"#;
+    let upsert = r#"UPSERT { CONCEPT ?x { {type: "Symptom", name: :n} SET ATTRIBUTES { note: ":not_one" } } }"#;
+    let text = format!("{find} {upsert}\n// :nor_this\nDESCRIBE PRIMER");
+    let r = validate(&api, &text, None);
+    assert!(r.ok, "{r:#?}");
+    let kinds: Vec<_> = r.outline.iter().map(|c| (c.kind, c.writes)).collect();
+    assert_eq!(kinds, [(Query, false), (Write, true), (Meta, false)]);
+    let source = |from: &kip_api::TextPosition, to: &kip_api::TextPosition| {
+        text[from.offset as usize..to.offset as usize].to_owned()
+    };
+    let commands: Vec<_> = r.outline.iter().map(|c| source(&c.from, &c.to)).collect();
+    assert_eq!(commands, [find, upsert, "DESCRIBE PRIMER"]);
+    let at = text.find("UPSERT").expect("UPSERT");
+    assert_eq!(
+        r.outline[1].from.utf16 as usize,
+        text[..at].encode_utf16().count()
+    );
+    assert_ne!(r.outline[1].from.utf16, r.outline[1].from.offset);
+    assert_eq!((r.outline[1].from.line, r.outline[1].from.column), (1, 52));
+    let placeholders: Vec<Vec<(String, String)>> = r
+        .outline
+        .iter()
+        .map(|c| {
+            c.placeholders
+                .iter()
+                .map(|p| (p.name.clone(), source(&p.from, &p.to)))
+                .collect()
+        })
+        .collect();
+    let one = |n: &str| vec![(n.to_owned(), format!(":{n}"))];
+    assert_eq!(placeholders, [one("k"), one("n"), vec![]]);
+    let n = &r.outline[1].placeholders[0];
+    assert_eq!(
+        n.from.utf16 as usize,
+        text[..text.find(":n").expect(":n")].encode_utf16().count()
+    );
+
+    // The outline does not depend on the other checks passing.
+    let with = validate(&api, &text, Some(json!({"k": "three", "n": "x"})));
+    assert!(!with.ok, "LIMIT needs a count");
+    assert_eq!(with.outline, r.outline);
+    // A text that does not parse cannot run, so there is nothing to outline.
+    let broken = validate(&api, &format!("{find} UPSERT {{"), None);
+    assert!(!broken.ok && broken.outline.is_empty());
+
+    // The wire shape both hosts (HTTP and the desktop shell) serve.
+    let wire = api
+        .call_named("validate", json!({"text": "FIND(?d) WHERE { ?d {type: \"Drug\"} } DELETE CONCEPT ?d DETACH WHERE { ?d {name: :n} }"}))
+        .expect("validate");
+    assert_eq!(wire["outline"][0]["kind"], "query");
+    assert_eq!(wire["outline"][1]["kind"], "write");
+    assert_eq!(wire["outline"][1]["writes"], true);
+    assert_eq!(wire["outline"][1]["placeholders"][0]["name"], "n");
+    assert!(wire["outline"][1]["placeholders"][0]["from"]["utf16"].is_u64());
+}
+
 // ------------------------------------------------------------------ neighbourhood
 
 /// One drug with `n` outgoing `treats` links to generated symptoms.

@@ -44,6 +44,17 @@ pub fn placeholders(commands: &[Command]) -> Vec<String> {
     collector.0
 }
 
+/// Every placeholder of one command, in source order, repeats included:
+/// what an editor needs to list a command's parameters and point at them.
+/// Like [`bind`], this reads the tree, so a `:name` inside a string or a
+/// comment is never one.
+pub fn placeholders_of(command: &Command) -> Vec<Param> {
+    let mut spans = Spans(Vec::new());
+    walk_command(&mut command.clone(), &mut spans);
+    spans.0.sort_by_key(|p| p.span.start);
+    spans.0
+}
+
 /// What a walk over every placeholder position does.
 trait ParamVisitor {
     fn text(&mut self, arg: &mut Arg<String>);
@@ -75,6 +86,30 @@ impl ParamVisitor for Collector {
     fn value(&mut self, value: &mut Value) {
         match value {
             Value::Param(p) => self.add(p),
+            Value::Array(items) => items.iter_mut().for_each(|v| self.value(v)),
+            Value::Object(obj) => obj.members.iter_mut().for_each(|(_, v)| self.value(v)),
+            _ => {}
+        }
+    }
+}
+
+/// Every occurrence, with its span (see [`placeholders_of`]).
+struct Spans(Vec<Param>);
+
+impl ParamVisitor for Spans {
+    fn text(&mut self, arg: &mut Arg<String>) {
+        if let Arg::Param(p) = arg {
+            self.0.push(p.clone());
+        }
+    }
+    fn count(&mut self, arg: &mut Arg<u64>) {
+        if let Arg::Param(p) = arg {
+            self.0.push(p.clone());
+        }
+    }
+    fn value(&mut self, value: &mut Value) {
+        match value {
+            Value::Param(p) => self.0.push(p.clone()),
             Value::Array(items) => items.iter_mut().for_each(|v| self.value(v)),
             Value::Object(obj) => obj.members.iter_mut().for_each(|(_, v)| self.value(v)),
             _ => {}

@@ -22,7 +22,7 @@ mod position;
 pub mod suggest;
 mod validate;
 
-pub use bind::{bind, placeholders};
+pub use bind::{bind, placeholders, placeholders_of};
 pub use error::{ErrorCode, Errors, KipError};
 pub use format::{Comment, WIDTH, format_commands, format_source, scan_comments};
 pub use parser::{is_identifier, is_type_name};

@@ -416,6 +416,30 @@ SEARCH PROPOSITION :e WITH TYPE :f LIMIT :g"#;
     assert!(kip_lang::placeholders(&parsed("DESCRIBE PRIMER")).is_empty());
 }
 
+/// An editor lists each command's placeholders and points at them: every
+/// occurrence, in source order, with the span of its `:name`; a `:name`
+/// inside a string or a comment is none.
+#[test]
+fn placeholders_of_gives_each_occurrence_of_one_command_with_its_span() {
+    let source = r#"FIND(?d.name) WHERE { ?d {type: :type, name: "not :this"} // nor :that
+  FILTER(?d.name == :name || ?d.name == :type) } LIMIT :limit UPSERT { CONCEPT ?x { {type: "Drug", name: :n} } }"#;
+    let commands = parsed(source);
+    assert_eq!(commands.len(), 2);
+    let seen = |c: &Command| -> Vec<(String, String)> {
+        kip_lang::placeholders_of(c)
+            .into_iter()
+            .map(|p| (p.name, source[p.span.start..p.span.end].to_owned()))
+            .collect()
+    };
+    let pair = |n: &str| (n.to_owned(), format!(":{n}"));
+    assert_eq!(
+        seen(&commands[0]),
+        [pair("type"), pair("name"), pair("type"), pair("limit")]
+    );
+    assert_eq!(seen(&commands[1]), [pair("n")]);
+    assert!(kip_lang::placeholders_of(&parsed("DESCRIBE PRIMER")[0]).is_empty());
+}
+
 #[test]
 fn binding_leaves_a_text_without_placeholders_unchanged() {
     let source = r#"FIND(?d) WHERE { ?d {type: "Drug"} } LIMIT 3"#;

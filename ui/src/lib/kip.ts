@@ -151,12 +151,6 @@ export function findHeaders(text: string): string[] {
   return parts;
 }
 
-/** Whether a text writes (its first keyword is UPSERT or DELETE). */
-export function isKml(text: string): boolean {
-  const stripped = text.replace(/\/\/[^\n]*/g, '');
-  return /^\s*(UPSERT|DELETE)\b/.test(stripped) || /\n\s*(UPSERT|DELETE)\b/.test(stripped);
-}
-
 /** A short, human label for any value in a table cell. */
 export function preview(value: Json | undefined): string {
   if (value === null || value === undefined) return '∅';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { collectElements, findHeaders, isKml, toTable, lit, conceptRef } from '../../src/lib/kip';
+import { collectElements, findHeaders, toTable, lit, conceptRef } from '../../src/lib/kip';
 
 const aspirin = { _type: 'ConceptNode', id: 'C:1', type: 'Drug', name: 'Aspirin', attributes: {}, metadata: {} };
 const link = { _type: 'PropositionLink', id: 'P:1', subject: 'C:1', predicate: 'treats', object: 'C:2', attributes: {}, metadata: {} };
@@ -33,14 +33,6 @@ describe('findHeaders', () => {
   });
   it('is empty for other commands', () => {
     expect(findHeaders('DESCRIBE PRIMER')).toEqual([]);
-  });
-});
-
-describe('isKml', () => {
-  it('recognises writes after comments', () => {
-    expect(isKml('// note\nUPSERT { }')).toBe(true);
-    expect(isKml('DELETE CONCEPT ?x DETACH WHERE {}')).toBe(true);
-    expect(isKml('FIND(?x) WHERE { ?x {name: "UPSERT"} }')).toBe(false);
   });
 });
 

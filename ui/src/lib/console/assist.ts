@@ -1,11 +1,13 @@
 // Completion and live diagnostics for the console editor. Completion
 // draws on the live schema (types, predicates, instance_schema keys) and on
 // SEARCH for concept names; diagnostics come from the engine's validate
-// operation at the exact ranges it reports.
+// operation at the exact ranges it reports, and so does what the console
+// must know about each command (whether it writes, its placeholders): the
+// console never tells these from the text itself.
 import type { Completion, CompletionContext, CompletionResult } from '@codemirror/autocomplete';
 import type { Diagnostic as CmDiagnostic } from '@codemirror/lint';
 import type { EditorView } from '@codemirror/view';
-import { ApiFailure, type Diagnostic, type Pattern, type Transport } from '../../transport';
+import { ApiFailure, type CommandOutline, type Diagnostic, type Pattern, type Transport, type ValidateResponse } from '../../transport';
 import { isConcept, type Json } from '../kip';
 import type { PredicateDef, TypeDef } from '../state.svelte';
 import { FUNCTIONS, KEYWORDS } from './kip-language';
@@ -200,18 +202,62 @@ export interface Diagnosis {
   problems: EditorProblem[];
   /** The WHERE block as a diagram (a single FIND or DELETE that parses). */
   pattern: Pattern | null;
+  /** Each command of the text; null when the text does not parse or the host cannot say. */
+  outline: CommandOutline[] | null;
+}
+
+/** Whether the engine parsed the text (a text that does not parse has no command). */
+function parsed(r: ValidateResponse): boolean {
+  return r.ok || r.commands > 0;
 }
 
 /**
- * Every problem of a text with its range in UTF-16 units, and its pattern
- * diagram. Uses the engine's `validate`; a host without it is asked for a
- * dry run, whose single error carries its byte offset and length (and no
- * diagram).
+ * The engine's outline of a text: each command's kind, whether it writes
+ * and its placeholders; null when the text does not parse (the engine then
+ * refuses to run it). Throws when the engine cannot be asked.
  */
-export async function diagnose(transport: Transport, text: string, parameters?: Record<string, Json>): Promise<Diagnosis> {
-  if (!text.trim()) return { problems: [], pattern: null };
+export async function outlineOf(transport: Transport, text: string): Promise<CommandOutline[] | null> {
+  if (!text.trim()) return [];
+  const r = await transport.validate({ text });
+  return parsed(r) ? r.outline : null;
+}
+
+/**
+ * Whether running a text must show the engine's dry-run preview first.
+ * `outline` is what {@link outlineOf} found: undefined when the engine could
+ * not be asked (then the preview is the safe choice), null when the text
+ * does not parse (the engine refuses it before anything runs).
+ */
+export function previewFirst(outline: CommandOutline[] | null | undefined): boolean {
+  if (outline === undefined) return true;
+  return outline?.some((c) => c.writes) ?? false;
+}
+
+/** The names of the placeholders of an outline, in order, each once. */
+export function placeholderNames(outline: CommandOutline[]): string[] {
+  return [...new Set(outline.flatMap((c) => c.placeholders.map((p) => p.name)))];
+}
+
+/**
+ * Every problem of a text with its range in UTF-16 units, its pattern
+ * diagram and its outline. Uses the engine's `validate`: first without
+ * parameters, which yields the placeholders; when there are some and
+ * `parameters` is given, again with `parameters(names)`, so they are bound
+ * and the text is checked against the schema. A host without `validate` is
+ * asked for a dry run, whose single error carries its byte offset and
+ * length (and no diagram, outline or parameters).
+ */
+export async function diagnose(
+  transport: Transport,
+  text: string,
+  parameters?: (names: string[]) => Record<string, Json>,
+): Promise<Diagnosis> {
+  if (!text.trim()) return { problems: [], pattern: null, outline: [] };
   try {
-    const r = await transport.validate({ text, parameters });
+    let r = await transport.validate({ text });
+    const outline = parsed(r) ? r.outline : null;
+    const names = placeholderNames(outline ?? []);
+    if (parameters && names.length) r = await transport.validate({ text, parameters: parameters(names) });
     const problems = r.diagnostics.map((d: Diagnostic) => ({
       from: d.from.utf16,
       to: Math.max(d.to.utf16, d.from.utf16),
@@ -222,12 +268,14 @@ export async function diagnose(transport: Transport, text: string, parameters?: 
       hint: d.hint,
       suggestions: d.suggestions,
     }));
-    return { problems, pattern: r.pattern ?? null };
+    return { problems, pattern: r.pattern ?? null, outline };
   } catch (e) {
     if (!(e instanceof ApiFailure) || e.code !== 'API_UNKNOWN_OPERATION') throw e;
   }
-  const r = await transport.execute({ command: text, parameters, dry_run: true });
-  if (!r.error) return { problems: [], pattern: null };
+  // Without validate nothing says which placeholders the text has, so none
+  // are bound: a placeholder shows as a missing parameter.
+  const r = await transport.execute({ command: text, dry_run: true });
+  if (!r.error) return { problems: [], pattern: null, outline: null };
   const data = (r.error.data ?? {}) as Record<string, Json>;
   const offset = typeof data.offset === 'number' ? data.offset : 0;
   const length = typeof data.length === 'number' ? data.length : 0;
@@ -243,7 +291,7 @@ export async function diagnose(transport: Transport, text: string, parameters?: 
     hint: r.error.hint,
     suggestions: Array.isArray(data.suggestions) ? (data.suggestions as string[]) : [],
   };
-  return { problems: [problem], pattern: null };
+  return { problems: [problem], pattern: null, outline: null };
 }
 
 /** Replaces `from..to` by a suggested name, quoted when the old text was a string. */

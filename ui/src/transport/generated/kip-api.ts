@@ -112,7 +112,57 @@ diagnostics: Array<Diagnostic>,
  * The WHERE block of a single FIND or DELETE as a diagram, when the
  * text parses (drawn by the console's query debugger as the user types).
  */
-pattern?: Pattern, };
+pattern?: Pattern, 
+/**
+ * Each command of the text, in source order: what it is, whether it
+ * writes and its placeholders. Empty when the text does not parse (the
+ * engine would then refuse to run it, so nothing can be written).
+ */
+outline: Array<CommandOutline>, };
+
+/**
+ * One command of a text, as the engine parsed it.
+ */
+export type CommandOutline = { kind: CommandKind, 
+/**
+ * Whether running the command changes the nexus (UPSERT, DELETE): an
+ * editor previews such a text with a dry run before it applies it.
+ */
+writes: boolean, 
+/**
+ * Where the command starts.
+ */
+from: TextPosition, 
+/**
+ * Where it ends (exclusive).
+ */
+to: TextPosition, 
+/**
+ * Every `:name` of the command, in source order, repeats included.
+ */
+placeholders: Array<Placeholder>, };
+
+/**
+ * What a command does.
+ */
+export type CommandKind = "query" | "write" | "meta";
+
+/**
+ * One `:name` placeholder, whose value comes from `parameters`.
+ */
+export type Placeholder = { 
+/**
+ * The name without the `:`.
+ */
+name: string, 
+/**
+ * Where the `:` is.
+ */
+from: TextPosition, 
+/**
+ * The end of the name (exclusive).
+ */
+to: TextPosition, };
 
 /**
  * One problem in a text, with the range an editor underlines.
