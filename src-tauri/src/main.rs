@@ -55,6 +55,9 @@ fn folders(db: Option<PathBuf>, capsules: Option<PathBuf>) -> anyhow::Result<(Pa
     ))
 }
 
+/// Who the shell writes as (the watcher's imports: `kip-explorer/watch`).
+const ORIGIN: &str = "kip-explorer";
+
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let (db, capsules) = folders(args.db, args.capsules)?;
@@ -70,7 +73,7 @@ fn main() -> anyhow::Result<()> {
         ])
         .setup(move |app| {
             let handle = app.handle().clone();
-            let host = watch::Host::new(handle.clone(), nexus.clone());
+            let host = watch::Host::new(handle.clone(), kip_api::Api::new(nexus.clone(), ORIGIN));
             app.manage(AppState { host: host.clone() });
             let window =
                 WebviewWindowBuilder::new(app, "main", WebviewUrl::App("index.html".into()))

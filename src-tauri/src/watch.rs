@@ -9,11 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use kip_api::{Api, WatchStatus};
 use kip_capsule::Watcher;
-use kip_nexus::Nexus;
 use tauri::{AppHandle, Emitter as _};
-
-/// Who the shell writes as (the watcher's imports: `kip-explorer/watch`).
-const ORIGIN: &str = "kip-explorer";
 
 struct Current {
     watcher: Option<Watcher>,
@@ -25,7 +21,8 @@ struct Current {
 #[derive(Clone)]
 pub struct Host {
     app: AppHandle,
-    nexus: Arc<Nexus>,
+    /// The API before any folder is watched: each watch starts from it.
+    base: Api,
     api: Arc<RwLock<Api>>,
     current: Arc<Mutex<Current>>,
 }
@@ -39,11 +36,11 @@ impl std::fmt::Debug for Host {
 }
 
 impl Host {
-    pub fn new(app: AppHandle, nexus: Arc<Nexus>) -> Host {
+    pub fn new(app: AppHandle, api: Api) -> Host {
         Host {
             app,
-            api: Arc::new(RwLock::new(Api::new(nexus.clone(), ORIGIN))),
-            nexus,
+            api: Arc::new(RwLock::new(api.clone())),
+            base: api,
             current: Arc::new(Mutex::new(Current {
                 watcher: None,
                 generation: 0,
@@ -78,12 +75,11 @@ impl Host {
             w.stop();
         }
         let me = self.clone();
-        let (api, started) =
-            Api::new(self.nexus.clone(), ORIGIN).watch_folder(dir, move |_, status| {
-                if me.lock().generation == generation {
-                    me.emit(status);
-                }
-            });
+        let (api, started) = self.base.watch_folder(dir, move |_, status| {
+            if me.lock().generation == generation {
+                me.emit(status);
+            }
+        });
         let mut current = self.lock();
         if current.generation == generation {
             *self.api.write().unwrap_or_else(|e| e.into_inner()) = api;

@@ -73,3 +73,29 @@ pub fn ensure(store: &Store) -> Result<u64> {
         })
         .map_err(|e| e.0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::CAPSULES;
+
+    /// The capsules are embedded from `capsules/genesis/`, outside this
+    /// crate: every file there is embedded, in name order, byte for byte, so
+    /// a capsule added or edited there cannot be missed by the engine.
+    #[test]
+    fn every_genesis_capsule_of_the_folder_is_embedded_as_it_is() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../capsules/genesis");
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .expect("capsules/genesis exists")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".kip"))
+            .collect();
+        files.sort();
+        let embedded: Vec<&str> = CAPSULES.iter().map(|(name, _)| *name).collect();
+        assert_eq!(files, embedded);
+        for (name, text) in CAPSULES {
+            let on_disk = std::fs::read_to_string(dir.join(name)).expect("readable");
+            assert_eq!(on_disk, text, "{name} differs from the embedded copy");
+        }
+    }
+}

@@ -18,7 +18,7 @@ use serde_json::Value as Json;
 pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub fn kip() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kip"))
+    Command::new(kip_e2e::kip_bin())
 }
 
 /// Runs `kip --db DB args…` to completion.

@@ -352,7 +352,7 @@ fn has_status(status: &Json, name: &str, wanted: &str) -> bool {
 fn capsules_folder_is_watched_and_reported_by_watch_status() {
     let db = tempfile::tempdir().expect("temp dir");
     let folder = tempfile::tempdir().expect("capsule dir");
-    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../capsules/examples");
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../capsules/examples");
     std::fs::copy(
         examples.join("10_medical_schema.kip"),
         folder.path().join("10_medical_schema.kip"),

@@ -4,7 +4,7 @@ use std::io::Write as _;
 use std::process::{Command, Output, Stdio};
 
 fn kip(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kip"))
+    let mut child = Command::new(kip_e2e::kip_bin())
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn kip(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kip"))
+    Command::new(kip_e2e::kip_bin())
         .arg("--db")
         .arg(db)
         .args(args)
@@ -23,7 +23,7 @@ fn json(out: &Output) -> serde_json::Value {
 }
 
 fn examples() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../capsules/examples")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../capsules/examples")
 }
 
 #[test]

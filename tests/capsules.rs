@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::Value as Json;
 
 fn kip(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kip"))
+    Command::new(kip_e2e::kip_bin())
         .arg("--db")
         .arg(db)
         .args(args)
@@ -28,7 +28,7 @@ fn lines(out: &Output) -> Vec<Json> {
 }
 
 fn examples() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../capsules/examples")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../capsules/examples")
 }
 
 fn s(p: &Path) -> &str {
@@ -217,7 +217,7 @@ fn watch_streams_events_for_files_dropped_in() {
     let db = dir.path().join("nexus");
     let folder = dir.path().join("capsules");
     std::fs::create_dir(&folder).expect("mkdir");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kip"))
+    let mut child = Command::new(kip_e2e::kip_bin())
         .arg("--db")
         .arg(&db)
         .args(["watch", s(&folder), "--debounce-ms", "200"])

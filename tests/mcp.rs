@@ -15,7 +15,7 @@ use serde_json::{Map, Value as Json, json};
 type Client = RunningService<RoleClient, ()>;
 
 async fn connect(db: &Path, extra: &[&str]) -> Client {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_kip"));
+    let mut command = tokio::process::Command::new(kip_e2e::kip_bin());
     command.arg("--db").arg(db).arg("mcp").args(extra);
     let (transport, _stderr) = TokioChildProcess::builder(command)
         .stderr(std::process::Stdio::inherit())

@@ -1,0 +1,443 @@
+//! The architecture's rules, checked rather than remembered (in the manner
+//! of rust-analyzer's tidy tests): which crate may depend on which, read
+//! from `cargo metadata`, and which module may name what, read from the
+//! sources. ARCHITECTURE.md states each rule; this file is its proof. A rule
+//! that must change is changed here and there together.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use kip_e2e::{metadata, workspace};
+use serde_json::Value as Json;
+
+/// Every workspace crate and the workspace crates it may depend on (normal
+/// dependencies). Layers point one way: language and storage at the bottom,
+/// the engine on both, files on the engine, the API on those, hosts on top.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("kip-lang", &[]),
+    ("kip-store", &[]),
+    ("kip-nexus", &["kip-lang", "kip-store"]),
+    ("kip-capsule", &["kip-lang", "kip-nexus"]),
+    ("kip-api", &["kip-lang", "kip-nexus", "kip-capsule"]),
+    (
+        "kip-cli",
+        &["kip-lang", "kip-nexus", "kip-capsule", "kip-api"],
+    ),
+    ("kip-explorer", &["kip-nexus", "kip-capsule", "kip-api"]),
+    ("kip-e2e", &[]),
+];
+
+/// Transport and host crates: only the binaries (and their tests) know them.
+const TRANSPORTS: &[&str] = &["tauri", "axum", "rmcp", "tokio", "tower-http", "hyper"];
+
+/// `(crate, external dependency)` pairs that may exist only there.
+const OWNERS: &[(&str, &str)] = &[
+    ("kip-store", "heed"),
+    ("kip-lang", "pest"),
+    ("kip-lang", "pest_derive"),
+];
+
+fn packages() -> BTreeMap<String, Json> {
+    let meta = metadata();
+    meta["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .map(|p| (p["name"].as_str().unwrap_or_default().to_owned(), p.clone()))
+        .collect()
+}
+
+/// A package's dependencies of one kind (`None` is normal, else `"dev"` or
+/// `"build"`), by name.
+fn deps(package: &Json, kind: Option<&str>) -> BTreeSet<String> {
+    package["dependencies"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|d| d["kind"].as_str() == kind)
+        .filter_map(|d| d["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn every_workspace_crate_is_in_the_layering() {
+    let known: BTreeSet<&str> = LAYERS.iter().map(|(name, _)| *name).collect();
+    let members: BTreeSet<String> = packages().into_keys().collect();
+    let members: BTreeSet<&str> = members.iter().map(String::as_str).collect();
+    assert_eq!(
+        members, known,
+        "a crate was added or removed: place it in LAYERS (and in ARCHITECTURE.md)"
+    );
+}
+
+#[test]
+fn crates_depend_only_on_the_layers_below_them() {
+    let packages = packages();
+    let workspace: BTreeSet<&str> = LAYERS.iter().map(|(name, _)| *name).collect();
+    for (name, allowed) in LAYERS {
+        let Some(package) = packages.get(*name) else {
+            continue;
+        };
+        let allowed: BTreeSet<&str> = allowed.iter().copied().collect();
+        let normal = deps(package, None);
+        let actual: BTreeSet<&str> = normal
+            .iter()
+            .map(String::as_str)
+            .filter(|d| workspace.contains(d))
+            .collect();
+        let extra: Vec<&&str> = actual.difference(&allowed).collect();
+        assert!(
+            extra.is_empty(),
+            "{name} depends on {extra:?}, which its layer may not use"
+        );
+        // Tests may reach further down (a test builds a nexus), never up.
+        for dev in deps(package, Some("dev")) {
+            if workspace.contains(dev.as_str()) && dev != *name {
+                assert!(
+                    allowed.contains(dev.as_str()),
+                    "{name}'s tests depend on {dev}, a crate above or beside it"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn no_layer_below_the_hosts_knows_a_transport() {
+    let packages = packages();
+    for library in [
+        "kip-lang",
+        "kip-store",
+        "kip-nexus",
+        "kip-capsule",
+        "kip-api",
+    ] {
+        let normal = deps(&packages[library], None);
+        for transport in TRANSPORTS {
+            assert!(
+                !normal.contains(*transport),
+                "{library} depends on {transport}: transports belong to kip-cli and src-tauri"
+            );
+        }
+    }
+}
+
+#[test]
+fn storage_and_parsing_libraries_have_one_owner_each() {
+    let packages = packages();
+    for (owner, dependency) in OWNERS {
+        for (name, package) in &packages {
+            if name != owner {
+                assert!(
+                    !deps(package, None).contains(*dependency),
+                    "{name} depends on {dependency}, which only {owner} may use"
+                );
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------ sources
+
+/// Every `.rs` file under `dir`, relative to the workspace.
+fn rust_files(dir: &str) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![workspace().join(dir)];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs")
+                && let Ok(text) = std::fs::read_to_string(&path)
+            {
+                let rel = path
+                    .strip_prefix(workspace())
+                    .map(Path::to_path_buf)
+                    .unwrap_or(path);
+                out.push((rel, text));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The code of a file with `//` comments and the contents of string
+/// literals removed (comments and messages may name anything; code may
+/// not). Good enough for the scans below, not a Rust lexer: a `"` inside a
+/// char literal is the one case it does not handle, and the scans do not
+/// meet it.
+fn code(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '/' if chars.peek() == Some(&'/') => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            'r' if chars.peek() == Some(&'#') => {
+                // A raw string r#"…"# (one or more #).
+                let mut hashes = 0;
+                while chars.peek() == Some(&'#') {
+                    chars.next();
+                    hashes += 1;
+                }
+                if chars.peek() != Some(&'"') {
+                    out.push('r');
+                    out.extend(std::iter::repeat_n('#', hashes));
+                    continue;
+                }
+                chars.next();
+                out.push_str("\"\"");
+                let mut run = None;
+                for c in chars.by_ref() {
+                    run = match (c, run) {
+                        ('"', _) => Some(0),
+                        ('#', Some(n)) => Some(n + 1),
+                        _ => None,
+                    };
+                    if run == Some(hashes) {
+                        break;
+                    }
+                }
+            }
+            '"' => {
+                out.push_str("\"\"");
+                let mut escaped = false;
+                for c in chars.by_ref() {
+                    match (c, escaped) {
+                        ('\\', false) => escaped = true,
+                        ('"', false) => break,
+                        _ => escaped = false,
+                    }
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+fn rel(path: &Path) -> String {
+    path.to_string_lossy().replace('\\', "/")
+}
+
+/// The names a file takes from `kip_store` (`kip_store::X`,
+/// `kip_store::{X, Y}`).
+fn store_names(code: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for (i, _) in code.match_indices("kip_store::") {
+        let rest = &code[i + "kip_store::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            names.extend(
+                group[..end]
+                    .split(',')
+                    .map(|n| n.trim().to_owned())
+                    .filter(|n| !n.is_empty()),
+            );
+        } else {
+            let end = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            names.push(rest[..end].to_owned());
+        }
+    }
+    names
+}
+
+/// Inside the engine, only these modules use the store's API: the read view
+/// (`graph.rs`), the writer (`kml/`), the text index (`search.rs`), the
+/// bootstrap (`genesis.rs`), the transactions (`run.rs`, `lib.rs`). The
+/// query planner and executor, META, explain and everything else see the
+/// graph through `graph::Graph` and may name only the id types.
+#[test]
+fn only_the_storage_facing_modules_of_the_engine_use_kip_store() {
+    let facing = [
+        "crates/kip-nexus/src/graph.rs",
+        "crates/kip-nexus/src/kml/",
+        "crates/kip-nexus/src/search.rs",
+        "crates/kip-nexus/src/genesis.rs",
+        "crates/kip-nexus/src/run.rs",
+        "crates/kip-nexus/src/lib.rs",
+    ];
+    let ids = ["ConceptId", "ElementId", "PropositionId"];
+    let mut offenders = Vec::new();
+    for (path, text) in rust_files("crates/kip-nexus/src") {
+        let p = rel(&path);
+        if facing.iter().any(|f| p.starts_with(f)) {
+            continue;
+        }
+        for name in store_names(&code(&text)) {
+            if !ids.contains(&name.as_str()) {
+                offenders.push(format!("{p}: kip_store::{name}"));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "use the store through graph::Graph (reads) or kml (writes): {offenders:#?}"
+    );
+}
+
+/// Nothing above the engine names `kip_store` at all (its ids are
+/// re-exported by `kip_nexus`).
+#[test]
+fn nothing_above_the_engine_names_kip_store() {
+    let mut offenders = Vec::new();
+    for dir in [
+        "crates/kip-capsule",
+        "crates/kip-api",
+        "crates/kip-cli",
+        "src-tauri/src",
+        "tests",
+    ] {
+        for (path, text) in rust_files(dir) {
+            if rel(&path) == "tests/tidy.rs" {
+                continue;
+            }
+            if code(&text).contains("kip_store") {
+                offenders.push(rel(&path));
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "{offenders:#?}");
+}
+
+/// `pest` is seen by the parser alone; `heed` by the store alone; `unsafe`
+/// only in the store's environment handling; `anyhow` only in binaries and
+/// tests.
+#[test]
+fn low_level_crates_stay_where_they_belong() {
+    let mut offenders = Vec::new();
+    for dir in ["crates", "src-tauri/src"] {
+        for (path, text) in rust_files(dir) {
+            let p = rel(&path);
+            let code = code(&text);
+            let is_test = p.contains("/tests/") || p.contains("/benches/");
+            if code.contains("pest::") && p != "crates/kip-lang/src/parser.rs" {
+                offenders.push(format!("{p}: pest"));
+            }
+            if code.contains("heed::") && !p.starts_with("crates/kip-store/") {
+                offenders.push(format!("{p}: heed"));
+            }
+            if code.contains("allow(unsafe_code)") && p != "crates/kip-store/src/env.rs" {
+                offenders.push(format!("{p}: unsafe"));
+            }
+            let library = [
+                "kip-lang",
+                "kip-store",
+                "kip-nexus",
+                "kip-capsule",
+                "kip-api",
+            ]
+            .iter()
+            .any(|c| p.starts_with(&format!("crates/{c}/src/")));
+            if library && !is_test && code.contains("anyhow") {
+                offenders.push(format!("{p}: anyhow in a library"));
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "{offenders:#?}");
+}
+
+/// Hosts go through `kip_api::Api`: in the binaries, only the module that
+/// opens the nexus (and the engine benchmark) names `kip_nexus::Nexus`.
+#[test]
+fn hosts_open_the_nexus_in_one_place_and_use_the_api() {
+    let allowed = [
+        "crates/kip-cli/src/db.rs",
+        "crates/kip-cli/src/bench.rs",
+        "src-tauri/src/main.rs",
+    ];
+    let mut offenders = Vec::new();
+    for dir in ["crates/kip-cli/src", "src-tauri/src"] {
+        for (path, text) in rust_files(dir) {
+            let p = rel(&path);
+            if allowed.contains(&p.as_str()) {
+                continue;
+            }
+            // Test modules may open a nexus to build a fixture.
+            let code = code(&text);
+            let code = code.split("#[cfg(test)]").next().unwrap_or_default();
+            if code.contains("Nexus") {
+                offenders.push(p);
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "{offenders:#?}");
+}
+
+/// Only `ui/src/transport/` imports `@tauri-apps/*`: the same UI runs in a
+/// browser over HTTP.
+#[test]
+fn only_the_ui_transport_knows_tauri() {
+    let mut offenders = Vec::new();
+    let mut stack = vec![workspace().join("ui/src")];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let p = rel(path.strip_prefix(workspace()).unwrap_or(&path));
+            if p.starts_with("ui/src/transport/") {
+                continue;
+            }
+            if std::fs::read_to_string(&path).is_ok_and(|t| t.contains("@tauri-apps/")) {
+                offenders.push(p);
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "{offenders:#?}");
+}
+
+/// Files embedded from outside a crate's folder (the Genesis capsules, the
+/// KIP reference) exist where the `include_str!` says, inside the
+/// repository.
+#[test]
+fn every_embedded_file_is_inside_the_repository() {
+    let mut seen = 0;
+    for dir in ["crates", "src-tauri/src"] {
+        for (path, text) in rust_files(dir) {
+            for (i, _) in text.match_indices("include_str!(\"") {
+                let rest = &text[i + "include_str!(\"".len()..];
+                let Some(end) = rest.find('"') else { continue };
+                let target = workspace()
+                    .join(&path)
+                    .parent()
+                    .map(|d| d.join(&rest[..end]))
+                    .unwrap_or_default();
+                let target = target.canonicalize().unwrap_or(target);
+                assert!(
+                    target.is_file(),
+                    "{}: {} is missing",
+                    rel(&path),
+                    target.display()
+                );
+                let root = workspace().canonicalize().expect("workspace");
+                assert!(
+                    target.starts_with(&root),
+                    "{}: {} is outside the repository",
+                    rel(&path),
+                    target.display()
+                );
+                seen += 1;
+            }
+        }
+    }
+    assert!(
+        seen >= 6,
+        "the Genesis capsules and the KIP reference are embedded"
+    );
+}
