@@ -169,39 +169,56 @@ pub fn bench(
     let nexus = Nexus::open(dir).map_err(|e| anyhow::anyhow!("{}", e.message))?;
     let mut report = serde_json::Map::new();
     if fresh {
-        run(&nexus, &schema_capsule())?;
-        let started = Instant::now();
-        for capsule in concept_capsules(per_type, 20_000) {
-            run(&nexus, &capsule)?;
-        }
-        let concept_secs = started.elapsed().as_secs_f64();
-        let mut rng = Rng(0x5EED_CAFE);
-        let capsules = link_capsules(per_type, propositions, 20_000, &mut rng);
-        let started = Instant::now();
-        for (i, capsule) in capsules.iter().enumerate() {
-            run(&nexus, capsule)?;
-            if (i + 1) % 5 == 0 {
-                eprintln!(
-                    "bench: imported {} of {} link capsules",
-                    i + 1,
-                    capsules.len()
-                );
-            }
-        }
-        let secs = started.elapsed().as_secs_f64();
-        report.insert(
-            "import".into(),
-            json!({
-                "concepts": per_type * TYPES.len() as u64,
-                "concept_seconds": concept_secs,
-                "propositions": propositions,
-                "proposition_seconds": secs,
-                "propositions_per_second": propositions as f64 / secs,
-            }),
-        );
+        report.insert("import".into(), import(&nexus, per_type, propositions)?);
     }
-    let mut rng = Rng(42);
-    let mut workloads: Vec<(&str, MakeQuery, f64)> = vec![
+    let table = measure(&nexus, workloads(per_type), iterations)?;
+    report.insert("workloads".into(), Json::Array(table));
+    if let Some(mb) = engine_memory_mb() {
+        report.insert("engine_memory_mb".into(), json!(mb));
+    }
+    report.insert(
+        "graph".into(),
+        json!({"concepts": per_type * TYPES.len() as u64, "propositions_requested": propositions}),
+    );
+    Ok(Json::Object(report))
+}
+
+/// Imports the generated graph (schema, concepts, then links) and says how
+/// fast.
+fn import(nexus: &Nexus, per_type: u64, propositions: u64) -> anyhow::Result<Json> {
+    run(nexus, &schema_capsule())?;
+    let started = Instant::now();
+    for capsule in concept_capsules(per_type, 20_000) {
+        run(nexus, &capsule)?;
+    }
+    let concept_secs = started.elapsed().as_secs_f64();
+    let mut rng = Rng(0x5EED_CAFE);
+    let capsules = link_capsules(per_type, propositions, 20_000, &mut rng);
+    let started = Instant::now();
+    for (i, capsule) in capsules.iter().enumerate() {
+        run(nexus, capsule)?;
+        if (i + 1) % 5 == 0 {
+            eprintln!(
+                "bench: imported {} of {} link capsules",
+                i + 1,
+                capsules.len()
+            );
+        }
+    }
+    let secs = started.elapsed().as_secs_f64();
+    Ok(json!({
+        "concepts": per_type * TYPES.len() as u64,
+        "concept_seconds": concept_secs,
+        "propositions": propositions,
+        "proposition_seconds": secs,
+        "propositions_per_second": propositions as f64 / secs,
+    }))
+}
+
+/// The measured workloads: a label, the query maker and the p50 budget in
+/// milliseconds (NaN where BRIEF §6 sets none).
+fn workloads(per_type: u64) -> Vec<(&'static str, MakeQuery, f64)> {
+    vec![
         (
             "one-hop FIND from a named concept",
             Box::new(move |r: &mut Rng| {
@@ -272,14 +289,24 @@ pub fn bench(
             }),
             f64::NAN,
         ),
-    ];
+    ]
+}
+
+/// Runs each workload `iterations` times and reports p50 / p95 against its
+/// budget.
+fn measure(
+    nexus: &Nexus,
+    mut workloads: Vec<(&'static str, MakeQuery, f64)>,
+    iterations: usize,
+) -> anyhow::Result<Vec<Json>> {
+    let mut rng = Rng(42);
     let mut table = Vec::new();
     for (label, make, budget) in &mut workloads {
         let mut times = Vec::with_capacity(iterations);
         for _ in 0..iterations {
             let text = make(&mut rng);
             let started = Instant::now();
-            run(&nexus, &text)?;
+            run(nexus, &text)?;
             times.push(started.elapsed().as_secs_f64() * 1000.0);
         }
         times.sort_by(f64::total_cmp);
@@ -293,27 +320,16 @@ pub fn bench(
             "within_budget": if budget.is_nan() { Json::Null } else { json!(p50 <= *budget) },
         }));
     }
-    report.insert("workloads".into(), Json::Array(table));
-    // Anonymous memory is what the engine itself holds; LMDB's pages are
-    // file-backed and are not counted.
-    if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
-        for line in status.lines() {
-            if let Some(kb) = line.strip_prefix("RssAnon:") {
-                let kb: f64 = kb
-                    .trim()
-                    .trim_end_matches("kB")
-                    .trim()
-                    .parse()
-                    .unwrap_or(0.0);
-                report.insert("engine_memory_mb".into(), json!((kb / 1024.0).round()));
-            }
-        }
-    }
-    report.insert(
-        "graph".into(),
-        json!({"concepts": per_type * TYPES.len() as u64, "propositions_requested": propositions}),
-    );
-    Ok(Json::Object(report))
+    Ok(table)
+}
+
+/// Anonymous memory is what the engine itself holds; LMDB's pages are
+/// file-backed and are not counted. `None` off Linux.
+fn engine_memory_mb() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb = status.lines().find_map(|l| l.strip_prefix("RssAnon:"))?;
+    let kb: f64 = kb.trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some((kb / 1024.0).round())
 }
 
 /// The report as a plain-text table.
