@@ -1244,3 +1244,88 @@ fn a_token_file_that_is_missing_or_empty_is_a_clear_error() {
         "--token and --token-file conflict"
     );
 }
+
+/// One request with a `Host` header and nothing else; the status, the head
+/// (lower case) and the body's bytes.
+fn fetch(port: u16, method: &str, path: &str) -> (u16, String, Vec<u8>) {
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream
+        .set_read_timeout(Some(common::READ_TIMEOUT))
+        .expect("timeout");
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send");
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).expect("read");
+    let split = answer
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a head");
+    let head = String::from_utf8_lossy(&answer[..split]).into_owned();
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status");
+    (
+        status,
+        head.to_ascii_lowercase(),
+        answer[split + 4..].to_vec(),
+    )
+}
+
+/// `kip` carries its web UI: a copy of the binary far from the repository,
+/// run in an empty folder, serves the whole UI (issue 15: `cargo install`
+/// or a release binary copied anywhere must not be UI-less).
+#[test]
+fn a_kip_binary_copied_anywhere_serves_its_built_in_web_ui() {
+    let away = tempfile::tempdir().expect("temp dir");
+    let program = away.path().join("kip");
+    std::fs::copy(kip_e2e::kip_bin(), &program).expect("copy kip");
+    let db = tempfile::tempdir().expect("temp dir");
+    let server =
+        common::Server::start_from(&program, away.path(), db.path(), &["--addr", "127.0.0.1:0"]);
+
+    let (status, head, body) = fetch(server.port, "GET", "/");
+    assert_eq!(status, 200, "{head}");
+    assert!(head.contains("content-type: text/html"), "{head}");
+    assert!(head.contains("cache-control: no-cache"), "{head}");
+    let index = String::from_utf8_lossy(&body).into_owned();
+    assert!(index.contains("<script"), "{index}");
+
+    // Every script and stylesheet the page names is served, with its type.
+    let assets: Vec<String> = index
+        .split(['"', '\''])
+        .filter_map(|s| s.strip_prefix('.').unwrap_or(s).strip_prefix("/assets/"))
+        .map(|name| format!("/assets/{name}"))
+        .collect();
+    assert!(!assets.is_empty(), "{index}");
+    for asset in &assets {
+        let (status, head, body) = fetch(server.port, "GET", asset);
+        assert_eq!(status, 200, "{asset}: {head}");
+        assert!(!body.is_empty(), "{asset}");
+        let expected = if asset.ends_with(".css") {
+            "text/css"
+        } else {
+            "text/javascript"
+        };
+        assert!(head.contains(expected), "{asset}: {head}");
+        assert!(head.contains("immutable"), "{asset}: {head}");
+    }
+
+    // The UI's own routes are the single page; HEAD has no body; the API
+    // is still the API; writes to the UI's files are refused.
+    let (status, _, body) = fetch(server.port, "GET", "/console/some/route");
+    assert_eq!(status, 200);
+    assert_eq!(String::from_utf8_lossy(&body), index);
+    let (status, head, body) = fetch(server.port, "HEAD", "/");
+    assert_eq!(status, 200, "{head}");
+    assert!(body.is_empty());
+    let (status, _) = server.get("/api/info");
+    assert_eq!(status, 200);
+    // (The request guard already refuses a body-less DELETE with 415.)
+    let (status, head, _) = fetch(server.port, "DELETE", "/index.html");
+    assert!((400..500).contains(&status), "{head}");
+}

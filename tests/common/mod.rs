@@ -41,7 +41,19 @@ pub struct Server {
 impl Server {
     /// Starts `kip --db DB serve ARGS…` and waits for its "listening on" line.
     pub fn start(db: &Path, args: &[&str]) -> Server {
-        let mut child = kip()
+        Server::spawn(kip(), db, args)
+    }
+
+    /// [`Server::start`] with the `kip` binary at `program`, run in `cwd`
+    /// (a copy of the binary away from the repository).
+    pub fn start_from(program: &Path, cwd: &Path, db: &Path, args: &[&str]) -> Server {
+        let mut command = Command::new(program);
+        command.current_dir(cwd);
+        Server::spawn(command, db, args)
+    }
+
+    fn spawn(mut command: Command, db: &Path, args: &[&str]) -> Server {
+        let mut child = command
             .arg("--db")
             .arg(db)
             .arg("serve")

@@ -114,7 +114,7 @@ enum Cmd {
         read_only: bool,
         #[command(flatten)]
         access: serve::Access,
-        /// The web UI's built files (default: ui/dist, when it exists).
+        /// Serve the web UI from this folder instead of the one built into kip (development).
         #[arg(long, value_name = "DIR")]
         ui: Option<PathBuf>,
         /// Watch a capsule folder (created if missing), as the desktop app does: import what it holds, then every capsule written or moved into it; the watch_status operation reports each file.

@@ -15,7 +15,8 @@
 //!   `change` per change-log entry (`id:` is its sequence number, so a
 //!   reconnecting `EventSource` resumes where it stopped), `reset` when the
 //!   client fell too far behind.
-//! - anything else — the files of the web UI (`ui/dist`) when present.
+//! - anything else — the web UI: built into the binary (`serve/ui.rs`), or a
+//!   folder given with `--ui`.
 //!
 //! With `--capsules DIR` the server also watches a capsule folder, as the
 //! desktop app does ([`kip_api::Api::watch_folder`]): `watch_status`
@@ -43,6 +44,7 @@
 //! This module only adapts HTTP to `kip_api::Api`; it holds no KIP logic.
 
 mod guard;
+mod ui;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -140,7 +142,8 @@ pub struct Options {
     pub addr: SocketAddr,
     pub read_only: bool,
     pub access: Access,
-    /// The web UI's folder; `None` looks for `ui/dist` (see [`ui_dir`]).
+    /// The web UI's folder; `None` serves the UI built into the binary
+    /// (see [`ui::Ui::choose`]).
     pub ui: Option<PathBuf>,
     /// The capsule folder to watch (created if missing); not with `read_only`.
     pub capsules: Option<PathBuf>,
@@ -170,7 +173,7 @@ pub fn run(api: Api, options: Options) -> anyhow::Result<ExitCode> {
         Some(dir) => watch_capsules(api, dir)?,
         None => (api, None),
     };
-    let ui = options.ui.or_else(ui_dir).filter(|d| d.is_dir());
+    let ui = ui::Ui::choose(options.ui);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -221,29 +224,12 @@ fn log_watch_event(event: &WatchEvent) {
     }
 }
 
-/// `ui/dist` in the current folder, or next to the workspace the binary was
-/// built in (`target/<profile>/kip` → `../../ui/dist`).
-fn ui_dir() -> Option<PathBuf> {
-    let mut candidates = vec![PathBuf::from("ui/dist")];
-    if let Ok(exe) = std::env::current_exe()
-        && let Some(root) = exe
-            .parent()
-            .and_then(|p| p.parent())
-            .and_then(|p| p.parent())
-    {
-        candidates.push(root.join("ui/dist"));
-    }
-    candidates
-        .into_iter()
-        .find(|d| d.join("index.html").is_file())
-}
-
 async fn serve(
     api: Api,
     addr: SocketAddr,
     token: Option<String>,
     allowed: guard::Allowed,
-    ui: Option<PathBuf>,
+    ui: ui::Ui,
 ) -> anyhow::Result<()> {
     // Bound first: the guard accepts the real port (not 0).
     let listener = tokio::net::TcpListener::bind(addr)
@@ -270,13 +256,7 @@ async fn serve(
         .route("/api/{operation}", post(operation_post).get(operation_get))
         .layer(middleware::from_fn_with_state(state.clone(), authorize));
     let mut app = guarded.with_state(state);
-    app = match &ui {
-        Some(dir) => app.fallback_service(
-            tower_http::services::ServeDir::new(dir)
-                .fallback(tower_http::services::ServeFile::new(dir.join("index.html"))),
-        ),
-        None => app.fallback(no_ui),
-    };
+    app = ui.serve(app);
     // Layered after the fallback, so the guard sees every request: the
     // API, the event stream and the web UI's files.
     let app = app
@@ -290,10 +270,7 @@ async fn serve(
         } else {
             "read-write"
         },
-        match &ui {
-            Some(d) => format!(", web UI from {}", d.display()),
-            None => ", no web UI built".to_owned(),
-        }
+        ui.describe()
     );
     // The one line on standard output: scripts and tests read the port from it.
     crate::out(&format!("listening on http://{local}\n"));
@@ -616,14 +593,6 @@ impl Feed {
             Err(e) => tracing::warn!("reading the change log failed: {e}"),
         }
     }
-}
-
-async fn no_ui() -> Response {
-    (
-        StatusCode::NOT_FOUND,
-        "KIP Explorer: the web UI is not built (run `npm ci --prefix ui && npm --prefix ui run build`). The API is at POST /api/kip, POST /kip and /api/<operation>.\n",
-    )
-        .into_response()
 }
 
 #[cfg(test)]
