@@ -15,6 +15,7 @@
 //! binary, built by cargo on first use (a package cannot name another
 //! package's binary with `CARGO_BIN_EXE_*`, so the tests ask cargo for it).
 
+use std::io::{BufRead as _, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -98,4 +99,17 @@ pub fn metadata() -> Json {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON")
+}
+
+/// Passes a child's log (its standard error) on to the test's own output,
+/// line by line, labelled with `who`. The thread inherits the test's output
+/// capture, so the log shows only when the test fails: the `WARN` lines a
+/// passing test provokes on purpose (a refused token, a broken capsule) do
+/// not read like failures in a green run.
+pub fn forward_log(stream: impl Read + Send + 'static, who: &'static str) {
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            eprintln!("[{who}] {line}");
+        }
+    });
 }

@@ -17,10 +17,20 @@ type Client = RunningService<RoleClient, ()>;
 async fn connect(db: &Path, extra: &[&str]) -> Client {
     let mut command = tokio::process::Command::new(kip_e2e::kip_bin());
     command.arg("--db").arg(db).arg("mcp").args(extra);
-    let (transport, _stderr) = TokioChildProcess::builder(command)
-        .stderr(std::process::Stdio::inherit())
+    let (transport, stderr) = TokioChildProcess::builder(command)
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("kip mcp starts");
+    // Shown only when the test fails (see `kip_e2e::forward_log`).
+    if let Some(stderr) = stderr {
+        tokio::spawn(async move {
+            use tokio::io::AsyncBufReadExt as _;
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                eprintln!("[kip mcp] {line}");
+            }
+        });
+    }
     ().serve(transport)
         .await
         .expect("the MCP session initializes")

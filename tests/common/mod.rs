@@ -60,9 +60,12 @@ impl Server {
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("kip serve starts");
+        if let Some(stderr) = child.stderr.take() {
+            kip_e2e::forward_log(stderr, "kip serve");
+        }
         let stdout = child.stdout.take().expect("stdout");
         let mut line = String::new();
         BufReader::new(stdout)
