@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's first command: installs what is missing, builds the web UI,
-# `kip` and the desktop app, puts the example capsules into the watched
-# folder, and opens KIP Explorer on the default nexus. With no display it
+# `kip` (installed on the PATH, see install_kip in env.sh) and the desktop
+# app, puts the example capsules into the watched folder, and opens KIP
+# Explorer on the default nexus. Each step says how long it took last time. With no display it
 # says so and serves the same UI in a browser through
 # `kip serve --capsules`, which watches the same folder as the app would.
 #
@@ -33,8 +34,7 @@ else
 fi
 source scripts/env.sh
 
-echo "==> building the web UI"
-./scripts/ui.sh build
+run_step "building the web UI" "about 1 min the first time" ./scripts/ui.sh build
 
 mkdir -p "$capsules"
 # The examples, once: never overwrite what a curator changed.
@@ -43,18 +43,21 @@ for f in capsules/examples/*; do
 done
 
 if has_display; then
-  echo "==> building KIP Explorer (release; the first build takes a few minutes)"
-  cargo build --release --locked -p kip-explorer --features custom-protocol
+  # One cargo run for both binaries: they share most of their dependencies.
+  run_step "building KIP Explorer and kip (release)" "about 6 min on 2 cores the first time, seconds after" \
+    cargo build --release --locked -p kip-explorer -p kip-cli --features kip-explorer/custom-protocol
+  install_kip target/release/kip
   echo "==> opening KIP Explorer (watching $capsules)"
   exec ./target/release/kip-explorer --capsules "$capsules" ${args[@]+"${args[@]}"}
 fi
 
-echo "==> building kip (release)"
-cargo build --release --locked -p kip-cli
+run_step "building kip (release)" "about 3 min on 2 cores the first time, seconds after" \
+  cargo build --release --locked -p kip-cli
+install_kip target/release/kip
 echo
 echo "No display is available (neither DISPLAY nor WAYLAND_DISPLAY is set), so the desktop"
 echo "window cannot open. Serving the same UI in a browser instead, watching $capsules"
 echo "(files written into it are imported; the Import view shows each file's status)."
 echo "Open the URL below in a browser; stop with Ctrl+C."
-exec ./target/release/kip serve --addr "${KIP_ADDR:-127.0.0.1:4840}" --ui ui/dist \
+exec ./target/release/kip serve --addr "${KIP_ADDR:-127.0.0.1:4840}" \
   --capsules "$capsules" ${args[@]+"${args[@]}"}

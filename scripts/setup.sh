@@ -37,12 +37,22 @@ for extra in "$@"; do
 done
 
 if [ ${#need_pkgs[@]} -gt 0 ]; then
-  echo "setup: installing ${need_pkgs[*]}"
+  echo "setup: installing ${#need_pkgs[@]} system package(s) with apt: ${need_pkgs[*]}"
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
+  # apt's hundreds of lines go to a log; the summary and, on failure, the
+  # log's end come here.
+  mkdir -p .tools/logs
+  log=.tools/logs/apt.log
+  started=$SECONDS
   # Duplicates (fonts named by two groups) are harmless to apt.
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}"
+  if ! { $sudo apt-get update -qq &&
+         DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}"; } >"$log" 2>&1; then
+    echo "setup: apt failed; the end of $log:" >&2
+    tail -n 30 "$log" >&2
+    exit 1
+  fi
+  echo "setup: apt installed them (and their dependencies: $(grep -c '^Setting up' "$log" || true) packages set up) in $((SECONDS - started)) s; full log in $log"
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then
