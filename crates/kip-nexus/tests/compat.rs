@@ -229,3 +229,61 @@ fn an_empty_capsule_still_runs_as_nothing() {
         .expect("an empty text runs");
     assert_eq!(out.result, json!([]));
 }
+
+// ---------------------------------------------------------------- fix 3: protected scope
+
+#[test]
+fn modifying_a_meta_type_was_allowed() {
+    let (_dir, nexus) = fixture();
+    for q in [
+        r#"UPSERT { CONCEPT { {type: "$ConceptType", name: "$ConceptType"} SET ATTRIBUTES { status: "hijacked" } } }"#,
+        r#"DELETE ATTRIBUTES {"description"} FROM ?t WHERE { ?t {type: "$ConceptType", name: "$ConceptType"} }"#,
+        r#"UPSERT { CONCEPT { {type: "$ConceptType", name: "$PropositionType"} } WITH METADATA { source: "me" } }"#,
+        r#"UPSERT { CONCEPT { {type: "$ConceptType", name: "Domain"} SET ATTRIBUTES { description: "x" } } }"#,
+        r#"UPSERT { CONCEPT { {type: "$PropositionType", name: "belongs_to_domain"} SET ATTRIBUTES { subject_types: ["Drug"] } } }"#,
+        r#"UPSERT { CONCEPT { {type: "Domain", name: "CoreSchema"} SET ATTRIBUTES { description: "mine" } } }"#,
+        r#"DELETE METADATA {"source"} FROM ?d WHERE { ?d {type: "Domain", name: "CoreSchema"} }"#,
+        r#"UPSERT { CONCEPT { {type: "Person", name: "$self"} SET ATTRIBUTES { core_directives: [] } } }"#,
+        r#"DELETE ATTRIBUTES {"core_directives"} FROM ?s WHERE { ?s {type: "Person", name: "$system"} }"#,
+        r#"DELETE CONCEPT ?t DETACH WHERE { ?t {type: "$ConceptType", name: "Domain"} }"#,
+    ] {
+        let e = err(&nexus, q);
+        assert_eq!(e["code"], "KIP_3004", "{q}\n{e:#}");
+    }
+    let r = ok(
+        &nexus,
+        r#"FIND(?t.attributes.status) WHERE { ?t {type: "$ConceptType", name: "$ConceptType"} }"#,
+    );
+    assert_eq!(r, json!([null]), "nothing was written");
+}
+
+#[test]
+fn ordinary_attributes_of_self_and_no_op_upserts_of_protected_nodes_stay_allowed() {
+    let (_dir, nexus) = fixture();
+    ok(
+        &nexus,
+        r#"UPSERT { CONCEPT { {type: "Person", name: "$self"} SET ATTRIBUTES { persona: "curious" } } }"#,
+    );
+    // Re-asserting a protected node as it is changes nothing, so it is no modification.
+    ok(
+        &nexus,
+        r#"UPSERT { CONCEPT { {type: "Domain", name: "CoreSchema"} } }"#,
+    );
+    // Links to protected nodes are not modifications of them.
+    ok(
+        &nexus,
+        r#"UPSERT { CONCEPT { {type: "$ConceptType", name: "Gadget"} SET ATTRIBUTES { description: "g" } SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "CoreSchema"}) } } }"#,
+    );
+}
+
+#[test]
+fn writing_or_deleting_a_reserved_metadata_key_was_not_a_constraint_violation() {
+    let (_dir, nexus) = fixture();
+    for q in [
+        r#"UPSERT { CONCEPT { {type: "Drug", name: "Aspirin"} } WITH METADATA { _version: 9 } }"#,
+        r#"UPSERT { CONCEPT { {type: "Drug", name: "Aspirin"} } WITH METADATA { _updated_at: "x" } }"#,
+        r#"DELETE METADATA {"_version"} FROM ?d WHERE { ?d {type: "Drug", name: "Aspirin"} }"#,
+    ] {
+        assert_eq!(err(&nexus, q)["code"], "KIP_2003", "{q}");
+    }
+}

@@ -122,18 +122,10 @@ impl Writer<'_, '_> {
         attributes: bool,
         span: Span,
     ) -> Result<bool> {
-        let Some(mut rec) = self.graph(|g| Ok(g.concept(id)?.map(|r| (*r).clone())))? else {
+        let Some(old) = self.graph(|g| Ok(g.concept(id)?.map(|r| (*r).clone())))? else {
             return Ok(false);
         };
-        if attributes && keys.iter().any(|k| k == "id") {
-            let ty = self.graph(|g| Ok(g.type_name(rec.type_id)?.to_string()))?;
-            if schema::has_immutable_id(&ty, &rec.name) {
-                return Err(
-                    schema::protected_error(&ty, &rec.name, "stripped of its `id`")
-                        .at(self.source, span),
-                );
-            }
-        }
+        let mut rec = old.clone();
         let map = if attributes {
             &mut rec.attributes
         } else {
@@ -146,6 +138,14 @@ impl Writer<'_, '_> {
         if map.len() == before {
             return Ok(false);
         }
+        let ty = self.graph(|g| Ok(g.type_name(rec.type_id)?.to_string()))?;
+        schema::check_modification(
+            &ty,
+            &rec.name,
+            (&old.attributes, &old.metadata),
+            (&rec.attributes, &rec.metadata),
+        )
+        .map_err(|e| e.at(self.source, span))?;
         rec.metadata.insert("_updated_at".into(), json!(self.now));
         self.store.update_concept(self.txn, id, &rec).kip()?;
         search::index_concept(self.store, self.txn, id, &rec)?;

@@ -47,6 +47,9 @@ pub struct Writer<'a, 't> {
     /// created together by [`Writer::flush_links`], in their order (so they
     /// get the ids one-by-one creation would give them).
     pending: PendingLinks,
+    /// Set only while Genesis bootstraps a new nexus: the foundation is
+    /// being laid, so the protected scope does not apply yet.
+    pub(crate) bootstrap: bool,
 }
 
 /// Links decided but not yet written (see [`Writer::flush_links`]).
@@ -85,10 +88,10 @@ struct WriterCache {
 
 fn reserved_key_error(key: &str, source: &str, span: Span) -> KipError {
     KipError::new(
-        ErrorCode::ImmutableTarget,
-        format!("'{key}' is reserved for the engine: keys starting with '_' cannot be written"),
+        ErrorCode::ConstraintViolation,
+        format!("'{key}' is reserved for the engine: metadata keys starting with '_' cannot be written or deleted"),
     )
-    .with_hint("The engine maintains _created_at and _updated_at itself; rename the key without the leading underscore.")
+    .with_hint("The engine maintains _version, _created_at, _updated_at, _merged_from and _score itself; rename the key without the leading underscore.")
     .at(source, span)
 }
 
@@ -121,6 +124,7 @@ impl<'a, 't> Writer<'a, 't> {
             stats: Stats::default(),
             cache: WriterCache::default(),
             pending: PendingLinks::default(),
+            bootstrap: false,
         }
     }
 

@@ -344,18 +344,19 @@ impl Writer<'_, '_> {
             .at(self.source, span));
         };
         let ty = self.graph(|g| Ok(g.type_name(old.type_id)?.to_string()))?;
-        if schema::has_immutable_id(&ty, &old.name)
-            && let (Some(new_id), Some(old_id)) = (attrs.get("id"), old.attributes.get("id"))
-            && new_id != old_id
-        {
-            return Err(
-                schema::protected_error(&ty, &old.name, "given a new `id`").at(self.source, span)
-            );
-        }
         let attributes = merged(&old.attributes, attrs);
         let mut metadata = merged(&old.metadata, meta);
         if attributes == old.attributes && metadata == old.metadata {
             return Ok(()); // a repeat: a true no-op, `_updated_at` included
+        }
+        if !self.bootstrap {
+            schema::check_modification(
+                &ty,
+                &old.name,
+                (&old.attributes, &old.metadata),
+                (&attributes, &metadata),
+            )
+            .map_err(|e| e.at(self.source, span))?;
         }
         metadata.insert("_updated_at".into(), json!(self.now));
         if ty == crate::graph::PROPOSITION_TYPE {
