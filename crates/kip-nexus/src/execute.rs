@@ -165,10 +165,10 @@ fn refuse_writes(one: &Parsed<'_>) -> Option<KipError> {
     Some(
         KipError::new(
             ErrorCode::ImmutableTarget,
-            "this endpoint is read-only: KML (UPSERT, DELETE) is refused",
+            "this endpoint is read-only: KML (UPSERT, UPDATE, MERGE, DELETE) is refused",
         )
         .with_hint(
-            "Use KQL (FIND) and META (DESCRIBE, SEARCH) here; send changes through execute_kip.",
+            "Use KQL (FIND) and META (DESCRIBE, SEARCH, EXPORT) here; send changes through execute_kip.",
         )
         .at(one.text, kml.span()),
     )

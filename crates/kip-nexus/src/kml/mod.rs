@@ -1,4 +1,4 @@
-//! KML: UPSERT and the four DELETE forms, inside the caller's write
+//! KML: UPSERT, UPDATE, MERGE and the four DELETE forms, inside the caller's write
 //! transaction (the caller commits, or aborts on error or dry run, so a
 //! command is atomic).
 //!
@@ -7,7 +7,8 @@
 //! index, per-domain counters and the DETACH cascade.
 //!
 //! This module holds the [`Writer`] with its per-command caches and the
-//! statistics; `upsert.rs` and `delete.rs` hold the two commands.
+//! statistics; `upsert.rs`, `update.rs`, `merge.rs` and `delete.rs` hold
+//! the commands.
 
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -22,6 +23,8 @@ pub use crate::stats::Stats;
 use crate::{schema, search};
 
 mod delete;
+mod merge;
+mod update;
 mod upsert;
 
 type Object = Map<String, Json>;
@@ -95,6 +98,12 @@ fn reserved_key_error(key: &str, source: &str, span: Span) -> KipError {
     .at(source, span)
 }
 
+/// An element's `_version` (RC9 §2.11.1): its mutation counter, 1 when it
+/// was created. A record written before versions existed counts as 1.
+pub fn version_of(meta: &Object) -> u64 {
+    meta.get("_version").and_then(Json::as_u64).unwrap_or(1)
+}
+
 fn json_object(obj: Option<&kip_lang::ast::Object>) -> Object {
     obj.and_then(kip_lang::ast::Object::to_json)
         .unwrap_or_default()
@@ -126,6 +135,22 @@ impl<'a, 't> Writer<'a, 't> {
             pending: PendingLinks::default(),
             bootstrap: false,
         }
+    }
+
+    /// The engine's metadata of a new element: `_version` 1, created and
+    /// updated now.
+    fn stamp_new(&self, meta: &mut Object) {
+        meta.insert("_version".into(), Json::from(1));
+        meta.insert("_created_at".into(), Json::from(self.now.as_str()));
+        meta.insert("_updated_at".into(), Json::from(self.now.as_str()));
+    }
+
+    /// The engine's metadata of an element that really changed: `_version`
+    /// one above the old record's, updated now. Callers only touch after
+    /// comparing, so a no-op leaves both untouched.
+    fn touch(&self, meta: &mut Object, old: &Object) {
+        meta.insert("_version".into(), Json::from(version_of(old) + 1));
+        meta.insert("_updated_at".into(), Json::from(self.now.as_str()));
     }
 
     /// The interned id of a concept type, if it has one.
