@@ -109,7 +109,7 @@ schema_checked: boolean,
  */
 diagnostics: Array<Diagnostic>, 
 /**
- * The WHERE block of a single FIND or DELETE as a diagram, when the
+ * The WHERE block of a single FIND, DELETE, UPDATE, MERGE or EXPORT as a diagram, when the
  * text parses (drawn by the console's query debugger as the user types).
  */
 pattern?: Pattern, 
