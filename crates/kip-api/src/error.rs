@@ -190,6 +190,7 @@ mod tests {
             (ErrorCode::Kip(KipCode::NotFound), "KIP_3002"),
             (ErrorCode::Kip(KipCode::DuplicateExists), "KIP_3003"),
             (ErrorCode::Kip(KipCode::ImmutableTarget), "KIP_3004"),
+            (ErrorCode::Kip(KipCode::VersionConflict), "KIP_3005"),
             (ErrorCode::Kip(KipCode::ExecutionTimeout), "KIP_4001"),
             (ErrorCode::Kip(KipCode::ResourceExhausted), "KIP_4002"),
             (ErrorCode::Kip(KipCode::InternalError), "KIP_4003"),

@@ -50,7 +50,9 @@ Three kinds of command:
 - KQL (recall): FIND(?d.name, ?d.attributes.risk_level) WHERE { ?d {type: "Drug"} (?d, "treats", {type: "Symptom", name: "Headache"}) } LIMIT 20
 - KML (learn): UPSERT { CONCEPT ?e { {type: "Event", name: :name} SET ATTRIBUTES { content_summary: :summary } } } WITH METADATA { source: "conversation", confidence: 0.9 }
   DELETE CONCEPT ?x DETACH WHERE { ?x {type: "Drug", name: "OldDrug"} } (also DELETE ATTRIBUTES / METADATA / PROPOSITIONS)
-- META (explore): DESCRIBE PRIMER | DESCRIBE DOMAINS | DESCRIBE CONCEPT TYPES | DESCRIBE CONCEPT TYPE "Drug" | DESCRIBE PROPOSITION TYPES | DESCRIBE PROPOSITION TYPE "treats" | SEARCH CONCEPT "aspirin" WITH TYPE "Drug" LIMIT 5
+  UPDATE ?p SET ATTRIBUTES { evidence_count: ADD(COALESCE(?p.attributes.evidence_count, 0), 1) } WHERE { ?p {type: "Preference", name: :name} } (bulk change of every match)
+  MERGE CONCEPT ?dup INTO ?keep WHERE { ?dup {type: "SkillTopic", name: "JS"} ?keep {type: "SkillTopic", name: "JavaScript"} } (fold a duplicate)
+- META (explore): DESCRIBE PRIMER | DESCRIBE DOMAINS | DESCRIBE CONCEPT TYPES | DESCRIBE CONCEPT TYPE "Drug" | DESCRIBE PROPOSITION TYPES | DESCRIBE PROPOSITION TYPE "treats" | SEARCH CONCEPT "aspirin" WITH TYPE "Drug" LIMIT 5 | EXPORT ?n WHERE { ?n {type: "Drug"} } LIMIT 100
 
 How to work:
 1. Start with DESCRIBE PRIMER: who you are ($self) and what the memory holds (domains, types, predicates).
@@ -59,9 +61,9 @@ How to work:
 4. Before writing a new kind of thing, define it: UPSERT a {type: "$ConceptType", name: "NewType"} or {type: "$PropositionType", name: "new_predicate"} node first (see DESCRIBE CONCEPT TYPE "$ConceptType").
 5. Use `dry_run: true` to preview a KML change without writing it.
 
-Response: {"result": ...} on success (FIND is columnar: one array per FIND expression; with exactly one expression, that array itself), with "next_cursor" when more rows exist (send `CURSOR "<next_cursor>"` with the same query); or {"error": {"code", "message", "hint", "data"}}. On an error, read `hint` and fix the command: KIP_1001 syntax (data.line, data.column point at it), KIP_2001 unknown type or predicate (see data.suggestions, run DESCRIBE), KIP_3001 undefined variable or missing parameter, KIP_3002 not found (SEARCH first), KIP_3004 protected or read-only (do not retry). Read the resource kip://docs/syntax-reference for the full syntax."#;
+Response: {"result": ...} on success (FIND is columnar: one array per FIND expression; with exactly one expression, that array itself), with "next_cursor" when more rows exist (send `CURSOR "<next_cursor>"` with the same query); or {"error": {"code", "message", "hint", "data"}}. On an error, read `hint` and fix the command: KIP_1001 syntax (data.line, data.column point at it), KIP_2001 unknown type or predicate (see data.suggestions, run DESCRIBE), KIP_3001 undefined variable or missing parameter, KIP_3002 not found (SEARCH first), KIP_3004 protected or read-only (do not retry), KIP_3005 an EXPECT VERSION guard failed (re-read, re-apply, retry). Read the resource kip://docs/syntax-reference for the full syntax."#;
 
-const EXECUTE_KIP_READONLY: &str = r#"Execute KIP read commands against the Cognitive Nexus (your long-term memory) without any risk of changing it: KQL (FIND) and META (DESCRIBE, SEARCH) only. Any UPSERT or DELETE in the request is refused with error KIP_3004 before anything runs; use execute_kip to write.
+const EXECUTE_KIP_READONLY: &str = r#"Execute KIP read commands against the Cognitive Nexus (your long-term memory) without any risk of changing it: KQL (FIND) and META (DESCRIBE, SEARCH, EXPORT) only. Any UPSERT, UPDATE, MERGE or DELETE in the request is refused with error KIP_3004 before anything runs; use execute_kip to write.
 
 Same arguments and response as execute_kip. Typical use: DESCRIBE PRIMER at the start of a session, SEARCH CONCEPT "term" to find exact names, then FIND(...) WHERE {...} to recall facts. Read the resource kip://docs/syntax-reference for the full syntax."#;
 
@@ -259,6 +261,10 @@ mod tests {
             "deleted_propositions",
             "_type",
             "dry_run",
+            "links_repointed",
+            "\"updated\": n",
+            "\"capsule\"",
+            "_version",
         ] {
             assert!(
                 KIP_REFERENCE.contains(needle),
@@ -276,6 +282,9 @@ mod tests {
             r#"DELETE CONCEPT ?x DETACH WHERE { ?x {type: "Drug", name: "OldDrug"} }"#,
             r#"SEARCH CONCEPT "aspirin" WITH TYPE "Drug" LIMIT 5"#,
             r#"DESCRIBE PROPOSITION TYPE "treats""#,
+            r#"UPDATE ?p SET ATTRIBUTES { evidence_count: ADD(COALESCE(?p.attributes.evidence_count, 0), 1) } WHERE { ?p {type: "Preference", name: :name} }"#,
+            r#"MERGE CONCEPT ?dup INTO ?keep WHERE { ?dup {type: "SkillTopic", name: "JS"} ?keep {type: "SkillTopic", name: "JavaScript"} }"#,
+            r#"EXPORT ?n WHERE { ?n {type: "Drug"} } LIMIT 100"#,
         ] {
             assert!(
                 EXECUTE_KIP.contains(example),

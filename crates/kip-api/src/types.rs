@@ -215,7 +215,7 @@ pub struct ValidateResponse {
     pub schema_checked: bool,
     /// In source order.
     pub diagnostics: Vec<Diagnostic>,
-    /// The WHERE block of a single FIND or DELETE as a diagram, when the
+    /// The WHERE block of a single FIND, DELETE, UPDATE, MERGE or EXPORT as a diagram, when the
     /// text parses (drawn by the console's query debugger as the user types).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, ts(optional, type = "Pattern"))]

@@ -64,11 +64,15 @@ fn outline(text: &str, command: &Command) -> CommandOutline {
     }
 }
 
-/// The diagram of the WHERE block of a text that is one FIND or DELETE.
+/// The diagram of the WHERE block of a text that is one command with one:
+/// FIND, DELETE, UPDATE, MERGE or EXPORT.
 fn diagram(text: &str, commands: &[Command]) -> Option<Json> {
     let group = match commands {
         [Command::Find(q)] => &q.where_,
         [Command::Delete(d)] => &d.where_,
+        [Command::Update(u)] => &u.where_,
+        [Command::Merge(m)] => &m.where_,
+        [Command::Export(e)] => &e.where_,
         _ => return None,
     };
     serde_json::to_value(kip_nexus::outline(text, group)).ok()

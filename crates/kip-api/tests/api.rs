@@ -717,3 +717,24 @@ fn watch_folder_reports_why_it_cannot_watch() {
         "{status:?}"
     );
 }
+
+/// RC9–RC10: UPDATE and MERGE are writes, EXPORT is a read (META); each
+/// has a WHERE block, so `validate` draws it.
+#[test]
+fn validate_outlines_update_and_merge_as_writes_and_export_as_meta_with_diagrams() {
+    use kip_api::CommandKind::{Meta, Write};
+    let (_dir, api) = fixture();
+    let update = r#"UPDATE ?d SET ATTRIBUTES { n: ADD(COALESCE(?d.attributes.n, 0), :step) } WHERE { ?d {type: "Drug"} }"#;
+    let merge = r#"MERGE CONCEPT ?a INTO ?b WHERE { ?a {type: "Drug", name: "A"} ?b {type: "Drug", name: "B"} }"#;
+    let export = r#"EXPORT ?d WHERE { ?d {type: "Drug"} } LIMIT 5"#;
+    let r = validate(&api, &format!("{update}\n{merge}\n{export}"), None);
+    assert!(r.ok, "{r:#?}");
+    let kinds: Vec<_> = r.outline.iter().map(|c| (c.kind, c.writes)).collect();
+    assert_eq!(kinds, [(Write, true), (Write, true), (Meta, false)]);
+    assert_eq!(r.outline[0].placeholders[0].name, "step");
+    for text in [update, merge, export] {
+        let p = validate(&api, text, None).pattern;
+        let p = p.unwrap_or_else(|| panic!("a diagram for {text}"));
+        assert_eq!(p["nodes"][0]["type"], "Drug", "{text}");
+    }
+}

@@ -469,6 +469,7 @@ fn concept_block(
             ty: text(ty, ty_loc),
             name: text(name, loc),
         },
+        expect_version: None,
         attributes: object(attrs, span),
         propositions: None,
         metadata: object(meta, span),
@@ -487,6 +488,7 @@ fn proposition_block(
     UpsertItem::Proposition(PropositionBlock {
         handle: None,
         matcher: PropositionMatcher::Triple(Box::new(link_triple(link))),
+        expect_version: None,
         attributes: object(attrs, span),
         metadata: object(meta, span),
         body: span,

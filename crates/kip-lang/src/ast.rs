@@ -1,4 +1,6 @@
-//! The typed, spanned syntax tree of KIP v1.0-RC2.
+//! The typed, spanned syntax tree of KIP v1.0-RC2 and the later additions
+//! accepted as a compatible superset (RC9–RC10: `UPDATE`, `MERGE`,
+//! `EXPECT VERSION`, `EXPORT`, `SEARCH … MODE / THRESHOLD`).
 //!
 //! Every node that a later error may need to point at carries a [`Span`].
 //! Spans are positions, not meaning: two spans always compare equal, so that
@@ -154,9 +156,15 @@ impl Object {
 pub enum Command {
     Find(FindQuery),
     Upsert(Upsert),
+    /// RC9: pattern-matched bulk mutation.
+    Update(Update),
+    /// RC9: atomic consolidation of two concepts.
+    Merge(Merge),
     Delete(Delete),
     Describe(Describe),
     Search(Search),
+    /// RC9: a matched subgraph as a capsule (META, read-only).
+    Export(Export),
 }
 
 impl Command {
@@ -164,9 +172,12 @@ impl Command {
         match self {
             Command::Find(q) => q.span,
             Command::Upsert(u) => u.span,
+            Command::Update(u) => u.span,
+            Command::Merge(m) => m.span,
             Command::Delete(d) => d.span,
             Command::Describe(d) => d.span,
             Command::Search(s) => s.span,
+            Command::Export(e) => e.span,
         }
     }
 
@@ -174,8 +185,10 @@ impl Command {
     pub fn kind(&self) -> CommandKind {
         match self {
             Command::Find(_) => CommandKind::Kql,
-            Command::Upsert(_) | Command::Delete(_) => CommandKind::Kml,
-            Command::Describe(_) | Command::Search(_) => CommandKind::Meta,
+            Command::Upsert(_) | Command::Update(_) | Command::Merge(_) | Command::Delete(_) => {
+                CommandKind::Kml
+            }
+            Command::Describe(_) | Command::Search(_) | Command::Export(_) => CommandKind::Meta,
         }
     }
 }
@@ -544,6 +557,9 @@ pub struct ConceptBlock {
     pub handle: Option<Var>,
     /// `{type, name}` (match or create) or `{id}` (match only).
     pub matcher: ConceptMatcher,
+    /// `EXPECT VERSION n` (RC9): the block runs only if the concept's
+    /// `_version` is `n`; `0` means it must not exist yet.
+    pub expect_version: Option<Arg<u64>>,
     pub attributes: Option<Object>,
     pub propositions: Option<Vec<SetProposition>>,
     pub metadata: Option<Object>,
@@ -566,10 +582,108 @@ pub struct SetProposition {
 pub struct PropositionBlock {
     pub handle: Option<Var>,
     pub matcher: PropositionMatcher,
+    /// `EXPECT VERSION n` (RC9), as for a concept block.
+    pub expect_version: Option<Arg<u64>>,
     pub attributes: Option<Object>,
     pub metadata: Option<Object>,
     /// From `{` to `}`, without the trailing WITH METADATA.
     pub body: Span,
+    pub span: Span,
+}
+
+/// `UPDATE ?target SET ATTRIBUTES {…} SET METADATA {…} WHERE {…} [LIMIT n]`
+/// (RC9 §4.3). At least one SET is present.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Update {
+    pub target: Var,
+    pub attributes: Option<UpdateObject>,
+    pub metadata: Option<UpdateObject>,
+    pub where_: Group,
+    pub limit: Option<Arg<u64>>,
+    pub span: Span,
+}
+
+/// The object of an UPDATE's SET: keys with values or update expressions.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct UpdateObject {
+    pub members: Vec<(String, UpdateValue)>,
+    pub span: Span,
+}
+
+/// A value of an UPDATE's SET, or an operand of an update expression.
+#[derive(Clone, Debug, PartialEq)]
+pub enum UpdateValue {
+    /// A JSON value (or placeholder), written as is.
+    Value(Value, Span),
+    /// A dot path on the UPDATE's own target (only as an operand).
+    Path(DotPath),
+    /// `ADD(…)`, `MUL(…)`, `CLAMP(…)`, `COALESCE(…)`.
+    Call(UpdateCall),
+}
+
+impl UpdateValue {
+    pub fn span(&self) -> Span {
+        match self {
+            UpdateValue::Value(_, span) => *span,
+            UpdateValue::Path(p) => p.span,
+            UpdateValue::Call(c) => c.span,
+        }
+    }
+}
+
+/// An update expression, computed per element from its own state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UpdateCall {
+    pub func: UpdateFunc,
+    pub args: Vec<UpdateValue>,
+    pub span: Span,
+}
+
+/// The update expressions of RC9 §4.3.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UpdateFunc {
+    Add,
+    Mul,
+    Clamp,
+    Coalesce,
+}
+
+impl UpdateFunc {
+    pub const ALL: [UpdateFunc; 4] = [
+        UpdateFunc::Add,
+        UpdateFunc::Mul,
+        UpdateFunc::Clamp,
+        UpdateFunc::Coalesce,
+    ];
+
+    pub fn keyword(self) -> &'static str {
+        match self {
+            UpdateFunc::Add => "ADD",
+            UpdateFunc::Mul => "MUL",
+            UpdateFunc::Clamp => "CLAMP",
+            UpdateFunc::Coalesce => "COALESCE",
+        }
+    }
+
+    pub fn from_keyword(s: &str) -> Option<UpdateFunc> {
+        UpdateFunc::ALL.into_iter().find(|f| f.keyword() == s)
+    }
+
+    /// How many arguments the expression takes.
+    pub fn arity(self) -> usize {
+        match self {
+            UpdateFunc::Clamp => 3,
+            _ => 2,
+        }
+    }
+}
+
+/// `MERGE CONCEPT ?source INTO ?target WHERE {…}` (RC9 §4.4).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Merge {
+    pub source: Var,
+    pub target: Var,
+    pub where_: Group,
     pub span: Span,
 }
 
@@ -615,13 +729,30 @@ pub enum DescribeTarget {
     PropositionType(Arg<String>),
 }
 
-/// `SEARCH CONCEPT|PROPOSITION "term" [WITH TYPE "T"] [LIMIT n]`.
+/// `SEARCH CONCEPT|PROPOSITION "term" [WITH TYPE "T"] [MODE "m"] [THRESHOLD x] [LIMIT n]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Search {
     pub target: SearchTarget,
     pub term: Arg<String>,
     pub with_type: Option<Arg<String>>,
+    /// `MODE "keyword" | "semantic" | "hybrid"` (RC9).
+    pub mode: Option<Arg<String>>,
+    /// `THRESHOLD x` (RC9): a number, or a placeholder until bound.
+    pub threshold: Option<Value>,
     pub limit: Option<Arg<u64>>,
+    pub span: Span,
+}
+
+/// The retrieval modes of `SEARCH … MODE` (RC9 §5.2.1).
+pub const SEARCH_MODES: [&str; 3] = ["keyword", "semantic", "hybrid"];
+
+/// `EXPORT ?target WHERE {…} [LIMIT n] [CURSOR "…"]` (RC9 §5.3).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Export {
+    pub target: Var,
+    pub where_: Group,
+    pub limit: Option<Arg<u64>>,
+    pub cursor: Option<Arg<String>>,
     pub span: Span,
 }
 

@@ -236,6 +236,9 @@ fn walk_command(command: &mut Command, v: &mut impl ParamVisitor) {
                 match item {
                     UpsertItem::Concept(c) => {
                         walk_concept(&mut c.matcher, v);
+                        if let Some(n) = &mut c.expect_version {
+                            v.count(n);
+                        }
                         walk_object(&mut c.attributes, v);
                         for entry in c.propositions.iter_mut().flatten() {
                             v.text(&mut entry.predicate);
@@ -246,6 +249,9 @@ fn walk_command(command: &mut Command, v: &mut impl ParamVisitor) {
                     }
                     UpsertItem::Proposition(p) => {
                         walk_proposition(&mut p.matcher, v);
+                        if let Some(n) = &mut p.expect_version {
+                            v.count(n);
+                        }
                         walk_object(&mut p.attributes, v);
                         walk_object(&mut p.metadata, v);
                     }
@@ -284,10 +290,46 @@ fn walk_command(command: &mut Command, v: &mut impl ParamVisitor) {
             if let Some(t) = &mut s.with_type {
                 v.text(t);
             }
+            if let Some(m) = &mut s.mode {
+                v.text(m);
+            }
+            if let Some(t) = &mut s.threshold {
+                v.value(t);
+            }
             if let Some(limit) = &mut s.limit {
                 v.count(limit);
             }
         }
+        Command::Update(u) => {
+            for object in [&mut u.attributes, &mut u.metadata].into_iter().flatten() {
+                object
+                    .members
+                    .iter_mut()
+                    .for_each(|(_, val)| walk_update_value(val, v));
+            }
+            walk_group(&mut u.where_, v);
+            if let Some(limit) = &mut u.limit {
+                v.count(limit);
+            }
+        }
+        Command::Merge(m) => walk_group(&mut m.where_, v),
+        Command::Export(e) => {
+            walk_group(&mut e.where_, v);
+            if let Some(limit) = &mut e.limit {
+                v.count(limit);
+            }
+            if let Some(cursor) = &mut e.cursor {
+                v.text(cursor);
+            }
+        }
+    }
+}
+
+fn walk_update_value(value: &mut UpdateValue, v: &mut impl ParamVisitor) {
+    match value {
+        UpdateValue::Value(val, _) => v.value(val),
+        UpdateValue::Path(_) => {}
+        UpdateValue::Call(c) => c.args.iter_mut().for_each(|a| walk_update_value(a, v)),
     }
 }
 

@@ -1,4 +1,5 @@
-//! KIP's error model: the closed set of codes of seed 001's appendix 4 and the
+//! KIP's error model: the closed set of codes of seed 001's appendix 4 (plus
+//! RC9's `KIP_3005` VersionConflict, RC2's numbering kept) and the
 //! `{code, message, hint, data}` object every face of KIP Explorer returns.
 //!
 //! The UI and agents match on [`ErrorCode`], never on message text. Position
@@ -49,6 +50,10 @@ pub enum ErrorCode {
     /// KIP_3004: the target is protected.
     #[serde(rename = "KIP_3004")]
     ImmutableTarget,
+    /// KIP_3005 (RC9): an `EXPECT VERSION` guard did not match the
+    /// element's current `_version`; the whole UPSERT was aborted.
+    #[serde(rename = "KIP_3005")]
+    VersionConflict,
     /// KIP_4001: the query exceeded its time or work budget.
     #[serde(rename = "KIP_4001")]
     ExecutionTimeout,
@@ -61,7 +66,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 14] = [
+    pub const ALL: [ErrorCode; 15] = [
         ErrorCode::InvalidSyntax,
         ErrorCode::InvalidIdentifier,
         ErrorCode::UnsupportedVersion,
@@ -73,6 +78,7 @@ impl ErrorCode {
         ErrorCode::NotFound,
         ErrorCode::DuplicateExists,
         ErrorCode::ImmutableTarget,
+        ErrorCode::VersionConflict,
         ErrorCode::ExecutionTimeout,
         ErrorCode::ResourceExhausted,
         ErrorCode::InternalError,
@@ -92,6 +98,7 @@ impl ErrorCode {
             ErrorCode::NotFound => "KIP_3002",
             ErrorCode::DuplicateExists => "KIP_3003",
             ErrorCode::ImmutableTarget => "KIP_3004",
+            ErrorCode::VersionConflict => "KIP_3005",
             ErrorCode::ExecutionTimeout => "KIP_4001",
             ErrorCode::ResourceExhausted => "KIP_4002",
             ErrorCode::InternalError => "KIP_4003",
@@ -112,6 +119,7 @@ impl ErrorCode {
             ErrorCode::NotFound => "NotFound",
             ErrorCode::DuplicateExists => "DuplicateExists",
             ErrorCode::ImmutableTarget => "ImmutableTarget",
+            ErrorCode::VersionConflict => "VersionConflict",
             ErrorCode::ExecutionTimeout => "ExecutionTimeout",
             ErrorCode::ResourceExhausted => "ResourceExhausted",
             ErrorCode::InternalError => "InternalError",
@@ -146,6 +154,9 @@ impl ErrorCode {
             ErrorCode::DuplicateExists => "If you meant to update, use UPSERT.",
             ErrorCode::ImmutableTarget => {
                 "Do not modify or delete system meta-definitions or core identity nodes."
+            }
+            ErrorCode::VersionConflict => {
+                "Re-read the element to get its fresh _version and current value, re-apply your change in memory, then retry the guarded write. Never blindly retry with the stale version."
             }
             ErrorCode::ExecutionTimeout => {
                 "Simplify the query: fewer UNIONs, a lower LIMIT, fewer hops or regular expressions."

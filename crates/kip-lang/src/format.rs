@@ -197,6 +197,19 @@ impl<'c> Printer<'c> {
         match command {
             Command::Find(q) => self.find(q),
             Command::Upsert(u) => self.upsert(u),
+            Command::Update(u) => self.update(u),
+            Command::Merge(m) => {
+                self.line(&format!(
+                    "MERGE CONCEPT ?{} INTO ?{}",
+                    m.source.name, m.target.name
+                ));
+                self.block("WHERE", &m.where_);
+            }
+            Command::Export(e) => {
+                self.line(&format!("EXPORT ?{}", e.target.name));
+                self.block("WHERE", &e.where_);
+                self.limit_cursor(e.limit.as_ref(), e.cursor.as_ref());
+            }
             Command::Delete(d) => self.delete(d),
             Command::Describe(d) => {
                 self.flush(d.span.end);
@@ -231,6 +244,12 @@ impl<'c> Printer<'c> {
                 let mut s = format!("SEARCH {target} {}", text(&search.term));
                 if let Some(t) = &search.with_type {
                     let _ = write!(s, " WITH TYPE {}", text(t));
+                }
+                if let Some(m) = &search.mode {
+                    let _ = write!(s, " MODE {}", text(m));
+                }
+                if let Some(t) = &search.threshold {
+                    let _ = write!(s, " THRESHOLD {}", value_inline(t));
                 }
                 if let Some(limit) = &search.limit {
                     let _ = write!(s, " LIMIT {}", count(limit));
@@ -275,16 +294,39 @@ impl<'c> Printer<'c> {
                 .collect();
             self.line(&format!("ORDER BY {}", keys.join(", ")));
         }
-        if let Some(limit) = &q.limit {
+        self.limit_cursor(q.limit.as_ref(), q.cursor.as_ref());
+    }
+
+    /// `LIMIT n` and `CURSOR "…"` lines, each when present.
+    fn limit_cursor(&mut self, limit: Option<&Arg<u64>>, cursor: Option<&Arg<String>>) {
+        if let Some(limit) = limit {
             self.flush(limit.span().end);
             self.line(&format!("LIMIT {}", count(limit)));
             self.printed(limit.span().end);
         }
-        if let Some(cursor) = &q.cursor {
+        if let Some(cursor) = cursor {
             self.flush(cursor.span().end);
             self.line(&format!("CURSOR {}", text(cursor)));
             self.printed(cursor.span().end);
         }
+    }
+
+    /// `UPDATE ?t`, its SETs (attributes first), the WHERE block, `LIMIT`.
+    fn update(&mut self, u: &Update) {
+        self.line(&format!("UPDATE ?{}", u.target.name));
+        for (head, object) in [
+            ("SET ATTRIBUTES ", &u.attributes),
+            ("SET METADATA ", &u.metadata),
+        ] {
+            if let Some(o) = object {
+                self.flush(o.span.end);
+                let value = update_object_text(o, self.width_left().saturating_sub(head.len()));
+                self.lines(&format!("{head}{value}"));
+                self.printed(o.span.end);
+            }
+        }
+        self.block("WHERE", &u.where_);
+        self.limit_cursor(u.limit.as_ref(), None);
     }
 
     /// `<head> {`, the group's items, `}`.
@@ -376,6 +418,7 @@ impl<'c> Printer<'c> {
         self.line(&format!("CONCEPT{handle} {{"));
         self.depth += 1;
         self.line(&concept_matcher(&c.matcher));
+        self.expect_version(c.expect_version.as_ref());
         if let Some(attrs) = &c.attributes {
             self.set_attributes(attrs);
         }
@@ -412,6 +455,7 @@ impl<'c> Printer<'c> {
         self.line(&format!("PROPOSITION{handle} {{"));
         self.depth += 1;
         self.line(&proposition_matcher(&p.matcher));
+        self.expect_version(p.expect_version.as_ref());
         if let Some(attrs) = &p.attributes {
             self.set_attributes(attrs);
         }
@@ -420,6 +464,14 @@ impl<'c> Printer<'c> {
         self.line("}");
         self.printed(p.body.end);
         self.with_metadata(p.metadata.as_ref());
+    }
+
+    fn expect_version(&mut self, version: Option<&Arg<u64>>) {
+        if let Some(v) = version {
+            self.flush(v.span().end);
+            self.line(&format!("EXPECT VERSION {}", count(v)));
+            self.printed(v.span().end);
+        }
     }
 
     fn set_attributes(&mut self, attrs: &Object) {
@@ -646,6 +698,51 @@ fn value_text(v: &Value, width: usize, depth: usize) -> String {
             s
         }
         _ => inline,
+    }
+}
+
+/// The object of an UPDATE's SET: on one line if it fits in `width`, else
+/// one member per line (plain values expanded as [`value_text`] does).
+fn update_object_text(object: &UpdateObject, width: usize) -> String {
+    let members: Vec<String> = object
+        .members
+        .iter()
+        .map(|(k, v)| format!("{}: {}", key(k), update_value_inline(v)))
+        .collect();
+    let inline = if members.is_empty() {
+        "{}".to_owned()
+    } else {
+        format!("{{{}}}", members.join(", "))
+    };
+    if inline.len() <= width || object.members.is_empty() {
+        return inline;
+    }
+    let inner_width = width.saturating_sub(INDENT.len());
+    let mut s = String::from("{\n");
+    let n = object.members.len();
+    for (i, (k, v)) in object.members.iter().enumerate() {
+        let k = key(k);
+        let v = match v {
+            UpdateValue::Value(value, _) => {
+                value_text(value, inner_width.saturating_sub(k.len() + 3), 1)
+            }
+            other => update_value_inline(other),
+        };
+        let sep = if i + 1 < n { "," } else { "" };
+        let _ = writeln!(s, "{INDENT}{k}: {v}{sep}");
+    }
+    s.push('}');
+    s
+}
+
+fn update_value_inline(v: &UpdateValue) -> String {
+    match v {
+        UpdateValue::Value(value, _) => value_inline(value),
+        UpdateValue::Path(p) => dot_path(p),
+        UpdateValue::Call(c) => {
+            let args: Vec<String> = c.args.iter().map(update_value_inline).collect();
+            format!("{}({})", c.func.keyword(), args.join(", "))
+        }
     }
 }
 

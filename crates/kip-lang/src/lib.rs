@@ -1,5 +1,7 @@
-//! `kip-lang`: the KIP v1.0-RC2 language — grammar, spanned AST, checks that
-//! need no store, parameter binding and the canonical formatter.
+//! `kip-lang`: the KIP v1.0-RC2 language, with the RC9–RC10 additions accepted
+//! as a compatible superset (UPDATE, MERGE, EXPECT VERSION, EXPORT, SEARCH …
+//! MODE / THRESHOLD) — grammar, spanned AST, checks that need no store,
+//! parameter binding and the canonical formatter.
 //!
 //! ```
 //! let commands = kip_lang::parse(r#"FIND(?d.name) WHERE { ?d {type: "Drug"} } LIMIT :n"#).unwrap();

@@ -63,7 +63,9 @@ fn rule_phrase(rule: Rule) -> &'static str {
     match rule {
         Rule::EOI => "end of input",
         Rule::WHITESPACE | Rule::COMMENT => "whitespace",
-        Rule::script | Rule::command => "a command (FIND, UPSERT, DELETE, DESCRIBE or SEARCH)",
+        Rule::script | Rule::command => {
+            "a command (FIND, UPSERT, UPDATE, MERGE, DELETE, DESCRIBE, SEARCH or EXPORT)"
+        }
         Rule::where_items | Rule::where_item => "a pattern clause",
         Rule::ident_char => "a letter, digit or underscore",
         Rule::kw_find => "`FIND`",
@@ -96,6 +98,14 @@ fn rule_phrase(rule: Rule) -> &'static str {
         Rule::kw_types => "`TYPES`",
         Rule::kw_type => "`TYPE`",
         Rule::kw_search => "`SEARCH`",
+        Rule::kw_update => "`UPDATE`",
+        Rule::kw_merge => "`MERGE`",
+        Rule::kw_into => "`INTO`",
+        Rule::kw_expect => "`EXPECT`",
+        Rule::kw_version => "`VERSION`",
+        Rule::kw_mode => "`MODE`",
+        Rule::kw_threshold => "`THRESHOLD`",
+        Rule::kw_export => "`EXPORT`",
         Rule::ident => "an identifier",
         Rule::variable => "a variable (`?name`)",
         Rule::param => "a placeholder (`:name`)",
@@ -179,6 +189,17 @@ fn rule_phrase(rule: Rule) -> &'static str {
         Rule::proposition_type => "`PROPOSITION TYPE \"…\"`",
         Rule::search => "`SEARCH`",
         Rule::search_type => "`WITH TYPE`",
+        Rule::search_mode => "`MODE`",
+        Rule::search_threshold => "`THRESHOLD`",
+        Rule::expect_version => "`EXPECT VERSION`",
+        Rule::update => "`UPDATE`",
+        Rule::update_set => "`SET ATTRIBUTES` or `SET METADATA`",
+        Rule::update_object => "an object `{…}`",
+        Rule::update_pair => "a `key: value` pair",
+        Rule::update_value | Rule::update_operand => "a value or an update expression",
+        Rule::update_call => "an update expression (ADD, MUL, CLAMP or COALESCE)",
+        Rule::merge => "`MERGE`",
+        Rule::export => "`EXPORT`",
     }
 }
 
@@ -223,6 +244,14 @@ const KEYWORDS: &[&str] = &[
     "TYPES",
     "TYPE",
     "SEARCH",
+    "UPDATE",
+    "MERGE",
+    "INTO",
+    "EXPECT",
+    "VERSION",
+    "MODE",
+    "THRESHOLD",
+    "EXPORT",
 ];
 
 /// What the text holds at `offset`, as an error message names it.
@@ -523,6 +552,9 @@ impl<'s> Lower<'s> {
             | Rule::delete_concept => Command::Delete(self.delete(pair)),
             Rule::describe => Command::Describe(self.describe(pair)),
             Rule::search => Command::Search(self.search(pair)),
+            Rule::update => Command::Update(self.update(pair)),
+            Rule::merge => Command::Merge(self.merge(pair)),
+            Rule::export => Command::Export(self.export(pair)),
             other => unreachable!("grammar: unexpected command rule {other:?}"),
         }
     }
@@ -1424,6 +1456,7 @@ impl<'s> Lower<'s> {
         let mut block = ConceptBlock {
             handle: None,
             matcher: empty_matcher(),
+            expect_version: None,
             attributes: None,
             propositions: None,
             metadata: None,
@@ -1445,6 +1478,7 @@ impl<'s> Lower<'s> {
                 Rule::concept_pattern => {
                     block.matcher = self.concept_pattern(part, PatternPlace::Write);
                 }
+                Rule::expect_version => block.expect_version = Some(self.expect_version(part)),
                 Rule::set_attributes => self.set_attributes(part, &mut block.attributes, part_span),
                 Rule::set_propositions => {
                     if block.propositions.is_some() {
@@ -1501,6 +1535,7 @@ impl<'s> Lower<'s> {
         let mut block = PropositionBlock {
             handle: None,
             matcher: PropositionMatcher::Id(empty_text()),
+            expect_version: None,
             attributes: None,
             metadata: None,
             body: span,
@@ -1521,6 +1556,7 @@ impl<'s> Lower<'s> {
                 Rule::proposition_pattern => {
                     block.matcher = self.proposition_pattern(part, PatternPlace::Write);
                 }
+                Rule::expect_version => block.expect_version = Some(self.expect_version(part)),
                 Rule::set_attributes => self.set_attributes(part, &mut block.attributes, part_span),
                 Rule::with_metadata => block.metadata = self.with_metadata(part),
                 other => unreachable!("grammar: unexpected {other:?} in PROPOSITION"),
@@ -1579,6 +1615,211 @@ impl<'s> Lower<'s> {
         }
     }
 
+    fn expect_version(&mut self, pair: Pair<'_, Rule>) -> Arg<u64> {
+        let count = children(pair).find(|p| p.as_rule() == Rule::count);
+        match count {
+            Some(c) => self.count(c),
+            None => unreachable!("grammar: EXPECT VERSION has a count"),
+        }
+    }
+
+    fn update(&mut self, pair: Pair<'_, Rule>) -> Update {
+        let span = span_of(&pair);
+        let mut update = Update {
+            target: Var {
+                name: String::new(),
+                span,
+            },
+            attributes: None,
+            metadata: None,
+            where_: Group::default(),
+            limit: None,
+            span,
+        };
+        for part in children(pair) {
+            let part_span = span_of(&part);
+            match part.as_rule() {
+                Rule::kw_update => {}
+                Rule::variable => update.target = self.variable(&part),
+                Rule::update_set => {
+                    let mut is_attributes = true;
+                    let mut object = UpdateObject::default();
+                    for p in children(part) {
+                        match p.as_rule() {
+                            Rule::kw_attributes => is_attributes = true,
+                            Rule::kw_metadata => is_attributes = false,
+                            Rule::update_object => object = self.update_object(p),
+                            _ => {}
+                        }
+                    }
+                    let (slot, what) = if is_attributes {
+                        (&mut update.attributes, "ATTRIBUTES")
+                    } else {
+                        (&mut update.metadata, "METADATA")
+                    };
+                    if slot.is_some() {
+                        self.error(
+                            ErrorCode::InvalidSyntax,
+                            part_span,
+                            format!("`SET {what}` appears twice in this UPDATE"),
+                            Some(format!("Merge both into one SET {what} {{ … }}.")),
+                        );
+                    }
+                    *slot = Some(object);
+                }
+                Rule::where_clause => update.where_ = self.where_clause(part),
+                Rule::limit_clause => update.limit = Some(self.limit(part)),
+                other => unreachable!("grammar: unexpected {other:?} in UPDATE"),
+            }
+        }
+        update
+    }
+
+    fn update_object(&mut self, pair: Pair<'_, Rule>) -> UpdateObject {
+        let span = span_of(&pair);
+        let mut members: Vec<(String, UpdateValue)> = Vec::new();
+        for member in children(pair) {
+            let member_span = span_of(&member);
+            let mut inner = children(member);
+            let key = inner.next().map(|k| self.key(k)).unwrap_or_default();
+            let value = inner
+                .next()
+                .map(|v| self.update_value(v))
+                .unwrap_or(UpdateValue::Value(Value::Null, member_span));
+            if members.iter().any(|(k, _)| *k == key) {
+                self.error(
+                    ErrorCode::InvalidSyntax,
+                    member_span,
+                    format!("key `{key}` appears twice in this object"),
+                    Some(
+                        "Give each key once; to change a value, edit the first occurrence.".into(),
+                    ),
+                );
+                continue;
+            }
+            members.push((key, value));
+        }
+        UpdateObject { members, span }
+    }
+
+    /// A value of an UPDATE's SET or an operand of an update expression.
+    fn update_value(&mut self, pair: Pair<'_, Rule>) -> UpdateValue {
+        let pair = if pair.as_rule() == Rule::update_value {
+            match children(pair).next() {
+                Some(p) => p,
+                None => unreachable!("grammar: an update value has one child"),
+            }
+        } else {
+            pair
+        };
+        let span = span_of(&pair);
+        match pair.as_rule() {
+            Rule::update_call => self.update_call(pair),
+            Rule::dot_path => UpdateValue::Path(self.dot_path(pair)),
+            Rule::value => UpdateValue::Value(self.value(pair), span),
+            other => unreachable!("grammar: unexpected {other:?} in an update value"),
+        }
+    }
+
+    fn update_call(&mut self, pair: Pair<'_, Rule>) -> UpdateValue {
+        let span = span_of(&pair);
+        let mut inner = children(pair);
+        let Some(name_pair) = inner.next() else {
+            unreachable!("grammar: an update expression starts with its name");
+        };
+        let name = name_pair.as_str().to_owned();
+        let args: Vec<UpdateValue> = inner.map(|p| self.update_value(p)).collect();
+        let Some(func) = UpdateFunc::from_keyword(&name) else {
+            let names = UpdateFunc::ALL.iter().map(|f| f.keyword());
+            let suggestions = suggest::similar(&name, names);
+            let hint = match suggestions.first() {
+                Some(s) => format!("Did you mean `{s}`?"),
+                None => "Update expressions are ADD(a, b), MUL(a, b), CLAMP(x, lo, hi) and COALESCE(x, default).".into(),
+            };
+            let error = KipError::new(
+                ErrorCode::InvalidSyntax,
+                format!("unknown update expression `{name}`"),
+            )
+            .with_hint(hint)
+            .at(self.source, span_of(&name_pair))
+            .with_suggestions(&suggestions);
+            self.errors.push(error);
+            return UpdateValue::Value(Value::Null, span);
+        };
+        if args.len() != func.arity() {
+            let usage = match func {
+                UpdateFunc::Add => "ADD(?x.attributes.count, 1)",
+                UpdateFunc::Mul => "MUL(?x.metadata.confidence, 0.9)",
+                UpdateFunc::Clamp => "CLAMP(?x.metadata.confidence, 0.0, 1.0)",
+                UpdateFunc::Coalesce => "COALESCE(?x.attributes.count, 0)",
+            };
+            self.error(
+                ErrorCode::InvalidSyntax,
+                span,
+                format!(
+                    "`{name}` takes {} arguments, found {}",
+                    func.arity(),
+                    args.len()
+                ),
+                Some(format!("Write {usage}.")),
+            );
+        }
+        UpdateValue::Call(UpdateCall { func, args, span })
+    }
+
+    fn merge(&mut self, pair: Pair<'_, Rule>) -> Merge {
+        let span = span_of(&pair);
+        let mut vars = Vec::new();
+        let mut where_ = Group::default();
+        for part in children(pair) {
+            match part.as_rule() {
+                Rule::variable => vars.push(self.variable(&part)),
+                Rule::where_clause => where_ = self.where_clause(part),
+                _ => {}
+            }
+        }
+        let mut vars = vars.into_iter();
+        let mut next = || {
+            vars.next().unwrap_or(Var {
+                name: String::new(),
+                span,
+            })
+        };
+        let source = next();
+        let target = next();
+        Merge {
+            source,
+            target,
+            where_,
+            span,
+        }
+    }
+
+    fn export(&mut self, pair: Pair<'_, Rule>) -> Export {
+        let span = span_of(&pair);
+        let mut export = Export {
+            target: Var {
+                name: String::new(),
+                span,
+            },
+            where_: Group::default(),
+            limit: None,
+            cursor: None,
+            span,
+        };
+        for part in children(pair) {
+            match part.as_rule() {
+                Rule::kw_export => {}
+                Rule::variable => export.target = self.variable(&part),
+                Rule::where_clause => export.where_ = self.where_clause(part),
+                Rule::limit_clause => export.limit = Some(self.limit(part)),
+                Rule::cursor_clause => export.cursor = Some(self.cursor(part)),
+                other => unreachable!("grammar: unexpected {other:?} in EXPORT"),
+            }
+        }
+        export
+    }
+
     // ------------------------------------------------------------ META
 
     fn describe(&mut self, pair: Pair<'_, Rule>) -> Describe {
@@ -1628,12 +1869,56 @@ impl<'s> Lower<'s> {
             target: SearchTarget::Concept,
             term: empty_text(),
             with_type: None,
+            mode: None,
+            threshold: None,
             limit: None,
             span,
         };
         for part in children(pair) {
             match part.as_rule() {
                 Rule::kw_search => {}
+                Rule::search_mode => {
+                    let t = children(part).find(|p| p.as_rule() == Rule::text);
+                    let mode = t.map(|t| self.text(t)).unwrap_or_else(empty_text);
+                    if let Arg::Lit(m, span) = &mode
+                        && !SEARCH_MODES.contains(&m.as_str())
+                    {
+                        let suggestions = suggest::similar(m, SEARCH_MODES);
+                        let hint = match suggestions.first() {
+                            Some(s) => format!(
+                                "Did you mean \"{s}\"? MODE is \"keyword\", \"semantic\" or \"hybrid\"."
+                            ),
+                            None => "MODE is \"keyword\", \"semantic\" or \"hybrid\".".to_owned(),
+                        };
+                        let error = KipError::new(
+                            ErrorCode::InvalidSyntax,
+                            format!("unknown search mode {m:?}; expected \"keyword\", \"semantic\" or \"hybrid\""),
+                        )
+                        .with_hint(hint)
+                        .at(self.source, *span)
+                        .with_suggestions(&suggestions);
+                        self.errors.push(error);
+                    }
+                    search.mode = Some(mode);
+                }
+                Rule::search_threshold => {
+                    let v = children(part).find(|p| p.as_rule() != Rule::kw_threshold);
+                    if let Some(v) = v {
+                        let span = span_of(&v);
+                        let value = self.value(v);
+                        if let Value::Number(n) = &value
+                            && !n.as_f64().is_some_and(|x| (0.0..=1.0).contains(&x))
+                        {
+                            self.error(
+                                ErrorCode::InvalidSyntax,
+                                span,
+                                format!("THRESHOLD {n} is outside [0, 1]"),
+                                Some("A threshold is a minimum normalised _score, between 0.0 and 1.0, e.g. THRESHOLD 0.75.".into()),
+                            );
+                        }
+                        search.threshold = Some(value);
+                    }
+                }
                 Rule::kw_concept => search.target = SearchTarget::Concept,
                 Rule::kw_proposition => search.target = SearchTarget::Proposition,
                 Rule::text => search.term = self.text(part),

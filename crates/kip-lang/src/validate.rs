@@ -5,6 +5,8 @@
 //!   can bind, respecting the scopes of NOT (its variables stay inside),
 //!   OPTIONAL (its variables flow out) and UNION (it sees nothing from
 //!   outside; its variables flow out): `KIP_3001`;
+//! - a target of UPDATE, MERGE or EXPORT that no pattern binds, and an
+//!   update expression reading another variable than UPDATE's target;
 //! - an UPSERT handle used before (or inside) the block that defines it, or
 //!   defined twice: `KIP_3001` / `KIP_1001`.
 //!
@@ -28,6 +30,19 @@ pub(crate) fn check(source: &str, commands: &[Command]) -> Vec<KipError> {
             Command::Find(query) => checker.find(query),
             Command::Upsert(upsert) => checker.upsert(upsert),
             Command::Delete(delete) => checker.delete(delete),
+            Command::Update(update) => checker.update(update),
+            Command::Merge(merge) => {
+                checker.targets(
+                    &merge.where_,
+                    &[
+                        (&merge.source, "the MERGE source"),
+                        (&merge.target, "the MERGE target"),
+                    ],
+                );
+            }
+            Command::Export(export) => {
+                checker.targets(&export.where_, &[(&export.target, "the EXPORT target")]);
+            }
             Command::Describe(_) | Command::Search(_) => {}
         }
     }
@@ -145,10 +160,72 @@ impl Checker<'_> {
     }
 
     fn delete(&mut self, delete: &Delete) {
-        self.group(&delete.where_, &BTreeSet::new());
-        let visible = bound_vars(&delete.where_);
-        if !delete.var.name.is_empty() && !visible.contains(&delete.var.name) {
-            self.unbound(&delete.var, &visible, &delete.where_, "the DELETE target");
+        self.targets(&delete.where_, &[(&delete.var, "the DELETE target")]);
+    }
+
+    /// Checks a WHERE block and that each of the statement's target
+    /// variables is bound by it.
+    fn targets(&mut self, where_: &Group, targets: &[(&Var, &str)]) {
+        self.group(where_, &BTreeSet::new());
+        let visible = bound_vars(where_);
+        for (var, place) in targets {
+            if !var.name.is_empty() && !visible.contains(&var.name) {
+                self.unbound(var, &visible, where_, place);
+            }
+        }
+    }
+
+    /// UPDATE: the target is bound, and update expressions read only the
+    /// target's own state (RC9 §4.3), so each element's new value is
+    /// computed from itself and the result does not depend on order.
+    fn update(&mut self, update: &Update) {
+        self.targets(&update.where_, &[(&update.target, "the UPDATE target")]);
+        for object in [&update.attributes, &update.metadata].into_iter().flatten() {
+            for (_, value) in &object.members {
+                self.update_value(value, &update.target, true);
+            }
+        }
+    }
+
+    fn update_value(&mut self, value: &UpdateValue, target: &Var, top: bool) {
+        match value {
+            UpdateValue::Value(..) => {}
+            UpdateValue::Path(path) if top => {
+                self.errors.push(
+                    KipError::new(
+                        ErrorCode::InvalidSyntax,
+                        "a dot path cannot be a SET value on its own",
+                    )
+                    .with_hint(format!(
+                        "Use it inside an update expression, e.g. COALESCE(?{}.attributes.key, 0).",
+                        path.var.name
+                    ))
+                    .at(self.source, path.span),
+                );
+            }
+            UpdateValue::Path(path) => {
+                if !path.var.name.is_empty() && path.var.name != target.name {
+                    self.errors.push(
+                        KipError::new(
+                            ErrorCode::ReferenceError,
+                            format!(
+                                "update expressions read only the target ?{}, not ?{}",
+                                target.name, path.var.name
+                            ),
+                        )
+                        .with_hint(format!(
+                            "Each element's new value is computed from its own state: read ?{}.attributes.… or ?{}.metadata.…; narrow the elements with WHERE instead.",
+                            target.name, target.name
+                        ))
+                        .at(self.source, path.var.span),
+                    );
+                }
+            }
+            UpdateValue::Call(call) => {
+                for arg in &call.args {
+                    self.update_value(arg, target, false);
+                }
+            }
         }
     }
 

@@ -683,19 +683,22 @@ fn upsert_block(handles: Vec<String>, own: Option<String>) -> BoxedStrategy<Toks
             tok("}"),
         ])
     });
+    let expect =
+        prop::option::of(count().prop_map(|n| cat([tok("EXPECT"), tok("VERSION"), n]))).boxed();
     let concept = (
-        concept_pattern(Place::Write),
+        (concept_pattern(Place::Write), expect.clone()),
         prop::option::of(set_attributes.clone()),
         prop::option::of(set_propositions),
         any::<bool>(),
         prop::option::of(with_metadata()),
     )
-        .prop_map(move |(pattern, attrs, props, swap, meta)| {
+        .prop_map(move |((pattern, expect), attrs, props, swap, meta)| {
             let (first, second) = if swap { (props, attrs) } else { (attrs, props) };
             cat([
                 head("CONCEPT", &own),
                 tok("{"),
                 pattern,
+                expect.unwrap_or_default(),
                 first.unwrap_or_default(),
                 second.unwrap_or_default(),
                 tok("}"),
@@ -703,15 +706,16 @@ fn upsert_block(handles: Vec<String>, own: Option<String>) -> BoxedStrategy<Toks
             ])
         });
     let proposition = (
-        write_proposition(&handles, 1),
+        (write_proposition(&handles, 1), expect),
         prop::option::of(set_attributes),
         prop::option::of(with_metadata()),
     )
-        .prop_map(move |(pattern, attrs, meta)| {
+        .prop_map(move |((pattern, expect), attrs, meta)| {
             cat([
                 head("PROPOSITION", &own2),
                 tok("{"),
                 pattern,
+                expect.unwrap_or_default(),
                 attrs.unwrap_or_default(),
                 tok("}"),
                 meta.unwrap_or_default(),
@@ -810,16 +814,143 @@ fn search() -> BoxedStrategy<Toks> {
         select(vec!["CONCEPT", "PROPOSITION"]),
         text(string_lit().boxed()),
         prop::option::of(text(string_lit().boxed())),
+        prop::option::of(prop_oneof![
+            3 => select(vec!["\"keyword\"", "\"semantic\"", "\"hybrid\""]).prop_map(String::from),
+            1 => param(),
+        ]),
+        prop::option::of(prop_oneof![
+            3 => select(vec!["0", "1", "0.5", "0.75", "1.0", "0e0"]).prop_map(String::from),
+            1 => param(),
+        ]),
         prop::option::of(count()),
     )
-        .prop_map(|(target, term, ty, limit)| {
+        .prop_map(|(target, term, ty, mode, threshold, limit)| {
             cat([
                 tok("SEARCH"),
                 tok(target),
                 term,
                 ty.map(|t| cat([tok("WITH"), tok("TYPE"), t]))
                     .unwrap_or_default(),
+                mode.map(|m| cat([tok("MODE"), vec![m]]))
+                    .unwrap_or_default(),
+                threshold
+                    .map(|t| cat([tok("THRESHOLD"), vec![t]]))
+                    .unwrap_or_default(),
                 limit.map(|l| cat([tok("LIMIT"), l])).unwrap_or_default(),
+            ])
+        })
+        .boxed()
+}
+
+// ------------------------------------------------------------------ RC9–RC10 additions
+
+/// An UPDATE value: a JSON value or an update expression over `?t`.
+fn update_value(depth: u32) -> BoxedStrategy<Toks> {
+    let path = prop_oneof![
+        "[a-z][a-z0-9_]{0,5}".prop_map(|k| vec![format!("?t.attributes.{k}")]),
+        "[a-z][a-z0-9_]{0,5}".prop_map(|k| vec![format!("?t.metadata.{k}")]),
+    ];
+    if depth == 0 {
+        return prop_oneof![2 => value(0), 1 => path].boxed();
+    }
+    let operand = prop_oneof![2 => value(0), 2 => path, 1 => update_value(depth - 1)].boxed();
+    let call = (
+        select(vec![
+            ("ADD", 2usize),
+            ("MUL", 2),
+            ("CLAMP", 3),
+            ("COALESCE", 2),
+        ]),
+        prop::collection::vec(operand, 3),
+        any::<bool>(),
+    )
+        .prop_map(|((f, n), mut args, trailing)| {
+            args.truncate(n);
+            cat([tok(f), tok("("), comma_list(args, trailing), tok(")")])
+        });
+    prop_oneof![2 => value(1), 1 => call].boxed()
+}
+
+fn update_object() -> BoxedStrategy<Toks> {
+    (
+        prop::collection::btree_map("[a-z][a-z0-9_]{0,5}", update_value(2), 0..4),
+        any::<bool>(),
+    )
+        .prop_map(|(members, trailing)| {
+            let members = members
+                .into_iter()
+                .map(|(k, v)| cat([vec![k], tok(":"), v]))
+                .collect();
+            cat([tok("{"), comma_list(members, trailing), tok("}")])
+        })
+        .boxed()
+}
+
+fn update() -> BoxedStrategy<Toks> {
+    let target = vec!["t".to_owned()];
+    (
+        prop::option::of(update_object()),
+        prop::option::of(update_object()),
+        any::<bool>(),
+        where_group(&target),
+        prop::option::of(count()),
+    )
+        .prop_map(|(attrs, meta, swap, group, limit)| {
+            let attrs = attrs.map(|o| cat([tok("SET"), tok("ATTRIBUTES"), o]));
+            let meta = meta.map(|o| cat([tok("SET"), tok("METADATA"), o]));
+            let (first, second) = match (attrs, meta) {
+                (None, None) => (
+                    Some(cat([tok("SET"), tok("METADATA"), tok("{"), tok("}")])),
+                    None,
+                ),
+                (a, m) if swap => (m, a),
+                (a, m) => (a, m),
+            };
+            cat([
+                tok("UPDATE"),
+                tok("?t"),
+                first.unwrap_or_default(),
+                second.unwrap_or_default(),
+                tok("WHERE"),
+                group,
+                limit.map(|l| cat([tok("LIMIT"), l])).unwrap_or_default(),
+            ])
+        })
+        .boxed()
+}
+
+fn merge() -> BoxedStrategy<Toks> {
+    let vars = vec!["s".to_owned(), "t".to_owned()];
+    where_group(&vars)
+        .prop_map(|group| {
+            cat([
+                tok("MERGE"),
+                tok("CONCEPT"),
+                tok("?s"),
+                tok("INTO"),
+                tok("?t"),
+                tok("WHERE"),
+                group,
+            ])
+        })
+        .boxed()
+}
+
+fn export() -> BoxedStrategy<Toks> {
+    let target = vec!["t".to_owned()];
+    (
+        where_group(&target),
+        prop::option::of(count()),
+        prop::option::of(text(string_lit().boxed())),
+    )
+        .prop_map(|(group, limit, cursor)| {
+            cat([
+                tok("EXPORT"),
+                tok("?t"),
+                tok("WHERE"),
+                group,
+                limit.map(|l| cat([tok("LIMIT"), l])).unwrap_or_default(),
+                cursor.map(|c| cat([tok("CURSOR"), c])).unwrap_or_default(),
             ])
         })
         .boxed()
@@ -832,6 +963,9 @@ fn command() -> BoxedStrategy<Toks> {
         2 => delete(),
         1 => describe(),
         1 => search(),
+        2 => update(),
+        1 => merge(),
+        1 => export(),
     ]
     .boxed()
 }

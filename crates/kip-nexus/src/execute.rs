@@ -119,10 +119,25 @@ impl Nexus {
     /// Binds a parsed text's placeholders and runs it.
     fn run_parsed(&self, one: Parsed<'_>, options: &RunOptions) -> Result<Outcome> {
         let commands = one.commands?;
+        if commands.is_empty() {
+            return Err(empty_command(one.text));
+        }
         let commands =
             kip_lang::bind(one.text, commands, &one.params).map_err(Errors::into_response_error)?;
         self.run(one.text, &commands, options)
     }
+}
+
+/// The `KIP_1001` of a request text holding no command at all (empty,
+/// whitespace or comments only). A capsule file may be empty (it imports
+/// as nothing), but a request always asks for something to run.
+fn empty_command(text: &str) -> KipError {
+    KipError::new(
+        ErrorCode::InvalidSyntax,
+        "empty command: the text holds no KIP command",
+    )
+    .with_hint("Send a FIND, UPSERT, UPDATE, MERGE, DELETE, DESCRIBE, SEARCH or EXPORT command, e.g. DESCRIBE PRIMER.")
+    .at(text, kip_lang::ast::Span::new(text.len(), text.len()))
 }
 
 /// A batch item's text with its parameters: the shared ones, overridden by
@@ -150,10 +165,10 @@ fn refuse_writes(one: &Parsed<'_>) -> Option<KipError> {
     Some(
         KipError::new(
             ErrorCode::ImmutableTarget,
-            "this endpoint is read-only: KML (UPSERT, DELETE) is refused",
+            "this endpoint is read-only: KML (UPSERT, UPDATE, MERGE, DELETE) is refused",
         )
         .with_hint(
-            "Use KQL (FIND) and META (DESCRIBE, SEARCH) here; send changes through execute_kip.",
+            "Use KQL (FIND) and META (DESCRIBE, SEARCH, EXPORT) here; send changes through execute_kip.",
         )
         .at(one.text, kml.span()),
     )

@@ -64,6 +64,7 @@ pub fn ensure(store: &Store) -> Result<u64> {
                 for command in &commands {
                     if let kip_lang::ast::Command::Upsert(u) = command {
                         let mut w = Writer::new(store, txn, text, now.clone());
+                        w.bootstrap = true;
                         w.upsert(u)?;
                     }
                 }

@@ -32,6 +32,7 @@
 mod cursor;
 mod execute;
 mod explain;
+mod export;
 mod filter;
 mod genesis;
 mod graph;

@@ -4,7 +4,7 @@
 //! definitions linked to each domain by `belongs_to_domain`, and the
 //! per-domain counters the KML writer keeps — never by scanning instances.
 
-use kip_lang::ast::{Arg, Describe, DescribeTarget, Search, SearchTarget};
+use kip_lang::ast::{Arg, Describe, DescribeTarget, Search, SearchTarget, Value};
 use kip_lang::{ErrorCode, KipError, suggest};
 use kip_store::ElementId;
 use serde_json::{Map, Value as Json, json};
@@ -235,6 +235,34 @@ pub fn search_command(g: &Graph<'_>, source: &str, s: &Search) -> Result<Json> {
             return Err(e.at(source, arg.span()));
         }
     }
+    if let Some(arg) = &s.mode {
+        let mode = lit(source, arg)?;
+        if mode != "keyword" {
+            return Err(KipError::new(
+                ErrorCode::UnsupportedVersion,
+                format!("MODE {mode:?} is not supported by this nexus: it has no embedding source, so it cannot search by meaning"),
+            )
+            .with_hint("Use MODE \"keyword\" (or leave MODE out): keyword search matches names, aliases, descriptions and other text attributes, with typo tolerance.")
+            .at(source, arg.span()));
+        }
+    }
+    let threshold = match &s.threshold {
+        None => None,
+        Some(Value::Number(n)) if n.as_f64().is_some_and(|x| (0.0..=1.0).contains(&x)) => {
+            n.as_f64()
+        }
+        Some(other) => {
+            let shown = other
+                .to_json()
+                .map_or_else(|| "a placeholder".to_owned(), |j| j.to_string());
+            return Err(KipError::new(
+                ErrorCode::InvalidValueType,
+                format!("THRESHOLD must be a number between 0 and 1, found {shown}"),
+            )
+            .with_hint("Pass a minimum normalised _score such as 0.75.")
+            .at(source, s.span));
+        }
+    };
     let limit = s
         .limit
         .as_ref()
@@ -248,9 +276,13 @@ pub fn search_command(g: &Graph<'_>, source: &str, s: &Search) -> Result<Json> {
     };
     let mut out = Vec::new();
     for (e, score) in search::search(g, &query)? {
+        let score = (score * 1000.0).round() / 1000.0;
+        if threshold.is_some_and(|t| score < t) {
+            break; // hits come best first: the rest score lower still
+        }
         let mut obj = g.element_json(e)?;
         if let Some(meta) = obj.get_mut("metadata").and_then(Json::as_object_mut) {
-            meta.insert("_score".into(), json!((score * 1000.0).round() / 1000.0));
+            meta.insert("_score".into(), json!(score));
         }
         out.push(obj);
     }

@@ -13,7 +13,7 @@ use serde_json::{Value as Json, json};
 
 use crate::graph::{Graph, Result, TxnError};
 use crate::kml::{self, Stats};
-use crate::{Nexus, kql, meta};
+use crate::{Nexus, export, kql, meta};
 
 /// Who sent a command: recorded in the change log so that other processes
 /// can tell their own writes from others'.
@@ -179,6 +179,22 @@ impl Nexus {
                             ..Outcome::of(result)
                         }
                     }
+                    Command::Update(u) => {
+                        let mut w = kml::Writer::new(&self.store, txn, source, now());
+                        let result = w.update(u)?;
+                        Outcome {
+                            stats: w.stats,
+                            ..Outcome::of(result)
+                        }
+                    }
+                    Command::Merge(m) => {
+                        let mut w = kml::Writer::new(&self.store, txn, source, now());
+                        let result = w.merge(m)?;
+                        Outcome {
+                            stats: w.stats,
+                            ..Outcome::of(result)
+                        }
+                    }
                     other => {
                         let g = Graph::new(&self.store, txn);
                         read_command(&g, source, other, secret, options.explain)?
@@ -249,10 +265,16 @@ fn read_command(
             })
         }
         Command::Search(s) => Ok(Outcome::of(meta::search_command(g, source, s)?)),
-        Command::Upsert(_) | Command::Delete(_) => Err(KipError::new(
-            ErrorCode::InternalError,
-            "a write reached the read path",
-        )),
+        Command::Export(e) => {
+            let out = export::export(g, source, e, secret)?;
+            Ok(Outcome {
+                next_cursor: out.next_cursor,
+                ..Outcome::of(out.result)
+            })
+        }
+        Command::Upsert(_) | Command::Update(_) | Command::Merge(_) | Command::Delete(_) => Err(
+            KipError::new(ErrorCode::InternalError, "a write reached the read path"),
+        ),
     }
 }
 
@@ -268,7 +290,15 @@ fn validate_read(g: &Graph<'_>, source: &str, c: &Command) -> Result<()> {
             probe.limit = Some(kip_lang::ast::Arg::Lit(0, s.span));
             meta::search_command(g, source, &probe)?;
         }
-        Command::Describe(_) | Command::Upsert(_) | Command::Delete(_) => {}
+        Command::Export(e) => {
+            let mut vars = kql::Vars::default();
+            kql::compile(g, source, &e.where_, &mut vars)?;
+        }
+        Command::Describe(_)
+        | Command::Upsert(_)
+        | Command::Update(_)
+        | Command::Merge(_)
+        | Command::Delete(_) => {}
     }
     Ok(())
 }

@@ -86,24 +86,100 @@ pub fn signature(graph: &Graph<'_>, predicate: &str) -> Result<Signature> {
     })
 }
 
-/// The elements BRIEF §3 protects from deletion: `(type, name)`.
-pub const PROTECTED: [(&str, &str); 6] = [
+/// The elements RC10's `KIP_3004` protects whole, `(type, name)`: they
+/// cannot be deleted, and neither their attributes nor their metadata can
+/// be modified (by UPSERT, DELETE ATTRIBUTES / METADATA, UPDATE or MERGE).
+pub const PROTECTED: [(&str, &str); 5] = [
     (CONCEPT_TYPE, CONCEPT_TYPE),
     (CONCEPT_TYPE, PROPOSITION_TYPE),
-    ("Person", "$self"),
-    ("Person", "$system"),
+    (CONCEPT_TYPE, DOMAIN),
     (DOMAIN, "CoreSchema"),
     (PROPOSITION_TYPE, BELONGS_TO_DOMAIN),
 ];
 
-/// Whether the concept `(type, name)` is protected.
+/// The system actors: they cannot be deleted or merged, and their identity
+/// (`type`, `name`, the `id` attribute) and `core_directives` cannot be
+/// modified; their other attributes evolve freely (RC10 §A3.2).
+pub const ACTORS: [(&str, &str); 2] = [("Person", "$self"), ("Person", "$system")];
+
+/// The attributes of a system actor that cannot be modified.
+pub const ACTOR_FIXED_ATTRIBUTES: [&str; 2] = ["id", "core_directives"];
+
+/// How much of a concept is protected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protection {
+    /// An ordinary concept.
+    None,
+    /// A system actor: its identity and `core_directives` are fixed.
+    Actor,
+    /// A foundation element: nothing about it may change.
+    Whole,
+}
+
+/// How much of the concept `(type, name)` is protected.
+pub fn protection(ty: &str, name: &str) -> Protection {
+    if PROTECTED.iter().any(|&(t, n)| t == ty && n == name) {
+        Protection::Whole
+    } else if ACTORS.iter().any(|&(t, n)| t == ty && n == name) {
+        Protection::Actor
+    } else {
+        Protection::None
+    }
+}
+
+/// Whether the concept `(type, name)` is protected from deletion.
 pub fn is_protected(ty: &str, name: &str) -> bool {
-    PROTECTED.iter().any(|&(t, n)| t == ty && n == name)
+    protection(ty, name) != Protection::None
 }
 
 /// The persons whose `id` attribute may never change.
 pub fn has_immutable_id(ty: &str, name: &str) -> bool {
-    ty == "Person" && (name == "$self" || name == "$system")
+    protection(ty, name) == Protection::Actor
+}
+
+/// Whether changing a concept from `(old_attrs, old_meta)` to
+/// `(new_attrs, new_meta)` touches what its protection fixes; the error
+/// names what was refused (`action` says how it was attempted).
+pub fn check_modification(
+    ty: &str,
+    name: &str,
+    old: (
+        &serde_json::Map<String, Json>,
+        &serde_json::Map<String, Json>,
+    ),
+    new: (
+        &serde_json::Map<String, Json>,
+        &serde_json::Map<String, Json>,
+    ),
+) -> std::result::Result<(), KipError> {
+    match protection(ty, name) {
+        Protection::None => Ok(()),
+        Protection::Whole => {
+            if old.0 == new.0 && user_keys(old.1) == user_keys(new.1) {
+                Ok(())
+            } else {
+                Err(protected_error(ty, name, "modified"))
+            }
+        }
+        Protection::Actor => {
+            for key in ACTOR_FIXED_ATTRIBUTES {
+                if old.0.get(key) != new.0.get(key) {
+                    let action = match new.0.get(key) {
+                        None => format!("stripped of its `{key}`"),
+                        Some(_) if key == "id" => "given a new `id`".to_owned(),
+                        Some(_) => format!("given new `{key}`"),
+                    };
+                    return Err(protected_error(ty, name, &action));
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The metadata keys an author wrote (the engine's `_` keys left out).
+fn user_keys(meta: &serde_json::Map<String, Json>) -> Vec<(&String, &Json)> {
+    meta.iter().filter(|(k, _)| !k.starts_with('_')).collect()
 }
 
 pub fn protected_error(ty: &str, name: &str, action: &str) -> KipError {
@@ -111,5 +187,5 @@ pub fn protected_error(ty: &str, name: &str, action: &str) -> KipError {
         ErrorCode::ImmutableTarget,
         format!("{ty} '{name}' is protected and cannot be {action}"),
     )
-    .with_hint("The meta-types, $self, $system, the CoreSchema domain and belongs_to_domain are part of the nexus's foundation; leave them in place. Other attributes of $self and $system may grow with UPSERT.")
+    .with_hint("The meta-types $ConceptType and $PropositionType, the Domain type, the belongs_to_domain predicate, the CoreSchema domain, and the identity and core_directives of $self and $system are the nexus's foundation; leave them in place. Other attributes of $self and $system may evolve with UPSERT.")
 }

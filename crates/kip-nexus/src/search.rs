@@ -108,7 +108,14 @@ pub struct Query<'q> {
     pub limit: usize,
 }
 
-/// The hits of a query, best first, with their scores.
+/// The hits of a query, best first, with their scores normalised to
+/// [0, 1] (RC9 §5.2.2): a hit's BM25 score (plus the exact-name bonus) as a
+/// fraction of the best score any document could get for this query — every
+/// query term at saturation and the whole query equal to its name. A query
+/// term the index has never seen still counts in that best score, so a
+/// probe that only half matches what the nexus holds stays below 0.5, which
+/// is what `THRESHOLD` needs ("only if I really remember something like
+/// this"). Normalising by a per-query constant keeps the ranking unchanged.
 pub fn search(g: &Graph<'_>, q: &Query<'_>) -> Result<Vec<(ElementId, f64)>> {
     let terms = {
         let mut t = tokenize(q.term);
@@ -174,6 +181,9 @@ fn similar_terms(g: &Graph<'_>, term: &str) -> Result<Vec<String>> {
     Ok(out)
 }
 
+/// What a hit gains when the whole query equals its name.
+const EXACT_NAME_BONUS: f64 = 10.0;
+
 /// At most this many candidate documents are scored per query.
 const CANDIDATES: usize = 4_096;
 
@@ -195,9 +205,14 @@ fn rank(
     let (docs, total_len) = g.store.search_stats(g.txn).kip()?;
     let n = docs.max(1) as f64;
     let avg = (total_len as f64 / n).max(1.0);
+    let idf_of = |df: u32| (1.0 + (n - f64::from(df) + 0.5) / (f64::from(df) + 0.5)).ln();
     let mut by_rarity: Vec<(&String, u32)> = Vec::with_capacity(terms.len());
+    // The best score a document could reach: each term saturated
+    // (`tf → ∞` gives `idf · (K1 + 1)`), plus the exact-name bonus.
+    let mut best = EXACT_NAME_BONUS;
     for t in terms {
         let df = g.store.document_frequency(g.txn, t).kip()?;
+        best += idf_of(df) * (K1 + 1.0);
         if df > 0 {
             by_rarity.push((t, df));
         }
@@ -205,12 +220,7 @@ fn rank(
     by_rarity.sort_by_key(|&(t, df)| (df, t.clone()));
     let idf: HashMap<&str, f64> = by_rarity
         .iter()
-        .map(|&(t, df)| {
-            (
-                t.as_str(),
-                (1.0 + (n - f64::from(df) + 0.5) / (f64::from(df) + 0.5)).ln(),
-            )
-        })
+        .map(|&(t, df)| (t.as_str(), idf_of(df)))
         .collect();
 
     let mut candidates: Vec<ElementId> = Vec::new();
@@ -252,9 +262,9 @@ fn rank(
             && g.concept(c)?
                 .is_some_and(|r| r.name.to_lowercase() == wanted)
         {
-            score += 10.0;
+            score += EXACT_NAME_BONUS;
         }
-        hits.push((e, score));
+        hits.push((e, (score / best).clamp(0.0, 1.0)));
     }
     hits.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     Ok(hits)

@@ -94,6 +94,18 @@ pub fn add(a: &Value, b: &Value) -> Option<Value> {
     Some(Value::from(num(a)? + num(b)?))
 }
 
+/// Multiplies two JSON numbers, keeping integers integral while they fit.
+pub fn mul(a: &Value, b: &Value) -> Option<Value> {
+    if let (Some(x), Some(y)) = (a.as_i64(), b.as_i64())
+        && let Some(product) = x.checked_mul(y)
+    {
+        return Some(Value::from(product));
+    }
+    let product = num(a)? * num(b)?;
+    // A product that is not a finite number has no JSON form.
+    product.is_finite().then(|| Value::from(product))
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -136,5 +148,7 @@ mod tests {
     fn sums_stay_integral_when_they_can() {
         assert_eq!(add(&json!(2), &json!(3)), Some(json!(5)));
         assert_eq!(add(&json!(2), &json!(0.5)), Some(json!(2.5)));
+        assert_eq!(mul(&json!(2), &json!(3)), Some(json!(6)));
+        assert_eq!(mul(&json!(0.5), &json!(0.9)), Some(json!(0.45)));
     }
 }

@@ -855,7 +855,8 @@ fn reserved_metadata_keys_cannot_be_written() {
         &nexus,
         r#"UPSERT { CONCEPT { {type: "Drug", name: "Aspirin"} } WITH METADATA { _created_at: "1999" } }"#,
     );
-    assert_eq!(e["code"], "KIP_3004");
+    // RC10 §2.11.1: a ConstraintViolation (KIP_2003 in RC2's numbering); it was KIP_3004.
+    assert_eq!(e["code"], "KIP_2003");
 }
 
 #[test]

@@ -122,18 +122,10 @@ impl Writer<'_, '_> {
         attributes: bool,
         span: Span,
     ) -> Result<bool> {
-        let Some(mut rec) = self.graph(|g| Ok(g.concept(id)?.map(|r| (*r).clone())))? else {
+        let Some(old) = self.graph(|g| Ok(g.concept(id)?.map(|r| (*r).clone())))? else {
             return Ok(false);
         };
-        if attributes && keys.iter().any(|k| k == "id") {
-            let ty = self.graph(|g| Ok(g.type_name(rec.type_id)?.to_string()))?;
-            if schema::has_immutable_id(&ty, &rec.name) {
-                return Err(
-                    schema::protected_error(&ty, &rec.name, "stripped of its `id`")
-                        .at(self.source, span),
-                );
-            }
-        }
+        let mut rec = old.clone();
         let map = if attributes {
             &mut rec.attributes
         } else {
@@ -146,7 +138,15 @@ impl Writer<'_, '_> {
         if map.len() == before {
             return Ok(false);
         }
-        rec.metadata.insert("_updated_at".into(), json!(self.now));
+        let ty = self.graph(|g| Ok(g.type_name(rec.type_id)?.to_string()))?;
+        schema::check_modification(
+            &ty,
+            &rec.name,
+            (&old.attributes, &old.metadata),
+            (&rec.attributes, &rec.metadata),
+        )
+        .map_err(|e| e.at(self.source, span))?;
+        self.touch(&mut rec.metadata, &old.metadata);
         self.store.update_concept(self.txn, id, &rec).kip()?;
         search::index_concept(self.store, self.txn, id, &rec)?;
         self.stats.concepts_updated += 1;
@@ -159,9 +159,10 @@ impl Writer<'_, '_> {
         keys: &[String],
         attributes: bool,
     ) -> Result<bool> {
-        let Some(mut rec) = self.graph(|g| Ok(g.proposition(id)?.map(|r| (*r).clone())))? else {
+        let Some(old) = self.graph(|g| Ok(g.proposition(id)?.map(|r| (*r).clone())))? else {
             return Ok(false);
         };
+        let mut rec = old.clone();
         let map = if attributes {
             &mut rec.attributes
         } else {
@@ -174,7 +175,7 @@ impl Writer<'_, '_> {
         if map.len() == before {
             return Ok(false);
         }
-        rec.metadata.insert("_updated_at".into(), json!(self.now));
+        self.touch(&mut rec.metadata, &old.metadata);
         self.store.update_proposition(self.txn, id, &rec).kip()?;
         self.reindex_proposition(id, &rec)?;
         self.stats.propositions_updated += 1;

@@ -1,4 +1,4 @@
-//! KML: UPSERT and the four DELETE forms, inside the caller's write
+//! KML: UPSERT, UPDATE, MERGE and the four DELETE forms, inside the caller's write
 //! transaction (the caller commits, or aborts on error or dry run, so a
 //! command is atomic).
 //!
@@ -7,7 +7,8 @@
 //! index, per-domain counters and the DETACH cascade.
 //!
 //! This module holds the [`Writer`] with its per-command caches and the
-//! statistics; `upsert.rs` and `delete.rs` hold the two commands.
+//! statistics; `upsert.rs`, `update.rs`, `merge.rs` and `delete.rs` hold
+//! the commands.
 
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -22,6 +23,8 @@ pub use crate::stats::Stats;
 use crate::{schema, search};
 
 mod delete;
+mod merge;
+mod update;
 mod upsert;
 
 type Object = Map<String, Json>;
@@ -47,6 +50,9 @@ pub struct Writer<'a, 't> {
     /// created together by [`Writer::flush_links`], in their order (so they
     /// get the ids one-by-one creation would give them).
     pending: PendingLinks,
+    /// Set only while Genesis bootstraps a new nexus: the foundation is
+    /// being laid, so the protected scope does not apply yet.
+    pub(crate) bootstrap: bool,
 }
 
 /// Links decided but not yet written (see [`Writer::flush_links`]).
@@ -85,11 +91,17 @@ struct WriterCache {
 
 fn reserved_key_error(key: &str, source: &str, span: Span) -> KipError {
     KipError::new(
-        ErrorCode::ImmutableTarget,
-        format!("'{key}' is reserved for the engine: keys starting with '_' cannot be written"),
+        ErrorCode::ConstraintViolation,
+        format!("'{key}' is reserved for the engine: metadata keys starting with '_' cannot be written or deleted"),
     )
-    .with_hint("The engine maintains _created_at and _updated_at itself; rename the key without the leading underscore.")
+    .with_hint("The engine maintains _version, _created_at, _updated_at, _merged_from and _score itself; rename the key without the leading underscore.")
     .at(source, span)
+}
+
+/// An element's `_version` (RC9 §2.11.1): its mutation counter, 1 when it
+/// was created. A record written before versions existed counts as 1.
+pub fn version_of(meta: &Object) -> u64 {
+    meta.get("_version").and_then(Json::as_u64).unwrap_or(1)
 }
 
 fn json_object(obj: Option<&kip_lang::ast::Object>) -> Object {
@@ -121,7 +133,24 @@ impl<'a, 't> Writer<'a, 't> {
             stats: Stats::default(),
             cache: WriterCache::default(),
             pending: PendingLinks::default(),
+            bootstrap: false,
         }
+    }
+
+    /// The engine's metadata of a new element: `_version` 1, created and
+    /// updated now.
+    fn stamp_new(&self, meta: &mut Object) {
+        meta.insert("_version".into(), Json::from(1));
+        meta.insert("_created_at".into(), Json::from(self.now.as_str()));
+        meta.insert("_updated_at".into(), Json::from(self.now.as_str()));
+    }
+
+    /// The engine's metadata of an element that really changed: `_version`
+    /// one above the old record's, updated now. Callers only touch after
+    /// comparing, so a no-op leaves both untouched.
+    fn touch(&self, meta: &mut Object, old: &Object) {
+        meta.insert("_version".into(), Json::from(version_of(old) + 1));
+        meta.insert("_updated_at".into(), Json::from(self.now.as_str()));
     }
 
     /// The interned id of a concept type, if it has one.

@@ -62,6 +62,10 @@ impl Writer<'_, '_> {
         self.check_no_reserved(c.metadata.as_ref())?;
         let meta = merged(defaults, &json_object(c.metadata.as_ref()));
         let attrs = json_object(c.attributes.as_ref());
+        if let Some(expected) = &c.expect_version {
+            let current = self.current_concept_version(&c.matcher)?;
+            self.expect_version(expected, current, "the concept")?;
+        }
         let id = self.upsert_concept(c, &attrs, &meta)?;
         for entry in c.propositions.iter().flatten() {
             self.check_no_reserved(entry.metadata.as_ref())?;
@@ -101,6 +105,10 @@ impl Writer<'_, '_> {
         match &p.matcher {
             PropositionMatcher::Id(arg) => {
                 let id = self.existing_proposition(arg)?;
+                if let Some(expected) = &p.expect_version {
+                    let current = self.proposition_version(id)?;
+                    self.expect_version(expected, current, "the proposition")?;
+                }
                 self.update_proposition(id, &attrs, &meta)?;
                 Ok(id)
             }
@@ -108,6 +116,17 @@ impl Writer<'_, '_> {
                 let s = self.resolve_term(&t.subject, handles)?;
                 let o = self.resolve_term(&t.object, handles)?;
                 let (name, span) = self.written_predicate(&t.predicate, p.span)?;
+                if let Some(expected) = &p.expect_version {
+                    let existing = match self.graph(|g| g.predicate_id(&name))? {
+                        Some(pid) => self.store.find_proposition(self.txn, s, pid, o).kip()?,
+                        None => None,
+                    };
+                    let current = match existing {
+                        Some(id) => self.proposition_version(id)?,
+                        None => 0,
+                    };
+                    self.expect_version(expected, current, "the proposition")?;
+                }
                 self.upsert_link(s, &name, span, o, &attrs, &meta, p.span)
             }
         }
@@ -255,6 +274,64 @@ impl Writer<'_, '_> {
         }
     }
 
+    /// The `_version` of the concept a CONCEPT block matches, 0 if it does
+    /// not exist (yet).
+    fn current_concept_version(&mut self, matcher: &ConceptMatcher) -> Result<u64> {
+        let id = match matcher {
+            ConceptMatcher::Id(arg) => match self.text(arg)?.parse::<ElementId>() {
+                Ok(ElementId::Concept(c)) => Some(c),
+                _ => None,
+            },
+            ConceptMatcher::TypeName { ty, name } => {
+                let (ty_s, name_s) = (self.text(ty)?.to_owned(), self.text(name)?.to_owned());
+                match self.type_id(&ty_s)? {
+                    Some(t) => self.find_concept(t, &name_s)?,
+                    None => None,
+                }
+            }
+            ConceptMatcher::Type(_) | ConceptMatcher::Name(_) => None,
+        };
+        let Some(id) = id else { return Ok(0) };
+        self.graph(|g| Ok(g.concept(id)?.map_or(0, |r| super::version_of(&r.metadata))))
+    }
+
+    fn proposition_version(&mut self, id: PropositionId) -> Result<u64> {
+        self.graph(|g| {
+            Ok(g.proposition(id)?
+                .map_or(0, |r| super::version_of(&r.metadata)))
+        })
+    }
+
+    /// `EXPECT VERSION n` (RC9 §2.11.2): the block runs only if the element
+    /// is at `_version` `n` (`0`: it must not exist). A mismatch is
+    /// `KIP_3005`, and the caller's transaction aborts the whole UPSERT.
+    fn expect_version(&self, expected: &Arg<u64>, current: u64, what: &str) -> Result<()> {
+        let Some(&want) = expected.lit() else {
+            return Err(
+                KipError::new(ErrorCode::ReferenceError, "a placeholder was not bound")
+                    .at(self.source, expected.span()),
+            );
+        };
+        if want == current {
+            return Ok(());
+        }
+        let message = match (want, current) {
+            (0, _) => format!(
+                "version conflict: {what} already exists (at _version {current}); EXPECT VERSION 0 only creates"
+            ),
+            (_, 0) => format!(
+                "version conflict: {what} does not exist, but EXPECT VERSION {want} expects it at _version {want}"
+            ),
+            _ => format!(
+                "version conflict: {what} is at _version {current}, but EXPECT VERSION {want} expects {want}; someone changed it since it was read"
+            ),
+        };
+        Err(KipError::new(ErrorCode::VersionConflict, message)
+            .at(self.source, expected.span())
+            .with_data("expected", want)
+            .with_data("actual", current))
+    }
+
     fn upsert_concept(
         &mut self,
         c: &ConceptBlock,
@@ -303,8 +380,7 @@ impl Writer<'_, '_> {
         meta: &Object,
     ) -> Result<ConceptId> {
         let mut metadata = meta.clone();
-        metadata.insert("_created_at".into(), json!(self.now));
-        metadata.insert("_updated_at".into(), json!(self.now));
+        self.stamp_new(&mut metadata);
         let record = ConceptRecord {
             type_id,
             name: name.to_owned(),
@@ -344,20 +420,21 @@ impl Writer<'_, '_> {
             .at(self.source, span));
         };
         let ty = self.graph(|g| Ok(g.type_name(old.type_id)?.to_string()))?;
-        if schema::has_immutable_id(&ty, &old.name)
-            && let (Some(new_id), Some(old_id)) = (attrs.get("id"), old.attributes.get("id"))
-            && new_id != old_id
-        {
-            return Err(
-                schema::protected_error(&ty, &old.name, "given a new `id`").at(self.source, span)
-            );
-        }
         let attributes = merged(&old.attributes, attrs);
         let mut metadata = merged(&old.metadata, meta);
         if attributes == old.attributes && metadata == old.metadata {
             return Ok(()); // a repeat: a true no-op, `_updated_at` included
         }
-        metadata.insert("_updated_at".into(), json!(self.now));
+        if !self.bootstrap {
+            schema::check_modification(
+                &ty,
+                &old.name,
+                (&old.attributes, &old.metadata),
+                (&attributes, &metadata),
+            )
+            .map_err(|e| e.at(self.source, span))?;
+        }
+        self.touch(&mut metadata, &old.metadata);
         if ty == crate::graph::PROPOSITION_TYPE {
             self.cache.predicates.clear();
         }
@@ -445,8 +522,7 @@ impl Writer<'_, '_> {
             return Ok(id);
         }
         let mut metadata = meta.clone();
-        metadata.insert("_created_at".into(), json!(self.now));
-        metadata.insert("_updated_at".into(), json!(self.now));
+        self.stamp_new(&mut metadata);
         let record = PropositionRecord {
             subject: s,
             predicate: p,
@@ -498,8 +574,7 @@ impl Writer<'_, '_> {
             return self.update_proposition(id, &Object::new(), meta);
         }
         let mut metadata = meta.clone();
-        metadata.insert("_created_at".into(), json!(self.now));
-        metadata.insert("_updated_at".into(), json!(self.now));
+        self.stamp_new(&mut metadata);
         let record = PropositionRecord {
             subject: s,
             predicate: p,
@@ -555,7 +630,7 @@ impl Writer<'_, '_> {
         if attributes == old.attributes && metadata == old.metadata {
             return Ok(());
         }
-        metadata.insert("_updated_at".into(), json!(self.now));
+        self.touch(&mut metadata, &old.metadata);
         let record = PropositionRecord {
             attributes,
             metadata,

@@ -47,6 +47,7 @@ pub fn find(
         });
     }
     let (exec, rows, explained) = solve_explained(graph, source, &query.where_, explain)?;
+    let rows = distinct_on_projected(&exec, &query.find, rows);
     let solution = Solution {
         graph,
         exec: &exec,
@@ -79,6 +80,33 @@ pub fn find(
         next_cursor: page.next_cursor,
         explain: explained,
     })
+}
+
+/// Collapses the solutions that bind every variable the FIND projects
+/// identically (RC10 §3.3), keeping first-seen order: `FIND(?p)` over
+/// `(?s, ?p, ?o)` lists each predicate once. Solutions are compared by
+/// their bindings, not by the values projected from them, so two distinct
+/// drugs that share a name stay two rows of `FIND(?d.name)`. This runs
+/// before grouping, ordering and paging, so `LIMIT n` counts distinct
+/// solutions and aggregates see each solution once.
+fn distinct_on_projected(exec: &Executor<'_, '_>, find: &[Projection], rows: Vec<Row>) -> Vec<Row> {
+    let mut projected: Vec<&str> = Vec::new();
+    for p in find {
+        let var = match p {
+            Projection::Path(path) => &path.var.name,
+            Projection::Aggregate(agg) => &agg.arg.var.name,
+        };
+        if !projected.contains(&var.as_str()) {
+            projected.push(var);
+        }
+    }
+    let mut seen = HashSet::with_capacity(rows.len());
+    rows.into_iter()
+        .filter(|row| {
+            let key: Vec<Val> = projected.iter().map(|v| exec.val(row, v)).collect();
+            seen.insert(key)
+        })
+        .collect()
 }
 
 /// `FIND(COUNT(?x)) WHERE { ?x {type: "T"} }` is answered from the type's
@@ -307,15 +335,25 @@ impl Solution<'_, '_, '_> {
 }
 
 /// Sorts the output by its ORDER BY keys. The sort is stable: ties keep
-/// group (or solution) order.
+/// group (or solution) order. `null` sorts last in both directions (RC9
+/// §3.5), so rows without a value (an OPTIONAL miss, a UNION branch that
+/// does not bind the key) end up after every row that has one.
 fn order(order_by: &[OrderKey], out: &mut [OutRow]) {
     if order_by.is_empty() {
         return;
     }
     out.sort_by(|a, b| {
         for (i, k) in order_by.iter().enumerate() {
-            let o = value::total_cmp(&a.keys[i], &b.keys[i]);
-            let o = if k.descending { o.reverse() } else { o };
+            let (x, y) = (&a.keys[i], &b.keys[i]);
+            let o = match (x.is_null(), y.is_null()) {
+                (true, true) => Ordering::Equal,
+                (true, false) => Ordering::Greater,
+                (false, true) => Ordering::Less,
+                (false, false) => {
+                    let o = value::total_cmp(x, y);
+                    if k.descending { o.reverse() } else { o }
+                }
+            };
             if o != Ordering::Equal {
                 return o;
             }

@@ -10,7 +10,7 @@ import type { EditorView } from '@codemirror/view';
 import { ApiFailure, type CommandOutline, type Diagnostic, type Pattern, type Transport, type ValidateResponse } from '../../transport';
 import { isConcept, type Json } from '../kip';
 import type { PredicateDef, TypeDef } from '../state.svelte';
-import { FUNCTIONS, KEYWORDS } from './kip-language';
+import { FUNCTIONS, KEYWORDS, SEARCH_MODES } from './kip-language';
 
 export interface SchemaSource {
   types(): TypeDef[];
@@ -20,7 +20,11 @@ export interface SchemaSource {
 
 const ELEMENT_FIELDS = ['id', 'type', 'name', 'attributes', 'metadata'];
 const PROPOSITION_FIELDS = ['id', 'subject', 'predicate', 'object', 'attributes', 'metadata'];
-const METADATA_KEYS = ['source', 'author', 'confidence', 'status', 'evidence', 'created_at', 'expires_at', '_created_at', '_updated_at'];
+const METADATA_KEYS = [
+  'source', 'author', 'confidence', 'status', 'evidence', 'created_at', 'expires_at',
+  // The engine's own keys: read them (e.g. `_version` for EXPECT VERSION), never write them.
+  '_version', '_created_at', '_updated_at', '_merged_from', '_score',
+];
 
 /** The concept type a variable is declared with in the text (`?d {type: "Drug"}`), if any. */
 export function declaredType(text: string, variable: string): string | null {
@@ -63,6 +67,21 @@ export function kipCompletion(source: SchemaSource) {
           quoteAware(p.name, true, `${p.subjectTypes.join('|') || '*'} → ${p.objectTypes.join('|') || '*'}`, p.description, 'function'),
         ),
         validFor: /^[A-Za-z0-9_]*$/,
+      };
+    }
+    // SEARCH … MODE "…": the retrieval modes (only "keyword" runs here).
+    m = /\bMODE\s+"([^"]*)$/.exec(before);
+    if (m) {
+      return {
+        from: ctx.pos - m[1].length,
+        options: SEARCH_MODES.map((mode) => ({
+          label: mode,
+          type: 'enum',
+          apply: mode,
+          detail: mode === 'keyword' ? 'lexical match' : 'not supported by this nexus',
+          boost: mode === 'keyword' ? 1 : -1,
+        })),
+        validFor: /^[a-z]*$/,
       };
     }
     // Concept names: `name: "…` or SEARCH CONCEPT "…" — ask the engine.
@@ -200,7 +219,7 @@ export interface EditorProblem {
 /** What the editor learns from one check of its text. */
 export interface Diagnosis {
   problems: EditorProblem[];
-  /** The WHERE block as a diagram (a single FIND or DELETE that parses). */
+  /** The WHERE block as a diagram (a single FIND, DELETE, UPDATE, MERGE or EXPORT that parses). */
   pattern: Pattern | null;
   /** Each command of the text; null when the text does not parse or the host cannot say. */
   outline: CommandOutline[] | null;

@@ -2,7 +2,7 @@
 // highlighting (keywords, strings, numbers, ?variables, :parameters,
 // $meta-types, comments) and the highlight styles of both themes. It only
 // colours text; the engine does all validation.
-import { HighlightStyle, LanguageSupport, StreamLanguage, syntaxHighlighting, type StreamParser } from '@codemirror/language';
+import { HighlightStyle, LanguageSupport, StreamLanguage, StringStream, syntaxHighlighting, type StreamParser } from '@codemirror/language';
 import { tags as t } from '@lezer/highlight';
 
 export const KEYWORDS = [
@@ -10,12 +10,19 @@ export const KEYWORDS = [
   'UPSERT', 'CONCEPT', 'PROPOSITION', 'SET', 'ATTRIBUTES', 'PROPOSITIONS', 'WITH', 'METADATA',
   'DELETE', 'FROM', 'DETACH', 'DESCRIBE', 'PRIMER', 'DOMAINS', 'CONCEPT TYPES', 'PROPOSITION TYPES', 'TYPE',
   'SEARCH', 'IN',
+  // RC9–RC10 additions, accepted by the engine as a compatible superset.
+  'UPDATE', 'MERGE', 'INTO', 'EXPECT VERSION', 'EXPORT', 'MODE', 'THRESHOLD',
 ];
 
 export const FUNCTIONS = [
   'COUNT', 'SUM', 'AVG', 'MIN', 'MAX', 'DISTINCT',
   'IS_NULL', 'IS_NOT_NULL', 'CONTAINS', 'STARTS_WITH', 'ENDS_WITH', 'REGEX',
+  // UPDATE's update expressions (RC9).
+  'ADD', 'MUL', 'CLAMP', 'COALESCE',
 ];
+
+/** The retrieval modes of `SEARCH … MODE` (RC9); this nexus answers only "keyword". */
+export const SEARCH_MODES = ['keyword', 'semantic', 'hybrid'];
 
 const KEYWORD_SET = new Set(KEYWORDS.flatMap((k) => k.split(' ')).concat(['TYPES']));
 const FUNCTION_SET = new Set(FUNCTIONS);
@@ -55,6 +62,8 @@ const parser: StreamParser<State> = {
       const w = word[0];
       if (w === 'true' || w === 'false') return 'bool';
       if (w === 'null') return 'null';
+      // `LIMIT :n`, `EXPECT VERSION :v`: a keyword before a placeholder, not an object key.
+      if (KEYWORD_SET.has(w) && stream.match(/^\s*:[A-Za-z_]/, false)) return 'keyword';
       if (stream.match(/^\s*:/, false)) return 'propertyName';
       if (FUNCTION_SET.has(w)) return 'variableName.function';
       if (KEYWORD_SET.has(w)) return 'keyword';
@@ -74,6 +83,20 @@ const parser: StreamParser<State> = {
 };
 
 export const kipLanguage = StreamLanguage.define(parser);
+
+/** The highlighting classes of one line, token by token (for tests and tools). */
+export function tokenize(line: string): [string, string | null][] {
+  const stream = new StringStream(line, 2, 2);
+  const state = parser.startState!(2);
+  const out: [string, string | null][] = [];
+  while (!stream.eol()) {
+    const style = parser.token(stream, state);
+    const text = stream.current();
+    if (text.trim()) out.push([text, style]);
+    stream.start = stream.pos;
+  }
+  return out;
+}
 
 const highlight = HighlightStyle.define([
   { tag: t.keyword, color: 'var(--syn-keyword)', fontWeight: '600' },

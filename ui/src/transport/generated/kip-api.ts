@@ -9,7 +9,7 @@ export type JsonValue = number | string | boolean | null | JsonValue[] | { [key 
  * engine defines them, plus the few a host adds. Closed on purpose: a new
  * code is a breaking change for the UI, which matches on all of them.
  */
-export type ErrorCode = "KIP_1001" | "KIP_1002" | "KIP_1003" | "KIP_2001" | "KIP_2002" | "KIP_2003" | "KIP_2004" | "KIP_3001" | "KIP_3002" | "KIP_3003" | "KIP_3004" | "KIP_4001" | "KIP_4002" | "KIP_4003" | "API_BAD_REQUEST" | "API_UNKNOWN_OPERATION" | "API_UNAUTHORIZED" | "API_IO";
+export type ErrorCode = "KIP_1001" | "KIP_1002" | "KIP_1003" | "KIP_2001" | "KIP_2002" | "KIP_2003" | "KIP_2004" | "KIP_3001" | "KIP_3002" | "KIP_3003" | "KIP_3004" | "KIP_3005" | "KIP_4001" | "KIP_4002" | "KIP_4003" | "API_BAD_REQUEST" | "API_UNKNOWN_OPERATION" | "API_UNAUTHORIZED" | "API_IO";
 
 /**
  * An error object: `{code, message, hint, data?}`, the same shape as a KIP
@@ -109,7 +109,7 @@ schema_checked: boolean,
  */
 diagnostics: Array<Diagnostic>, 
 /**
- * The WHERE block of a single FIND or DELETE as a diagram, when the
+ * The WHERE block of a single FIND, DELETE, UPDATE, MERGE or EXPORT as a diagram, when the
  * text parses (drawn by the console's query debugger as the user types).
  */
 pattern?: Pattern, 

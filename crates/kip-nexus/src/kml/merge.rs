@@ -1,0 +1,318 @@
+//! MERGE (RC9 §4.4, RC10): `MERGE CONCEPT ?source INTO ?target` declares
+//! two concepts the same entity and folds the source into the target, in
+//! the caller's one transaction: every link of the source is repointed to
+//! the target keeping its id (a link that would then duplicate one of the
+//! target's is folded into it instead: missing keys filled, links about it
+//! repointed, the duplicate removed), the source's attributes fill the
+//! target's missing ones (`aliases` are unioned and gain the source's
+//! name), `_merged_from` records the source, and the source is deleted.
+
+use std::collections::HashSet;
+
+use kip_lang::ast::*;
+use kip_lang::{ErrorCode, KipError};
+use kip_store::{ConceptId, ElementId, PropositionId, PropositionRecord};
+use serde_json::{Value as Json, json};
+
+use crate::graph::{Graph, OrInternal as _, Result};
+use crate::kql::{self, Val};
+use crate::{schema, search};
+
+use super::{Object, Writer};
+
+/// What a merge did, for its result.
+#[derive(Debug, Default)]
+struct Merged {
+    repointed: usize,
+    deduplicated: usize,
+}
+
+impl Writer<'_, '_> {
+    pub fn merge(&mut self, m: &Merge) -> Result<Json> {
+        let (sources, targets) = {
+            let graph = Graph::new(self.store, self.txn);
+            let (exec, rows) = kql::solve(&graph, self.source, &m.where_)?;
+            let distinct = |var: &str| {
+                let mut seen = HashSet::new();
+                rows.iter()
+                    .map(|r| exec.val(r, var))
+                    .filter(|v| *v != Val::Null && seen.insert(*v))
+                    .collect::<Vec<_>>()
+            };
+            (distinct(&m.source.name), distinct(&m.target.name))
+        };
+        let source = self.one_concept(&sources, &m.source, m, true)?;
+        let target = self.one_concept(&targets, &m.target, m, false)?;
+        let result = |merged: &Merged, filled: usize| {
+            json!({
+                "merged": true,
+                "links_repointed": merged.repointed,
+                "links_deduplicated": merged.deduplicated,
+                "attributes_filled": filled,
+            })
+        };
+        if source == target {
+            return Ok(result(&Merged::default(), 0));
+        }
+        let (source_rec, target_rec) = self.graph(|g| {
+            Ok((
+                g.concept(source)?.map(|r| (*r).clone()),
+                g.concept(target)?.map(|r| (*r).clone()),
+            ))
+        })?;
+        let (Some(source_rec), Some(target_rec)) = (source_rec, target_rec) else {
+            return Err(KipError::new(
+                ErrorCode::InternalError,
+                "a matched concept vanished",
+            ));
+        };
+        let source_type = self.graph(|g| Ok(g.type_name(source_rec.type_id)?.to_string()))?;
+        let target_type = self.graph(|g| Ok(g.type_name(target_rec.type_id)?.to_string()))?;
+        for (ty, name, var) in [
+            (&source_type, &source_rec.name, &m.source),
+            (&target_type, &target_rec.name, &m.target),
+        ] {
+            if schema::is_protected(ty, name) {
+                return Err(schema::protected_error(ty, name, "merged").at(self.source, var.span));
+            }
+        }
+        if source_rec.type_id != target_rec.type_id {
+            // RC10's ConstraintViolation (KIP_2002 there), KIP_2003 in RC2's numbering.
+            return Err(KipError::new(
+                ErrorCode::ConstraintViolation,
+                format!(
+                    "MERGE joins concepts of one type: {source_type} '{}' cannot be merged into {target_type} '{}'",
+                    source_rec.name, target_rec.name
+                ),
+            )
+            .with_hint("Only duplicates of the same type can be merged; check both with FIND(?x.type) first.")
+            .at(self.source, m.span));
+        }
+
+        // 1. Repoint the source's links to the target.
+        let mut merged = Merged::default();
+        self.repoint(
+            ElementId::Concept(source),
+            ElementId::Concept(target),
+            &mut merged,
+        )?;
+
+        // 2. Fill the target's attributes; 3. record the provenance.
+        let mut attributes = target_rec.attributes.clone();
+        let mut filled = 0;
+        for (k, v) in &source_rec.attributes {
+            if k != "aliases" && !attributes.contains_key(k) {
+                attributes.insert(k.clone(), v.clone());
+                filled += 1;
+            }
+        }
+        let mut aliases: Vec<Json> = Vec::new();
+        let had_aliases = attributes.contains_key("aliases");
+        for list in [
+            attributes.get("aliases"),
+            source_rec.attributes.get("aliases"),
+        ] {
+            for a in list.and_then(Json::as_array).into_iter().flatten() {
+                if !aliases.contains(a) {
+                    aliases.push(a.clone());
+                }
+            }
+        }
+        let source_name = json!(source_rec.name);
+        if !aliases.contains(&source_name) {
+            aliases.push(source_name);
+        }
+        if !had_aliases {
+            filled += 1;
+        }
+        attributes.insert("aliases".into(), Json::Array(aliases));
+        let mut metadata = target_rec.metadata.clone();
+        let mut trail: Vec<Json> = Vec::new();
+        for list in [
+            target_rec.metadata.get("_merged_from"),
+            source_rec.metadata.get("_merged_from"),
+        ] {
+            for entry in list.and_then(Json::as_array).into_iter().flatten() {
+                if !trail.contains(entry) {
+                    trail.push(entry.clone());
+                }
+            }
+        }
+        let me = json!(format!("{source_type}:{}", source_rec.name));
+        if !trail.contains(&me) {
+            trail.push(me);
+        }
+        metadata.insert("_merged_from".into(), Json::Array(trail));
+        self.touch(&mut metadata, &target_rec.metadata);
+        let record = kip_store::ConceptRecord {
+            attributes,
+            metadata,
+            ..target_rec
+        };
+        self.store.update_concept(self.txn, target, &record).kip()?;
+        search::index_concept(self.store, self.txn, target, &record)?;
+        self.stats.concepts_updated += 1;
+
+        // 4. Delete the source, which no link mentions any more.
+        self.delete_element(ElementId::Concept(source))?;
+        Ok(result(&merged, filled))
+    }
+
+    /// The one concept a MERGE variable binds: none is `KIP_3002` (with the
+    /// "already merged" hint on a replay), several are `KIP_3003`.
+    fn one_concept(
+        &mut self,
+        vals: &[Val],
+        var: &Var,
+        m: &Merge,
+        is_source: bool,
+    ) -> Result<ConceptId> {
+        match vals {
+            [Val::Concept(c)] => Ok(*c),
+            [] => {
+                let role = if is_source { "source" } else { "target" };
+                let mut e = KipError::new(
+                    ErrorCode::NotFound,
+                    format!("the MERGE {role} ?{} matches no concept", var.name),
+                )
+                .with_hint("Check both concepts with FIND before merging; SEARCH CONCEPT finds near names.")
+                .at(self.source, var.span);
+                if is_source && let Some(hint) = self.already_merged(m)? {
+                    e = e.with_hint(hint);
+                }
+                Err(e)
+            }
+            [_] => Err(KipError::new(
+                ErrorCode::ConstraintViolation,
+                format!("?{} binds a proposition: MERGE joins concepts", var.name),
+            )
+            .at(self.source, var.span)),
+            many => Err(KipError::new(
+                ErrorCode::DuplicateExists,
+                format!("the MERGE variable ?{} matches {} nodes; it must match exactly one", var.name, many.len()),
+            )
+            .with_hint(format!("Narrow the WHERE pattern until ?{} matches one concept, e.g. with {{type: \"…\", name: \"…\"}}.", var.name))
+            .at(self.source, var.span)
+            .with_data("matches", many.len())),
+        }
+    }
+
+    /// RC10: when the source is gone but the target's `_merged_from` lists
+    /// it, the merge already happened (a replay).
+    fn already_merged(&mut self, m: &Merge) -> Result<Option<String>> {
+        let named = |var: &Var| {
+            m.where_.items.iter().find_map(|item| match item {
+                Pattern::Concept(ConceptClause {
+                    var: Some(v),
+                    matcher: ConceptMatcher::TypeName { ty, name },
+                    ..
+                }) if v.name == var.name => Some((ty.lit()?.clone(), name.lit()?.clone())),
+                _ => None,
+            })
+        };
+        let (Some((sty, sname)), Some((tty, tname))) = (named(&m.source), named(&m.target)) else {
+            return Ok(None);
+        };
+        let trail = self.graph(|g| {
+            let Some(c) = g.find_concept_by_names(&tty, &tname)? else {
+                return Ok(None);
+            };
+            Ok(g.concept(c)?
+                .and_then(|r| r.metadata.get("_merged_from").cloned()))
+        })?;
+        let entry = json!(format!("{sty}:{sname}"));
+        let listed = trail
+            .as_ref()
+            .and_then(Json::as_array)
+            .is_some_and(|a| a.contains(&entry));
+        Ok(listed.then(|| {
+            format!("{sty} '{sname}' was already merged into {tty} '{tname}' (its _merged_from lists it): nothing left to do.")
+        }))
+    }
+
+    /// Repoints every link that mentions `from` to mention `to` instead,
+    /// keeping link ids; a link that would duplicate an existing one is
+    /// folded into it (missing keys filled, links about it repointed in
+    /// turn) and removed.
+    fn repoint(&mut self, from: ElementId, to: ElementId, merged: &mut Merged) -> Result<()> {
+        for link in self.store.propositions_mentioning(self.txn, from).kip()? {
+            let Some(old) = self.graph(|g| Ok(g.proposition(link)?.map(|r| (*r).clone())))? else {
+                continue;
+            };
+            let swap = |e: ElementId| if e == from { to } else { e };
+            let (s, o) = (swap(old.subject), swap(old.object));
+            let existing = self
+                .store
+                .find_proposition(self.txn, s, old.predicate, o)
+                .kip()?;
+            match existing {
+                Some(survivor) if survivor != link => {
+                    self.fold_link(link, &old, survivor, merged)?;
+                }
+                _ => {
+                    let mut metadata = old.metadata.clone();
+                    self.touch(&mut metadata, &old.metadata);
+                    let record = PropositionRecord {
+                        subject: s,
+                        object: o,
+                        metadata,
+                        ..old
+                    };
+                    self.store
+                        .update_proposition(self.txn, link, &record)
+                        .kip()?;
+                    self.reindex_proposition(link, &record)?;
+                    self.stats.propositions_updated += 1;
+                    merged.repointed += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Folds the duplicate `dup` into `survivor`: the survivor's keys win,
+    /// missing ones come from the duplicate; links about the duplicate are
+    /// repointed to the survivor; the duplicate is removed.
+    fn fold_link(
+        &mut self,
+        dup: PropositionId,
+        dup_rec: &PropositionRecord,
+        survivor: PropositionId,
+        merged: &mut Merged,
+    ) -> Result<()> {
+        self.repoint(
+            ElementId::Proposition(dup),
+            ElementId::Proposition(survivor),
+            merged,
+        )?;
+        if let Some(old) = self.graph(|g| Ok(g.proposition(survivor)?.map(|r| (*r).clone())))? {
+            let fill = |base: &Object, extra: &Object| {
+                let mut out = base.clone();
+                for (k, v) in extra {
+                    if !k.starts_with('_') && !out.contains_key(k) {
+                        out.insert(k.clone(), v.clone());
+                    }
+                }
+                out
+            };
+            let attributes = fill(&old.attributes, &dup_rec.attributes);
+            let mut metadata = fill(&old.metadata, &dup_rec.metadata);
+            if attributes != old.attributes || metadata != old.metadata {
+                self.touch(&mut metadata, &old.metadata);
+                let record = PropositionRecord {
+                    attributes,
+                    metadata,
+                    ..old
+                };
+                self.store
+                    .update_proposition(self.txn, survivor, &record)
+                    .kip()?;
+                self.reindex_proposition(survivor, &record)?;
+                self.stats.propositions_updated += 1;
+            }
+        }
+        self.delete_element(ElementId::Proposition(dup))?;
+        merged.deduplicated += 1;
+        Ok(())
+    }
+}
