@@ -231,34 +231,7 @@ fn walk_command(command: &mut Command, v: &mut impl ParamVisitor) {
                 v.text(cursor);
             }
         }
-        Command::Upsert(u) => {
-            for item in &mut u.items {
-                match item {
-                    UpsertItem::Concept(c) => {
-                        walk_concept(&mut c.matcher, v);
-                        if let Some(n) = &mut c.expect_version {
-                            v.count(n);
-                        }
-                        walk_object(&mut c.attributes, v);
-                        for entry in c.propositions.iter_mut().flatten() {
-                            v.text(&mut entry.predicate);
-                            walk_term(&mut entry.target, v);
-                            walk_object(&mut entry.metadata, v);
-                        }
-                        walk_object(&mut c.metadata, v);
-                    }
-                    UpsertItem::Proposition(p) => {
-                        walk_proposition(&mut p.matcher, v);
-                        if let Some(n) = &mut p.expect_version {
-                            v.count(n);
-                        }
-                        walk_object(&mut p.attributes, v);
-                        walk_object(&mut p.metadata, v);
-                    }
-                }
-            }
-            walk_object(&mut u.metadata, v);
-        }
+        Command::Upsert(u) => walk_upsert(u, v),
         Command::Delete(d) => {
             match &mut d.target {
                 DeleteTarget::Attributes(keys) | DeleteTarget::Metadata(keys) => {
@@ -268,38 +241,8 @@ fn walk_command(command: &mut Command, v: &mut impl ParamVisitor) {
             }
             walk_group(&mut d.where_, v);
         }
-        Command::Describe(d) => {
-            match &mut d.target {
-                DescribeTarget::ConceptType(name) | DescribeTarget::PropositionType(name) => {
-                    v.text(name);
-                }
-                DescribeTarget::Primer
-                | DescribeTarget::Domains
-                | DescribeTarget::ConceptTypes
-                | DescribeTarget::PropositionTypes => {}
-            }
-            if let Some(limit) = &mut d.limit {
-                v.count(limit);
-            }
-            if let Some(cursor) = &mut d.cursor {
-                v.text(cursor);
-            }
-        }
-        Command::Search(s) => {
-            v.text(&mut s.term);
-            if let Some(t) = &mut s.with_type {
-                v.text(t);
-            }
-            if let Some(m) = &mut s.mode {
-                v.text(m);
-            }
-            if let Some(t) = &mut s.threshold {
-                v.value(t);
-            }
-            if let Some(limit) = &mut s.limit {
-                v.count(limit);
-            }
-        }
+        Command::Describe(d) => walk_describe(d, v),
+        Command::Search(s) => walk_search(s, v),
         Command::Update(u) => {
             for object in [&mut u.attributes, &mut u.metadata].into_iter().flatten() {
                 object
@@ -322,6 +265,69 @@ fn walk_command(command: &mut Command, v: &mut impl ParamVisitor) {
                 v.text(cursor);
             }
         }
+    }
+}
+
+fn walk_upsert(u: &mut Upsert, v: &mut impl ParamVisitor) {
+    for item in &mut u.items {
+        match item {
+            UpsertItem::Concept(c) => {
+                walk_concept(&mut c.matcher, v);
+                if let Some(n) = &mut c.expect_version {
+                    v.count(n);
+                }
+                walk_object(&mut c.attributes, v);
+                for entry in c.propositions.iter_mut().flatten() {
+                    v.text(&mut entry.predicate);
+                    walk_term(&mut entry.target, v);
+                    walk_object(&mut entry.metadata, v);
+                }
+                walk_object(&mut c.metadata, v);
+            }
+            UpsertItem::Proposition(p) => {
+                walk_proposition(&mut p.matcher, v);
+                if let Some(n) = &mut p.expect_version {
+                    v.count(n);
+                }
+                walk_object(&mut p.attributes, v);
+                walk_object(&mut p.metadata, v);
+            }
+        }
+    }
+    walk_object(&mut u.metadata, v);
+}
+
+fn walk_describe(d: &mut Describe, v: &mut impl ParamVisitor) {
+    match &mut d.target {
+        DescribeTarget::ConceptType(name) | DescribeTarget::PropositionType(name) => {
+            v.text(name);
+        }
+        DescribeTarget::Primer
+        | DescribeTarget::Domains
+        | DescribeTarget::ConceptTypes
+        | DescribeTarget::PropositionTypes => {}
+    }
+    if let Some(limit) = &mut d.limit {
+        v.count(limit);
+    }
+    if let Some(cursor) = &mut d.cursor {
+        v.text(cursor);
+    }
+}
+
+fn walk_search(s: &mut Search, v: &mut impl ParamVisitor) {
+    v.text(&mut s.term);
+    if let Some(t) = &mut s.with_type {
+        v.text(t);
+    }
+    if let Some(m) = &mut s.mode {
+        v.text(m);
+    }
+    if let Some(t) = &mut s.threshold {
+        v.value(t);
+    }
+    if let Some(limit) = &mut s.limit {
+        v.count(limit);
     }
 }
 

@@ -59,6 +59,8 @@ pub(crate) fn parse_where_items(source: &str) -> Result<Group, Errors> {
 
 /// The phrase an error message uses for a grammar rule. Exhaustive on
 /// purpose: a new rule cannot be added without saying how errors name it.
+/// (Long because the grammar has that many rules: one line each is the
+/// point, so it stays one table rather than being split.)
 fn rule_phrase(rule: Rule) -> &'static str {
     match rule {
         Rule::EOI => "end of input",
@@ -293,38 +295,56 @@ fn bad_string(source: &str, offset: usize) -> Option<(String, Span, String)> {
         match c {
             '"' => return None,
             '\n' | '\r' => return Some(unterminated()),
-            '\\' => {
-                let start = body + i;
-                let bad = |end: usize| {
-                    let written = &source[start..end];
-                    Some((
-                        format!("invalid escape `{written}` in a string"),
-                        Span::new(start, end),
-                        "Valid escapes are \\\" \\\\ \\/ \\b \\f \\n \\r \\t and \\uXXXX (four hex digits); write a backslash itself as \\\\.".to_owned(),
-                    ))
-                };
-                match chars.next() {
-                    Some((_, '"' | '\\' | '/' | 'b' | 'f' | 'n' | 'r' | 't')) => {}
-                    Some((j, 'u')) => {
-                        let mut end = body + j + 1;
-                        for _ in 0..4 {
-                            match chars.next() {
-                                Some((k, h)) if h.is_ascii_hexdigit() => end = body + k + 1,
-                                Some((k, h)) if h != '"' && h != '\n' => {
-                                    return bad(body + k + h.len_utf8());
-                                }
-                                _ => return bad(end),
-                            }
-                        }
-                    }
-                    Some((j, other)) => return bad(body + j + other.len_utf8()),
-                    None => return Some(unterminated()),
-                }
-            }
+            '\\' => match bad_escape(source, body, body + i, &mut chars) {
+                Escape::Valid => {}
+                Escape::Invalid(problem) => return Some(problem),
+                Escape::Unterminated => return Some(unterminated()),
+            },
             _ => {}
         }
     }
     Some(unterminated())
+}
+
+/// What follows a backslash in a string literal.
+enum Escape {
+    Valid,
+    Invalid((String, Span, String)),
+    Unterminated,
+}
+
+/// Reads the escape after the backslash at `start` (`chars` yields offsets
+/// relative to `body`, the first byte after the opening quote).
+fn bad_escape(
+    source: &str,
+    body: usize,
+    start: usize,
+    chars: &mut std::str::CharIndices<'_>,
+) -> Escape {
+    let bad = |end: usize| {
+        let written = &source[start..end];
+        Escape::Invalid((
+            format!("invalid escape `{written}` in a string"),
+            Span::new(start, end),
+            "Valid escapes are \\\" \\\\ \\/ \\b \\f \\n \\r \\t and \\uXXXX (four hex digits); write a backslash itself as \\\\.".to_owned(),
+        ))
+    };
+    match chars.next() {
+        Some((_, '"' | '\\' | '/' | 'b' | 'f' | 'n' | 'r' | 't')) => Escape::Valid,
+        Some((j, 'u')) => {
+            let mut end = body + j + 1;
+            for _ in 0..4 {
+                match chars.next() {
+                    Some((k, h)) if h.is_ascii_hexdigit() => end = body + k + 1,
+                    Some((k, h)) if h != '"' && h != '\n' => return bad(body + k + h.len_utf8()),
+                    _ => return bad(end),
+                }
+            }
+            Escape::Valid
+        }
+        Some((j, other)) => bad(body + j + other.len_utf8()),
+        None => Escape::Unterminated,
+    }
 }
 
 fn syntax_error(source: &str, err: &pest::error::Error<Rule>) -> KipError {
@@ -1142,42 +1162,70 @@ impl<'s> Lower<'s> {
         }
         self.in_aggregate = outer;
         if let Some(func) = AggregateFunc::from_keyword(name) {
-            let arg = match args.as_slice() {
-                [Expr::Path(path)] => path.clone(),
-                [other] => {
-                    let found = match other {
-                        Expr::Value(..) => "a value",
-                        Expr::Call(_) => "a function call",
-                        _ => "an expression",
-                    };
-                    // An argument that was itself wrong has been reported already.
-                    if self.errors.len() == errors_before {
-                        self.error(
-                            ErrorCode::InvalidSyntax,
-                            expr_span(other),
-                            format!("`{name}` aggregates a variable or dot path, found {found}"),
-                            Some(format!("Write {name}(?x) or {name}(?x.attributes.key).")),
-                        );
-                    }
-                    return CallOrAggregate::Invalid;
-                }
-                _ => {
+            return self.aggregate(func, name, distinct, &args, span, errors_before);
+        }
+        self.function(&name_pair, distinct, args, span)
+    }
+
+    /// An aggregate: exactly one argument, a variable or dot path. An
+    /// argument that was itself wrong (errors since `errors_before`) has
+    /// been reported already.
+    fn aggregate(
+        &mut self,
+        func: AggregateFunc,
+        name: &str,
+        distinct: bool,
+        args: &[Expr],
+        span: Span,
+        errors_before: usize,
+    ) -> CallOrAggregate {
+        let arg = match args {
+            [Expr::Path(path)] => path.clone(),
+            [other] => {
+                let found = match other {
+                    Expr::Value(..) => "a value",
+                    Expr::Call(_) => "a function call",
+                    _ => "an expression",
+                };
+                // An argument that was itself wrong has been reported already.
+                if self.errors.len() == errors_before {
                     self.error(
                         ErrorCode::InvalidSyntax,
-                        span,
-                        format!("`{name}` takes exactly one argument, found {}", args.len()),
+                        expr_span(other),
+                        format!("`{name}` aggregates a variable or dot path, found {found}"),
                         Some(format!("Write {name}(?x) or {name}(?x.attributes.key).")),
                     );
-                    return CallOrAggregate::Invalid;
                 }
-            };
-            return CallOrAggregate::Aggregate(Aggregate {
-                func,
-                distinct,
-                arg,
-                span,
-            });
-        }
+                return CallOrAggregate::Invalid;
+            }
+            _ => {
+                self.error(
+                    ErrorCode::InvalidSyntax,
+                    span,
+                    format!("`{name}` takes exactly one argument, found {}", args.len()),
+                    Some(format!("Write {name}(?x) or {name}(?x.attributes.key).")),
+                );
+                return CallOrAggregate::Invalid;
+            }
+        };
+        CallOrAggregate::Aggregate(Aggregate {
+            func,
+            distinct,
+            arg,
+            span,
+        })
+    }
+
+    /// A FILTER function: known name (else "did you mean"), no DISTINCT,
+    /// its arity, `IN`'s array.
+    fn function(
+        &mut self,
+        name_pair: &Pair<'_, Rule>,
+        distinct: bool,
+        args: Vec<Expr>,
+        span: Span,
+    ) -> CallOrAggregate {
+        let name = name_pair.as_str();
         let Some(func) = Func::from_keyword(name) else {
             let names = Func::ALL
                 .iter()
@@ -1193,7 +1241,7 @@ impl<'s> Lower<'s> {
                 format!("unknown function `{name}`"),
             )
             .with_hint(hint)
-            .at(self.source, span_of(&name_pair))
+            .at(self.source, span_of(name_pair))
             .with_suggestions(&suggestions);
             self.errors.push(error);
             return CallOrAggregate::Invalid;

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 
 use kip_lang::ast::*;
 use kip_lang::{ErrorCode, KipError};
-use kip_store::{ConceptId, ElementId, PropositionId, PropositionRecord};
+use kip_store::{ConceptId, ConceptRecord, ElementId, PropositionId, PropositionRecord};
 use serde_json::{Value as Json, json};
 
 use crate::graph::{Graph, OrInternal as _, Result};
@@ -27,50 +27,145 @@ struct Merged {
     deduplicated: usize,
 }
 
+/// The result object of a MERGE.
+fn merge_result(merged: &Merged, filled: usize) -> Json {
+    json!({
+        "merged": true,
+        "links_repointed": merged.repointed,
+        "links_deduplicated": merged.deduplicated,
+        "attributes_filled": filled,
+    })
+}
+
+/// The values of `list`s, each once, in order.
+fn union<'a>(lists: impl IntoIterator<Item = Option<&'a Json>>) -> Vec<Json> {
+    let mut out: Vec<Json> = Vec::new();
+    for v in lists
+        .into_iter()
+        .flat_map(|l| l.and_then(Json::as_array).into_iter().flatten())
+    {
+        if !out.contains(v) {
+            out.push(v.clone());
+        }
+    }
+    out
+}
+
+/// `list` with `item` added at the end unless it is there already.
+fn with(mut list: Vec<Json>, item: Json) -> Vec<Json> {
+    if !list.contains(&item) {
+        list.push(item);
+    }
+    list
+}
+
+/// The target's attributes after the merge and how many keys it gained:
+/// the source fills the keys the target lacks, `aliases` become the union
+/// of both plus the source's name.
+fn merged_attributes(target: &ConceptRecord, source: &ConceptRecord) -> (Object, usize) {
+    let mut attributes = target.attributes.clone();
+    let mut filled = 0;
+    for (k, v) in &source.attributes {
+        if k != "aliases" && !attributes.contains_key(k) {
+            attributes.insert(k.clone(), v.clone());
+            filled += 1;
+        }
+    }
+    if !attributes.contains_key("aliases") {
+        filled += 1;
+    }
+    let aliases = with(
+        union([attributes.get("aliases"), source.attributes.get("aliases")]),
+        json!(source.name),
+    );
+    attributes.insert("aliases".into(), Json::Array(aliases));
+    (attributes, filled)
+}
+
 impl Writer<'_, '_> {
     pub fn merge(&mut self, m: &Merge) -> Result<Json> {
-        let (sources, targets) = {
-            let graph = Graph::new(self.store, self.txn);
-            let (exec, rows) = kql::solve(&graph, self.source, &m.where_)?;
-            let distinct = |var: &str| {
-                let mut seen = HashSet::new();
-                rows.iter()
-                    .map(|r| exec.val(r, var))
-                    .filter(|v| *v != Val::Null && seen.insert(*v))
-                    .collect::<Vec<_>>()
-            };
-            (distinct(&m.source.name), distinct(&m.target.name))
-        };
+        let (sources, targets) = self.merge_candidates(m)?;
         let source = self.one_concept(&sources, &m.source, m, true)?;
         let target = self.one_concept(&targets, &m.target, m, false)?;
-        let result = |merged: &Merged, filled: usize| {
-            json!({
-                "merged": true,
-                "links_repointed": merged.repointed,
-                "links_deduplicated": merged.deduplicated,
-                "attributes_filled": filled,
-            })
-        };
         if source == target {
-            return Ok(result(&Merged::default(), 0));
+            return Ok(merge_result(&Merged::default(), 0));
         }
-        let (source_rec, target_rec) = self.graph(|g| {
-            Ok((
-                g.concept(source)?.map(|r| (*r).clone()),
-                g.concept(target)?.map(|r| (*r).clone()),
-            ))
-        })?;
-        let (Some(source_rec), Some(target_rec)) = (source_rec, target_rec) else {
-            return Err(KipError::new(
-                ErrorCode::InternalError,
-                "a matched concept vanished",
-            ));
+        let (source_rec, source_type) = self.concept_with_type(source)?;
+        let (target_rec, target_type) = self.concept_with_type(target)?;
+        self.check_mergeable(m, (&source_rec, &source_type), (&target_rec, &target_type))?;
+
+        // 1. Repoint the source's links to the target.
+        let mut merged = Merged::default();
+        self.repoint(
+            ElementId::Concept(source),
+            ElementId::Concept(target),
+            &mut merged,
+        )?;
+
+        // 2. Fill the target's attributes; 3. record the provenance.
+        let (attributes, filled) = merged_attributes(&target_rec, &source_rec);
+        let mut metadata = target_rec.metadata.clone();
+        let trail = with(
+            union([
+                target_rec.metadata.get("_merged_from"),
+                source_rec.metadata.get("_merged_from"),
+            ]),
+            json!(format!("{source_type}:{}", source_rec.name)),
+        );
+        metadata.insert("_merged_from".into(), Json::Array(trail));
+        self.touch(&mut metadata, &target_rec.metadata);
+        let record = ConceptRecord {
+            attributes,
+            metadata,
+            ..target_rec
         };
-        let source_type = self.graph(|g| Ok(g.type_name(source_rec.type_id)?.to_string()))?;
-        let target_type = self.graph(|g| Ok(g.type_name(target_rec.type_id)?.to_string()))?;
+        self.store.update_concept(self.txn, target, &record).kip()?;
+        search::index_concept(self.store, self.txn, target, &record)?;
+        self.stats.concepts_updated += 1;
+
+        // 4. Delete the source, which no link mentions any more.
+        self.delete_element(ElementId::Concept(source))?;
+        Ok(merge_result(&merged, filled))
+    }
+
+    /// The distinct concepts the WHERE binds to the source and the target.
+    fn merge_candidates(&self, m: &Merge) -> Result<(Vec<Val>, Vec<Val>)> {
+        let graph = Graph::new(self.store, self.txn);
+        let (exec, rows) = kql::solve(&graph, self.source, &m.where_)?;
+        let distinct = |var: &str| {
+            let mut seen = HashSet::new();
+            rows.iter()
+                .map(|r| exec.val(r, var))
+                .filter(|v| *v != Val::Null && seen.insert(*v))
+                .collect::<Vec<_>>()
+        };
+        Ok((distinct(&m.source.name), distinct(&m.target.name)))
+    }
+
+    /// A concept's record and its type's name.
+    fn concept_with_type(&self, id: ConceptId) -> Result<(ConceptRecord, String)> {
+        self.graph(|g| {
+            let Some(rec) = g.concept(id)?.map(|r| (*r).clone()) else {
+                return Err(KipError::new(
+                    ErrorCode::InternalError,
+                    "a matched concept vanished",
+                ));
+            };
+            let ty = g.type_name(rec.type_id)?.to_string();
+            Ok((rec, ty))
+        })
+    }
+
+    /// Neither end protected; both of one type.
+    fn check_mergeable(
+        &self,
+        m: &Merge,
+        (source_rec, source_type): (&ConceptRecord, &str),
+        (target_rec, target_type): (&ConceptRecord, &str),
+    ) -> Result<()> {
         for (ty, name, var) in [
-            (&source_type, &source_rec.name, &m.source),
-            (&target_type, &target_rec.name, &m.target),
+            (source_type, &source_rec.name, &m.source),
+            (target_type, &target_rec.name, &m.target),
         ] {
             if schema::is_protected(ty, name) {
                 return Err(schema::protected_error(ty, name, "merged").at(self.source, var.span));
@@ -88,74 +183,7 @@ impl Writer<'_, '_> {
             .with_hint("Only duplicates of the same type can be merged; check both with FIND(?x.type) first.")
             .at(self.source, m.span));
         }
-
-        // 1. Repoint the source's links to the target.
-        let mut merged = Merged::default();
-        self.repoint(
-            ElementId::Concept(source),
-            ElementId::Concept(target),
-            &mut merged,
-        )?;
-
-        // 2. Fill the target's attributes; 3. record the provenance.
-        let mut attributes = target_rec.attributes.clone();
-        let mut filled = 0;
-        for (k, v) in &source_rec.attributes {
-            if k != "aliases" && !attributes.contains_key(k) {
-                attributes.insert(k.clone(), v.clone());
-                filled += 1;
-            }
-        }
-        let mut aliases: Vec<Json> = Vec::new();
-        let had_aliases = attributes.contains_key("aliases");
-        for list in [
-            attributes.get("aliases"),
-            source_rec.attributes.get("aliases"),
-        ] {
-            for a in list.and_then(Json::as_array).into_iter().flatten() {
-                if !aliases.contains(a) {
-                    aliases.push(a.clone());
-                }
-            }
-        }
-        let source_name = json!(source_rec.name);
-        if !aliases.contains(&source_name) {
-            aliases.push(source_name);
-        }
-        if !had_aliases {
-            filled += 1;
-        }
-        attributes.insert("aliases".into(), Json::Array(aliases));
-        let mut metadata = target_rec.metadata.clone();
-        let mut trail: Vec<Json> = Vec::new();
-        for list in [
-            target_rec.metadata.get("_merged_from"),
-            source_rec.metadata.get("_merged_from"),
-        ] {
-            for entry in list.and_then(Json::as_array).into_iter().flatten() {
-                if !trail.contains(entry) {
-                    trail.push(entry.clone());
-                }
-            }
-        }
-        let me = json!(format!("{source_type}:{}", source_rec.name));
-        if !trail.contains(&me) {
-            trail.push(me);
-        }
-        metadata.insert("_merged_from".into(), Json::Array(trail));
-        self.touch(&mut metadata, &target_rec.metadata);
-        let record = kip_store::ConceptRecord {
-            attributes,
-            metadata,
-            ..target_rec
-        };
-        self.store.update_concept(self.txn, target, &record).kip()?;
-        search::index_concept(self.store, self.txn, target, &record)?;
-        self.stats.concepts_updated += 1;
-
-        // 4. Delete the source, which no link mentions any more.
-        self.delete_element(ElementId::Concept(source))?;
-        Ok(result(&merged, filled))
+        Ok(())
     }
 
     /// The one concept a MERGE variable binds: none is `KIP_3002` (with the
