@@ -165,18 +165,24 @@ impl Nexus {
                 let outcome = match c {
                     Command::Upsert(u) => {
                         let mut w = kml::Writer::new(&self.store, txn, source, now());
+                        if !commit {
+                            w.collect_changes();
+                        }
                         let result = w.upsert(u)?;
                         Outcome {
                             stats: w.stats,
-                            ..Outcome::of(result)
+                            ..Outcome::of(w.with_changes(result))
                         }
                     }
                     Command::Delete(d) => {
                         let mut w = kml::Writer::new(&self.store, txn, source, now());
+                        if !commit {
+                            w.collect_changes();
+                        }
                         let result = w.delete(d)?;
                         Outcome {
                             stats: w.stats,
-                            ..Outcome::of(result)
+                            ..Outcome::of(w.with_changes(result))
                         }
                     }
                     other => {

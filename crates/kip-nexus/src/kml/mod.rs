@@ -21,8 +21,11 @@ use crate::graph::{Graph, OrInternal as _, Result};
 pub use crate::stats::Stats;
 use crate::{schema, search};
 
+mod changes;
 mod delete;
 mod upsert;
+
+pub use changes::{ElementChange, End as ChangeEnd, Kind as ChangeKind, Op as ChangeOp, State as ChangeState};
 
 type Object = Map<String, Json>;
 
@@ -47,6 +50,9 @@ pub struct Writer<'a, 't> {
     /// created together by [`Writer::flush_links`], in their order (so they
     /// get the ids one-by-one creation would give them).
     pending: PendingLinks,
+    /// Each element's change, collected only for a preview (see
+    /// [`Writer::collect_changes`]).
+    changes: Option<changes::Changes>,
 }
 
 /// Links decided but not yet written (see [`Writer::flush_links`]).
@@ -121,6 +127,7 @@ impl<'a, 't> Writer<'a, 't> {
             stats: Stats::default(),
             cache: WriterCache::default(),
             pending: PendingLinks::default(),
+            changes: None,
         }
     }
 

@@ -15,6 +15,7 @@ use serde_json::{Value as Json, json};
 use crate::graph::{BELONGS_TO_DOMAIN, CONCEPT_TYPE, Graph, OrInternal as _, Result};
 use crate::{schema, search};
 
+use super::changes::Op;
 use super::{Object, Writer, json_object, merged};
 
 impl Writer<'_, '_> {
@@ -321,6 +322,7 @@ impl Writer<'_, '_> {
         }
         search::index_concept(self.store, self.txn, id, &record)?;
         self.stats.concepts_created += 1;
+        self.note_concept(Op::Created, id, None, Some(&record))?;
         Ok(id)
     }
 
@@ -361,6 +363,7 @@ impl Writer<'_, '_> {
         if ty == crate::graph::PROPOSITION_TYPE {
             self.cache.predicates.clear();
         }
+        let before = self.previewing().then(|| old.clone());
         let record = ConceptRecord {
             attributes,
             metadata,
@@ -369,6 +372,7 @@ impl Writer<'_, '_> {
         self.store.update_concept(self.txn, id, &record).kip()?;
         search::index_concept(self.store, self.txn, id, &record)?;
         self.stats.concepts_updated += 1;
+        self.note_concept(Op::Updated, id, before.as_ref(), Some(&record))?;
         Ok(())
     }
 
@@ -465,6 +469,7 @@ impl Writer<'_, '_> {
         ];
         search::index_proposition(self.store, self.txn, id, &record, &names)?;
         self.stats.propositions_created += 1;
+        self.note_proposition(Op::Created, id, None, Some(&record))?;
         Ok(id)
     }
 
@@ -537,6 +542,7 @@ impl Writer<'_, '_> {
             .kip()?;
         for ((id, record), names) in ids.into_iter().zip(&pending.records).zip(&pending.names) {
             search::index_proposition(self.store, self.txn, id, record, names)?;
+            self.note_proposition(Op::Created, id, None, Some(record))?;
         }
         Ok(())
     }
@@ -556,6 +562,7 @@ impl Writer<'_, '_> {
             return Ok(());
         }
         metadata.insert("_updated_at".into(), json!(self.now));
+        let before = self.previewing().then(|| old.clone());
         let record = PropositionRecord {
             attributes,
             metadata,
@@ -564,6 +571,7 @@ impl Writer<'_, '_> {
         self.store.update_proposition(self.txn, id, &record).kip()?;
         self.reindex_proposition(id, &record)?;
         self.stats.propositions_updated += 1;
+        self.note_proposition(Op::Updated, id, before.as_ref(), Some(&record))?;
         Ok(())
     }
 }
