@@ -28,6 +28,8 @@ export interface Toast {
   kind: 'info' | 'error' | 'success';
   text: string;
   detail?: string;
+  /** A button on the notice (e.g. Undo); the notice closes when it runs. */
+  action?: { label: string; run: () => void };
 }
 
 let transport: Transport | null = null;
@@ -58,10 +60,11 @@ export const app = $state({
 });
 
 let toastId = 0;
-export function toast(kind: Toast['kind'], text: string, detail?: string) {
+export function toast(kind: Toast['kind'], text: string, detail?: string, action?: Toast['action']) {
   const id = ++toastId;
-  app.toasts = [...app.toasts, { id, kind, text, detail }];
-  setTimeout(() => dismissToast(id), kind === 'error' ? 9000 : 4500);
+  app.toasts = [...app.toasts, { id, kind, text, detail, action }];
+  // A notice with an action (Undo) stays long enough to use it.
+  setTimeout(() => dismissToast(id), kind === 'error' ? 9000 : action ? 10000 : 4500);
 }
 export function dismissToast(id: number) {
   app.toasts = app.toasts.filter((t) => t.id !== id);
