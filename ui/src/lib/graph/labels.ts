@@ -5,7 +5,7 @@
 // newly arrived ones, then by degree) at the first of four positions around
 // the node (right, left, below, above) whose box overlaps no label placed
 // before it and no floating panel; a label with no free position is left
-// out rather than drawn over another. Edge labels are shown by default only
+// out rather than drawn over another (or over another node). Edge labels are shown by default only
 // while the links on screen are sparse enough to read them, and each
 // predicate can be switched on or off whatever the density.
 
@@ -54,6 +54,7 @@ export function placeLabels(
   bounds: { width: number; height: number },
   obstacles: Rect[] = [],
   max = 300,
+  nodes: Rect[] = [],
 ): PlacedLabel[] {
   const cell = 64;
   const grid = new Map<number, Rect[]>();
@@ -76,6 +77,8 @@ export function placeLabels(
       else grid.set(k, [r]);
     }
   };
+  // Nodes are taken first: no label hides a node.
+  for (const n of nodes) take(n);
   const placed: PlacedLabel[] = [];
   const sorted = [...candidates].sort((a, b) => b.priority - a.priority);
   for (const c of sorted) {

@@ -133,11 +133,17 @@ function scaleSettings(graph: KipGraph) {
   };
 }
 
-function neighbourSet(graph: KipGraph, id: string | null): Set<string> {
+/**
+ * What the selection keeps in full colour: the node, its neighbours, and
+ * every node that arrived after it was selected (added from the Primer, the
+ * console or an expansion: what arrives is never drawn dimmed).
+ */
+function neighbourSet(graph: KipGraph, id: string | null, arrived: Set<string> = new Set()): Set<string> {
   const set = new Set<string>();
   if (id && graph.hasNode(id)) {
     set.add(id);
     graph.forEachNeighbor(id, (n) => set.add(n));
+    for (const n of arrived) if (graph.hasNode(n)) set.add(n);
   }
   return set;
 }
@@ -154,6 +160,8 @@ class SigmaRenderer implements GraphRenderer {
   private overlays: Overlays = NO_OVERLAYS;
   private denseEdges = false;
   private freshTimer = 0;
+  /** Nodes added since the selection was made. */
+  private arrived = new Set<string>();
 
   constructor(private graph: KipGraph, private container: HTMLElement, events: RendererEvents, theme: Theme, private decor: Decorations) {
     this.theme = theme;
@@ -214,7 +222,7 @@ class SigmaRenderer implements GraphRenderer {
         this.sigma.setSetting('hideEdgesOnMove', next.hideEdgesOnMove);
         this.sigma.setSetting('hideLabelsOnMove', next.hideLabelsOnMove);
         // What arrived next to the selection is not dimmed.
-        this.near = neighbourSet(this.graph, this.selected);
+        this.near = neighbourSet(this.graph, this.selected, this.arrived);
         const { width, height } = this.container.getBoundingClientRect();
         this.denseEdges = !edgeLabelsByDefault(this.graph.size, width, height);
         if (next.thinEdges !== this.thinEdges) this.thinEdges = next.thinEdges;
@@ -224,8 +232,11 @@ class SigmaRenderer implements GraphRenderer {
     };
     const changes = ['nodeAdded', 'nodeDropped', 'edgeAdded', 'edgeDropped', 'cleared'] as const;
     for (const change of changes) graph.on(change, adapt);
+    const arrive = ({ key }: { key: string }) => this.arrived.add(key);
+    graph.on('nodeAdded', arrive);
     this.sigma.on('kill', () => {
       for (const change of changes) graph.removeListener(change, adapt);
+      graph.removeListener('nodeAdded', arrive);
     });
     this.sigma.on('clickNode', ({ node }) => events.clickNode(node));
     this.sigma.on('doubleClickNode', (e) => {
@@ -264,6 +275,7 @@ class SigmaRenderer implements GraphRenderer {
 
   setSelected(id: string | null) {
     this.selected = id && this.graph.hasNode(id) ? id : null;
+    this.arrived.clear();
     this.near = neighbourSet(this.graph, this.selected);
     this.sigma.refresh({ skipIndexation: true });
   }
@@ -387,6 +399,8 @@ class CanvasRenderer implements GraphRenderer {
   private overlays: Overlays = NO_OVERLAYS;
   /** The neighbours of the selection need recomputing (the graph changed). */
   private nearStale = false;
+  /** Nodes added since the selection was made. */
+  private arrived = new Set<string>();
   private labelWidths = new Map<string, number>();
   /** What the last frame drew, for the tests: node labels and edge labels. */
   lastLabels: PlacedLabel[] = [];
@@ -412,6 +426,9 @@ class CanvasRenderer implements GraphRenderer {
       graph.on(ev, schedule);
       this.cleanup.push(() => graph.removeListener(ev, schedule));
     }
+    const arrive = ({ key }: { key: string }) => this.arrived.add(key);
+    graph.on('nodeAdded', arrive);
+    this.cleanup.push(() => graph.removeListener('nodeAdded', arrive));
     const ro = new ResizeObserver(() => this.resize());
     ro.observe(container);
     this.cleanup.push(() => ro.disconnect());
@@ -441,7 +458,7 @@ class CanvasRenderer implements GraphRenderer {
       if (this.nearStale) {
         // Nodes that arrived next to the selection join its highlight.
         this.nearStale = false;
-        this.near = neighbourSet(this.graph, this.selected);
+        this.near = neighbourSet(this.graph, this.selected, this.arrived);
       }
       this.draw();
     });
@@ -652,7 +669,8 @@ class CanvasRenderer implements GraphRenderer {
         force: n === sel || n === this.hovered,
       });
     }
-    const placed = placeLabels(candidates, { width: this.width, height: this.height }, this.overlays.rects, 300);
+    const discs = candidates.map((c) => ({ x: c.x - c.r, y: c.y - c.r, w: c.r * 2, h: c.r * 2 }));
+    const placed = placeLabels(candidates, { width: this.width, height: this.height }, this.overlays.rects, 300, discs);
     for (const l of placed) {
       const a = graph.getNodeAttributes(l.id);
       ctx.fillStyle = this.theme.background;
@@ -815,6 +833,7 @@ class CanvasRenderer implements GraphRenderer {
 
   setSelected(id: string | null) {
     this.selected = id && this.graph.hasNode(id) ? id : null;
+    this.arrived.clear();
     this.near = neighbourSet(this.graph, this.selected);
     this.schedule();
   }
