@@ -291,7 +291,8 @@ fn rank(
         // One character typed: the concepts named with it come first.
         if lone
             && let ElementId::Concept(c) = e
-            && g.concept(c)?.is_some_and(|r| r.name.contains(wanted.as_str()))
+            && g.concept(c)?
+                .is_some_and(|r| r.name.contains(wanted.as_str()))
         {
             score += 5.0;
         }

@@ -40,7 +40,7 @@ fn preview(nexus: &Nexus, command: &str) -> Json {
     r["result"].clone()
 }
 
-fn find<'a>(changes: &'a Json, f: impl Fn(&Json) -> bool) -> &'a Json {
+fn find(changes: &Json, f: impl Fn(&Json) -> bool) -> &Json {
     changes
         .as_array()
         .expect("a changes list")
@@ -103,8 +103,16 @@ fn a_dry_run_of_a_delete_lists_the_cascade_with_before_images() {
         r#"DELETE CONCEPT ?d DETACH WHERE { ?d {type: "Drug", name: "Aspirin"} }"#,
     );
     let changes = r["changes"].as_array().expect("changes");
-    assert_eq!(changes.len(), 7, "Aspirin, its 5 links and the link about one");
-    assert!(changes.iter().all(|c| c["op"] == "deleted" && c.get("after").is_none()));
+    assert_eq!(
+        changes.len(),
+        7,
+        "Aspirin, its 5 links and the link about one"
+    );
+    assert!(
+        changes
+            .iter()
+            .all(|c| c["op"] == "deleted" && c.get("after").is_none())
+    );
     let concept = find(&r["changes"], |c| c["kind"] == "concept");
     assert_eq!(concept["name"], "Aspirin");
     assert_eq!(concept["before"]["attributes"]["risk_level"], 2);

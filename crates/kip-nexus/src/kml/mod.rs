@@ -25,7 +25,9 @@ mod changes;
 mod delete;
 mod upsert;
 
-pub use changes::{ElementChange, End as ChangeEnd, Kind as ChangeKind, Op as ChangeOp, State as ChangeState};
+pub use changes::{
+    ElementChange, End as ChangeEnd, Kind as ChangeKind, Op as ChangeOp, State as ChangeState,
+};
 
 type Object = Map<String, Json>;
 
