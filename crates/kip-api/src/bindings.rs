@@ -97,6 +97,11 @@ pub(crate) fn generate() -> String {
         kip_nexus::Node,
         kip_nexus::Edge,
         kip_nexus::Filter,
+        kip_nexus::ElementChange,
+        kip_nexus::ChangeOp,
+        kip_nexus::ChangeKind,
+        kip_nexus::ChangeEnd,
+        kip_nexus::ChangeState,
     );
     out
 }

@@ -59,6 +59,7 @@ pub use execute::{Access, Context};
 pub use explain::{Cause, Explain, Fix, Range, Step};
 pub use graph::{BELONGS_TO_DOMAIN, CONCEPT_TYPE, DOMAIN, Graph, PROPOSITION_TYPE, Result};
 pub use kip_store::{ConceptId, ConceptRecord, ElementId, PropositionId, PropositionRecord};
+pub use kml::{ChangeEnd, ChangeKind, ChangeOp, ChangeState, ElementChange};
 pub use pattern::{Block, Edge, Filter, Node, Pattern, outline};
 pub use request::{BatchItem, ExecuteKip};
 pub use run::{Mode, Origin, Outcome, RunOptions, response};

@@ -1,8 +1,15 @@
 //! META: DESCRIBE and SEARCH (seed 001 §5) with the result shapes of BRIEF §3.
 //!
 //! The Primer is assembled from `$self`, the Domain concepts, the
-//! definitions linked to each domain by `belongs_to_domain`, and the
-//! per-domain counters the KML writer keeps — never by scanning instances.
+//! definitions linked to each domain by `belongs_to_domain`, the per-type
+//! counters and the per-domain counters the KML writer keeps — never by
+//! scanning instances.
+//!
+//! A domain's counts say what a `COUNT` query would: `by_type` holds, for
+//! each of its key concept types, how many concepts of that type exist
+//! (`FIND(COUNT(?x)) WHERE { ?x {type: "T"} }`), `concepts` their sum, and
+//! `members` how many concepts are linked to the domain itself by
+//! `belongs_to_domain` (its definitions included).
 
 use kip_lang::ast::{Arg, Describe, DescribeTarget, Search, SearchTarget, Value};
 use kip_lang::{ErrorCode, KipError, suggest};
@@ -189,14 +196,20 @@ fn primer(g: &Graph<'_>) -> Result<Json> {
                 }
             }
             let mut by_type = Map::new();
-            let mut total = 0i64;
+            let mut total = 0u64;
+            for name in &key_concept_types {
+                let Some(name) = name.as_str() else { continue };
+                let n = match g.type_id(name)? {
+                    Some(t) => g.store.concept_count_by_type(g.txn, t).kip()?,
+                    None => 0,
+                };
+                by_type.insert(name.to_owned(), json!(n));
+                total += n;
+            }
+            let mut members = 0i64;
             for (name, _) in &concept_types {
                 if let Some(t) = g.type_id(name)? {
-                    let n = g.store.counter(g.txn, &domain_counter(d, t)).kip()?;
-                    if n > 0 {
-                        by_type.insert(name.clone(), json!(n));
-                        total += n;
-                    }
+                    members += g.store.counter(g.txn, &domain_counter(d, t)).kip()?;
                 }
             }
             domain_map.push(json!({
@@ -204,7 +217,7 @@ fn primer(g: &Graph<'_>) -> Result<Json> {
                 "description": rec.attributes.get("description").cloned().unwrap_or(Json::Null),
                 "key_concept_types": key_concept_types,
                 "key_proposition_types": key_proposition_types,
-                "counts": {"concepts": total, "by_type": by_type},
+                "counts": {"concepts": total, "by_type": by_type, "members": members},
             }));
         }
     }

@@ -163,38 +163,10 @@ impl Nexus {
             let mut total = Stats::default();
             for c in commands {
                 let outcome = match c {
-                    Command::Upsert(u) => {
-                        let mut w = kml::Writer::new(&self.store, txn, source, now());
-                        let result = w.upsert(u)?;
-                        Outcome {
-                            stats: w.stats,
-                            ..Outcome::of(result)
-                        }
-                    }
-                    Command::Delete(d) => {
-                        let mut w = kml::Writer::new(&self.store, txn, source, now());
-                        let result = w.delete(d)?;
-                        Outcome {
-                            stats: w.stats,
-                            ..Outcome::of(result)
-                        }
-                    }
-                    Command::Update(u) => {
-                        let mut w = kml::Writer::new(&self.store, txn, source, now());
-                        let result = w.update(u)?;
-                        Outcome {
-                            stats: w.stats,
-                            ..Outcome::of(result)
-                        }
-                    }
-                    Command::Merge(m) => {
-                        let mut w = kml::Writer::new(&self.store, txn, source, now());
-                        let result = w.merge(m)?;
-                        Outcome {
-                            stats: w.stats,
-                            ..Outcome::of(result)
-                        }
-                    }
+                    Command::Upsert(_)
+                    | Command::Delete(_)
+                    | Command::Update(_)
+                    | Command::Merge(_) => self.write_command(txn, source, c, commit)?,
                     other => {
                         let g = Graph::new(&self.store, txn);
                         read_command(&g, source, other, secret, options.explain)?
@@ -220,6 +192,39 @@ impl Nexus {
             Ok(out)
         };
         self.store.write_with(commit, run).map_err(|e| e.0)
+    }
+}
+
+impl Nexus {
+    /// Runs one KML command in `txn`. A preview (`commit` false) also
+    /// collects each element's change, before → after, into the result.
+    fn write_command(
+        &self,
+        txn: &mut kip_store::RwTxn<'_>,
+        source: &str,
+        c: &Command,
+        commit: bool,
+    ) -> std::result::Result<Outcome, TxnError> {
+        let mut w = kml::Writer::new(&self.store, txn, source, now());
+        if !commit {
+            w.collect_changes();
+        }
+        let result = match c {
+            Command::Upsert(u) => w.upsert(u)?,
+            Command::Delete(d) => w.delete(d)?,
+            Command::Update(u) => w.update(u)?,
+            Command::Merge(m) => w.merge(m)?,
+            Command::Find(_) | Command::Describe(_) | Command::Search(_) | Command::Export(_) => {
+                return Err(TxnError(KipError::new(
+                    ErrorCode::InternalError,
+                    "a read reached the write path",
+                )));
+            }
+        };
+        Ok(Outcome {
+            stats: w.stats,
+            ..Outcome::of(w.with_changes(result))
+        })
     }
 }
 

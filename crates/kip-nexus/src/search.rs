@@ -9,6 +9,12 @@
 //! with the indexed terms that start with it or are within a small edit
 //! distance. `WITH TYPE` filters candidates *before* ranking and the limit
 //! is applied last, so `LIMIT N` returns N hits whenever N exist.
+//!
+//! A query term of one CJK character (search as you type: `汤`) stands for
+//! every indexed term holding it: itself (a lone or run-final character,
+//! see [`crate::tokenize::index_terms`]) and the bigrams starting with it.
+//! A concept whose name contains the character ranks above one that only
+//! mentions it.
 
 use std::collections::HashMap;
 
@@ -18,7 +24,7 @@ use kip_store::{
 use serde_json::Value as Json;
 
 use crate::graph::{Graph, OrInternal as _, Result};
-use crate::tokenize::{is_cjk, tokenize};
+use crate::tokenize::{index_terms, is_cjk, tokenize};
 
 const NAME_WEIGHT: u32 = 3;
 
@@ -42,7 +48,7 @@ fn document(
     let mut len = 0;
     for (texts, weight) in [(name_like, NAME_WEIGHT), (mentions, 1)] {
         for text in texts {
-            for t in tokenize(text) {
+            for t in index_terms(text) {
                 *tf.entry(t).or_default() += weight;
                 len += weight;
             }
@@ -53,7 +59,7 @@ fn document(
         collect_strings(v, &mut strings);
     }
     for s in &strings {
-        for t in tokenize(s) {
+        for t in index_terms(s) {
             *tf.entry(t).or_default() += 1;
             len += 1;
         }
@@ -126,6 +132,7 @@ pub fn search(g: &Graph<'_>, q: &Query<'_>) -> Result<Vec<(ElementId, f64)>> {
     if terms.is_empty() {
         return Ok(Vec::new());
     }
+    let terms = widen_lone_characters(g, terms)?;
     let type_filter: Option<u32> = match q.with_type {
         None => None,
         Some(t) if q.propositions => Some(g.predicate_id(t)?.unwrap_or(u32::MAX)),
@@ -152,16 +159,42 @@ pub fn search(g: &Graph<'_>, q: &Query<'_>) -> Result<Vec<(ElementId, f64)>> {
     Ok(hits)
 }
 
+/// At most this many bigrams stand in for one lone CJK character.
+const LONE_CHARACTER_BIGRAMS: usize = 256;
+
+/// Whether `term` is one CJK character.
+fn is_lone_character(term: &str) -> bool {
+    let mut chars = term.chars();
+    matches!((chars.next(), chars.next()), (Some(c), None) if is_cjk(c))
+}
+
+/// `terms` with each lone CJK character joined by the indexed bigrams
+/// that start with it (the ones that end with it are indexed with the
+/// character itself as their run's last unigram).
+fn widen_lone_characters(g: &Graph<'_>, terms: Vec<String>) -> Result<Vec<String>> {
+    if !terms.iter().any(|t| is_lone_character(t)) {
+        return Ok(terms);
+    }
+    let mut out = Vec::new();
+    for t in terms {
+        if is_lone_character(&t) {
+            let mut bigrams = g.store.terms_with_prefix(g.txn, &t).kip()?;
+            bigrams.retain(|b| b != &t);
+            bigrams.truncate(LONE_CHARACTER_BIGRAMS);
+            out.extend(bigrams);
+        }
+        out.push(t);
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
 fn similar_terms(g: &Graph<'_>, term: &str) -> Result<Vec<String>> {
     let chars: Vec<char> = term.chars().collect();
     if chars.iter().any(|&c| is_cjk(c)) {
-        // A lone CJK character (search as you type: "张" for "张三") is a
-        // prefix of the bigrams that start with it.
-        if chars.len() == 1 {
-            let mut bigrams = g.store.terms_with_prefix(g.txn, term).kip()?;
-            bigrams.truncate(64);
-            return Ok(bigrams);
-        }
+        // CJK terms have no spelling to be near; a lone character was
+        // widened before the first pass already.
         return Ok(Vec::new());
     }
     if chars.len() < 3 {
@@ -194,6 +227,10 @@ const CANDIDATES: usize = 4_096;
 /// to that cap); each candidate is then scored on *every* query term from
 /// its own stored term list. A query such as "Gene 123" thus reads the few
 /// postings of "123" instead of every document containing "gene".
+/// What a concept whose name contains a lone typed (CJK) character adds to
+/// its score, so names come before mere mentions.
+const LONE_CHARACTER_BONUS: f64 = 5.0;
+
 fn rank(
     g: &Graph<'_>,
     q: &Query<'_>,
@@ -240,6 +277,10 @@ fn rank(
     }
 
     let wanted = q.term.trim().to_lowercase();
+    let lone = is_lone_character(&wanted);
+    if lone {
+        best += LONE_CHARACTER_BONUS;
+    }
     let mut hits = Vec::with_capacity(candidates.len());
     for e in candidates {
         let Some(doc) = g.store.document_terms(g.txn, e).kip()? else {
@@ -257,12 +298,20 @@ fn rank(
         }
         // The whole query equal to a concept's name is the best possible hit;
         // only documents holding every query term can be one.
-        if matched == idf.len()
+        if (matched == idf.len() || lone)
             && let ElementId::Concept(c) = e
             && g.concept(c)?
                 .is_some_and(|r| r.name.to_lowercase() == wanted)
         {
             score += EXACT_NAME_BONUS;
+        }
+        // One character typed: the concepts named with it come first.
+        if lone
+            && let ElementId::Concept(c) = e
+            && g.concept(c)?
+                .is_some_and(|r| r.name.contains(wanted.as_str()))
+        {
+            score += LONE_CHARACTER_BONUS;
         }
         hits.push((e, (score / best).clamp(0.0, 1.0)));
     }

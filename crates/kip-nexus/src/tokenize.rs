@@ -7,6 +7,14 @@
 //! character bigrams instead (a lone character stays a unigram), the usual way to make Chinese,
 //! Japanese and Korean searchable without a dictionary: `阿司匹林` gives
 //! `阿司`, `司匹`, `匹林`, and a query for `阿司匹林` or `司匹` matches it.
+//!
+//! Documents are indexed with [`index_terms`], which adds one term to what
+//! [`tokenize`] gives: the last character of each CJK run, alone. Every
+//! character of a run is then either the first of one of its bigrams or
+//! that last unigram, so a query of one character (`汤` for `麻黄汤`) finds
+//! the run by a prefix lookup of the bigrams plus one exact term. A query
+//! never contains those extra unigrams, so both sides still agree on every
+//! term a query can hold.
 
 /// Whether `c` belongs to a script written without spaces between words.
 pub fn is_cjk(c: char) -> bool {
@@ -23,6 +31,16 @@ pub fn is_cjk(c: char) -> bool {
 
 /// The search terms of `text`, in order, with repeats.
 pub fn tokenize(text: &str) -> Vec<String> {
+    terms(text, false)
+}
+
+/// The terms a document is indexed with: [`tokenize`]'s, plus the last
+/// character of each CJK run of two or more characters.
+pub fn index_terms(text: &str) -> Vec<String> {
+    terms(text, true)
+}
+
+fn terms(text: &str, run_ends: bool) -> Vec<String> {
     let mut terms = Vec::new();
     let mut run: Vec<char> = Vec::new();
     let mut word = String::new();
@@ -33,34 +51,39 @@ pub fn tokenize(text: &str) -> Vec<String> {
             }
             run.push(c);
         } else if c.is_alphanumeric() {
-            flush_cjk(&mut run, &mut terms);
+            flush_cjk(&mut run, &mut terms, run_ends);
             word.extend(c.to_lowercase());
         } else {
-            flush_cjk(&mut run, &mut terms);
+            flush_cjk(&mut run, &mut terms, run_ends);
             if !word.is_empty() {
                 terms.push(std::mem::take(&mut word));
             }
         }
     }
-    flush_cjk(&mut run, &mut terms);
+    flush_cjk(&mut run, &mut terms, run_ends);
     if !word.is_empty() {
         terms.push(word);
     }
     terms
 }
 
-fn flush_cjk(run: &mut Vec<char>, terms: &mut Vec<String>) {
+fn flush_cjk(run: &mut Vec<char>, terms: &mut Vec<String>, run_ends: bool) {
     match run.len() {
         0 => {}
         1 => terms.push(run[0].to_string()),
-        _ => terms.extend(run.windows(2).map(|w| w.iter().collect())),
+        n => {
+            terms.extend(run.windows(2).map(|w| w.iter().collect()));
+            if run_ends {
+                terms.push(run[n - 1].to_string());
+            }
+        }
     }
     run.clear();
 }
 
 #[cfg(test)]
 mod tests {
-    use super::tokenize;
+    use super::{index_terms, tokenize};
 
     #[test]
     fn english_words_are_lower_cased() {
@@ -80,6 +103,18 @@ mod tests {
     fn japanese_and_korean_too() {
         assert_eq!(tokenize("カフェイン"), ["カフ", "フェ", "ェイ", "イン"]);
         assert_eq!(tokenize("두통"), ["두통"]);
+    }
+
+    #[test]
+    fn documents_also_keep_the_last_character_of_each_run() {
+        assert_eq!(index_terms("麻黄汤"), ["麻黄", "黄汤", "汤"]);
+        assert_eq!(index_terms("头"), ["头"]);
+        assert_eq!(
+            index_terms("B族维生素 and 汤剂"),
+            ["b", "族维", "维生", "生素", "素", "and", "汤剂", "剂"]
+        );
+        // Queries never hold the extra unigrams.
+        assert_eq!(tokenize("麻黄汤"), ["麻黄", "黄汤"]);
     }
 
     #[test]

@@ -45,3 +45,19 @@ export function searchHistory(entries: HistoryEntry[], query: string): HistoryEn
     return terms.every((term) => t.includes(term));
   });
 }
+
+/**
+ * When an entry ran, short: the time for today ("14:03"), "yesterday 14:03",
+ * else the date and time. `now` is for tests.
+ */
+export function historyTime(at: string, now: Date = new Date()): string {
+  const t = new Date(at);
+  if (Number.isNaN(t.getTime())) return '';
+  const hm = `${String(t.getHours()).padStart(2, '0')}:${String(t.getMinutes()).padStart(2, '0')}`;
+  const day = (d: Date) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
+  const days = Math.round((day(now) - day(t)) / 86_400_000);
+  if (days === 0) return hm;
+  if (days === 1) return `yesterday ${hm}`;
+  const date = `${t.getFullYear()}-${String(t.getMonth() + 1).padStart(2, '0')}-${String(t.getDate()).padStart(2, '0')}`;
+  return `${date} ${hm}`;
+}

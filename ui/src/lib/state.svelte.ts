@@ -28,6 +28,8 @@ export interface Toast {
   kind: 'info' | 'error' | 'success';
   text: string;
   detail?: string;
+  /** A button on the notice (e.g. Undo); the notice closes when it runs. */
+  action?: { label: string; run: () => void };
 }
 
 let transport: Transport | null = null;
@@ -55,13 +57,31 @@ export const app = $state({
   consoleRequest: null as { text: string; run: boolean } | null,
   graphVersion: 0,
   inspectorOpen: true,
+  /** Per view, whether the inspector is folded to a strip (the console starts folded: it needs the width). */
+  inspectorFolded: loadFolded(),
 });
 
+function loadFolded(): Record<View, boolean> {
+  const defaults: Record<View, boolean> = { graph: false, primer: false, console: true, import: false };
+  try {
+    return { ...defaults, ...JSON.parse(localStorage.getItem('kip-explorer.inspector-folded') ?? '{}') };
+  } catch {
+    return defaults;
+  }
+}
+
+/** Folds or unfolds the inspector in the current view, and remembers it. */
+export function foldInspector(folded: boolean) {
+  app.inspectorFolded = { ...app.inspectorFolded, [app.view]: folded };
+  localStorage.setItem('kip-explorer.inspector-folded', JSON.stringify(app.inspectorFolded));
+}
+
 let toastId = 0;
-export function toast(kind: Toast['kind'], text: string, detail?: string) {
+export function toast(kind: Toast['kind'], text: string, detail?: string, action?: Toast['action']) {
   const id = ++toastId;
-  app.toasts = [...app.toasts, { id, kind, text, detail }];
-  setTimeout(() => dismissToast(id), kind === 'error' ? 9000 : 4500);
+  app.toasts = [...app.toasts, { id, kind, text, detail, action }];
+  // A notice with an action (Undo) stays long enough to use it.
+  setTimeout(() => dismissToast(id), kind === 'error' ? 9000 : action ? 10000 : 4500);
 }
 export function dismissToast(id: number) {
   app.toasts = app.toasts.filter((t) => t.id !== id);
@@ -99,6 +119,13 @@ function strList(v: Json | undefined): string[] {
   return [];
 }
 
+/**
+ * The definitions' own icons. Genesis gives `$ConceptType` the 📦 that the
+ * medical example's Product uses too (both verbatim from the specification),
+ * so the meta types are drawn with icons no domain type is likely to take.
+ */
+const META_HINTS: Record<string, string> = { $ConceptType: '🧩', $PropositionType: '🔗' };
+
 /** Loads every concept type and predicate definition (for styling and completion). */
 export async function loadSchema() {
   const [types, preds] = await Promise.all([
@@ -108,7 +135,7 @@ export async function loadSchema() {
   app.types = (Array.isArray(types.result) ? types.result : []).filter(isConcept).map((t) => ({
     name: t.name,
     description: str(t.attributes.description),
-    displayHint: str(t.attributes.display_hint),
+    displayHint: META_HINTS[t.name] ?? str(t.attributes.display_hint),
     instanceSchema: (t.attributes.instance_schema ?? {}) as TypeDef['instanceSchema'],
   }));
   app.predicates = (Array.isArray(preds.result) ? preds.result : []).filter(isConcept).map((p) => ({

@@ -41,7 +41,8 @@ test('a write that follows a query on the same line gets its dry-run preview bef
   await dialog.waitFor({ timeout: 10_000 }).catch((e) => {
     throw new Error(`no preview; the nexus now holds ${symptoms('Vertigo')}`, { cause: e });
   });
-  assert.equal(await page.getByTestId('kml-summary').innerText(), 'This will create or update 1 concept(s).');
+  // The engine's own description of the change (issue 15): what is created, by name.
+  assert.equal(await page.getByTestId('kml-summary').innerText(), 'This creates 1 concept.');
   assert.match(symptoms('Vertigo'), /"result": 0/, 'the preview wrote nothing');
   await page.getByTestId('writes-chip').waitFor();
   await shot(page, 'console-preview-of-a-write-after-a-query');

@@ -194,8 +194,9 @@ test('KML shows the dry-run preview and writes only after confirmation', async (
   await page.keyboard.press('Control+Enter');
   const dialog = page.getByTestId('kml-preview');
   await dialog.waitFor();
-  assert.match(await dialog.innerText(), /dry_run/);
-  assert.equal(await page.getByTestId('kml-summary').innerText(), 'This will create or update 1 concept(s).');
+  // The preview is the engine's change list as a diff (issue 15), not raw JSON.
+  assert.match(await dialog.innerText(), /CREATED[\s\S]*Symptom Dizziness[\s\S]*description\s+A sensation of spinning\./);
+  assert.equal(await page.getByTestId('kml-summary').innerText(), 'This creates 1 concept.');
   await shot(page, '08-kml-preview');
   // Nothing is written before Apply.
   assert.match(kip(server.db, 'exec', 'FIND(COUNT(?s)) WHERE { ?s {type: "Symptom", name: "Dizziness"} }'), /"result": 0/);
@@ -243,8 +244,9 @@ test('a write by another process appears live', async () => {
     console.log('live activity:', await page.getByTestId('live-activity').innerText().catch(() => 'none'), logs.slice(-20));
     throw e;
   });
-  // The Primer re-reads itself: Drug now counts six (five examples + Naproxen).
-  await medical.getByRole('button', { name: /Drug\s*6/ }).waitFor({ timeout: 15_000 });
+  // The Primer re-reads itself: Drug now counts seven, as COUNT does (the
+  // six example drugs, Cognizine included, + Naproxen).
+  await medical.getByRole('button', { name: /Drug\s*7/ }).waitFor({ timeout: 15_000 });
   await page.getByLabel('Search concepts').fill('Naproxen');
   await page.getByRole('option').filter({ hasText: 'Naproxen' }).first().waitFor();
   await page.keyboard.press('Escape');

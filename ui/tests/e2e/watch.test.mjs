@@ -47,3 +47,14 @@ test('a broken capsule written into the folder is listed as failed with its line
   assert.match(await item.innerText(), /broken\.kip:3:\d+/);
   await shot(page, 'watch-folder-live');
 });
+
+test('a watched file that fails raises a visible notice, wherever the user is', async () => {
+  await page.getByTestId('nav-graph').click();
+  writeFileSync(join(folder, 'also-broken.kip'), 'UPSERT {\n  CONCEPT ?x { {type: "Nope", name: "X"} }\n}\n');
+  const notice = page.locator('.toast.error', { hasText: 'also-broken.kip' });
+  await notice.waitFor({ timeout: 30_000 });
+  assert.match(await notice.innerText(), /Watched file also-broken\.kip:2:\d+ failed to import/);
+  await shot(page, 'watch-failed-file-notice');
+  await notice.getByTestId('toast-action').click();
+  await page.getByTestId('watched-files').locator('li', { hasText: 'also-broken.kip' }).waitFor();
+});

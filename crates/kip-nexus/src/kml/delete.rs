@@ -13,6 +13,7 @@ use crate::graph::{BELONGS_TO_DOMAIN, Graph, OrInternal as _, Result};
 use crate::kql::{self, Val};
 use crate::{schema, search};
 
+use super::changes::Op;
 use super::{Writer, reserved_key_error};
 
 impl Writer<'_, '_> {
@@ -150,6 +151,7 @@ impl Writer<'_, '_> {
         self.store.update_concept(self.txn, id, &rec).kip()?;
         search::index_concept(self.store, self.txn, id, &rec)?;
         self.stats.concepts_updated += 1;
+        self.note_concept(Op::Updated, id, Some(&old), Some(&rec))?;
         Ok(true)
     }
 
@@ -179,6 +181,7 @@ impl Writer<'_, '_> {
         self.store.update_proposition(self.txn, id, &rec).kip()?;
         self.reindex_proposition(id, &rec)?;
         self.stats.propositions_updated += 1;
+        self.note_proposition(Op::Updated, id, Some(&old), Some(&rec))?;
         Ok(true)
     }
 
@@ -206,6 +209,7 @@ impl Writer<'_, '_> {
                 if pred == BELONGS_TO_DOMAIN {
                     self.count_domain_member(&rec, -1)?;
                 }
+                self.note_proposition(Op::Deleted, p, Some(&rec), None)?;
                 search::unindex(self.store, self.txn, e)?;
                 self.store.delete_proposition(self.txn, p).kip()?;
                 self.stats.propositions_deleted += 1;
@@ -213,8 +217,9 @@ impl Writer<'_, '_> {
         }
         for &e in &order {
             if let ElementId::Concept(c) = e
-                && self.graph(|g| Ok(g.concept(c)?.is_some()))?
+                && let Some(rec) = self.graph(|g| g.concept(c))?
             {
+                self.note_concept(Op::Deleted, c, Some(&*rec), None)?;
                 search::unindex(self.store, self.txn, e)?;
                 self.store.delete_concept(self.txn, c).kip()?;
                 self.cache.heads.remove(&c);

@@ -18,6 +18,7 @@ use crate::graph::{Graph, OrInternal as _, Result};
 use crate::kql::{self, Val};
 use crate::{schema, search};
 
+use super::changes::Op;
 use super::{Object, Writer};
 
 /// What a merge did, for its result.
@@ -114,6 +115,7 @@ impl Writer<'_, '_> {
         );
         metadata.insert("_merged_from".into(), Json::Array(trail));
         self.touch(&mut metadata, &target_rec.metadata);
+        let before = self.previewing().then(|| target_rec.clone());
         let record = ConceptRecord {
             attributes,
             metadata,
@@ -122,6 +124,7 @@ impl Writer<'_, '_> {
         self.store.update_concept(self.txn, target, &record).kip()?;
         search::index_concept(self.store, self.txn, target, &record)?;
         self.stats.concepts_updated += 1;
+        self.note_concept(Op::Updated, target, before.as_ref(), Some(&record))?;
 
         // 4. Delete the source, which no link mentions any more.
         self.delete_element(ElementId::Concept(source))?;
@@ -280,6 +283,7 @@ impl Writer<'_, '_> {
                 _ => {
                     let mut metadata = old.metadata.clone();
                     self.touch(&mut metadata, &old.metadata);
+                    let before = self.previewing().then(|| old.clone());
                     let record = PropositionRecord {
                         subject: s,
                         object: o,
@@ -291,6 +295,7 @@ impl Writer<'_, '_> {
                         .kip()?;
                     self.reindex_proposition(link, &record)?;
                     self.stats.propositions_updated += 1;
+                    self.note_proposition(Op::Updated, link, before.as_ref(), Some(&record))?;
                     merged.repointed += 1;
                 }
             }
@@ -327,6 +332,7 @@ impl Writer<'_, '_> {
             let mut metadata = fill(&old.metadata, &dup_rec.metadata);
             if attributes != old.attributes || metadata != old.metadata {
                 self.touch(&mut metadata, &old.metadata);
+                let before = self.previewing().then(|| old.clone());
                 let record = PropositionRecord {
                     attributes,
                     metadata,
@@ -337,6 +343,7 @@ impl Writer<'_, '_> {
                     .kip()?;
                 self.reindex_proposition(survivor, &record)?;
                 self.stats.propositions_updated += 1;
+                self.note_proposition(Op::Updated, survivor, before.as_ref(), Some(&record))?;
             }
         }
         self.delete_element(ElementId::Proposition(dup))?;

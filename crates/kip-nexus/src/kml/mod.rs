@@ -22,10 +22,15 @@ use crate::graph::{Graph, OrInternal as _, Result};
 pub use crate::stats::Stats;
 use crate::{schema, search};
 
+mod changes;
 mod delete;
 mod merge;
 mod update;
 mod upsert;
+
+pub use changes::{
+    ElementChange, End as ChangeEnd, Kind as ChangeKind, Op as ChangeOp, State as ChangeState,
+};
 
 type Object = Map<String, Json>;
 
@@ -53,6 +58,9 @@ pub struct Writer<'a, 't> {
     /// Set only while Genesis bootstraps a new nexus: the foundation is
     /// being laid, so the protected scope does not apply yet.
     pub(crate) bootstrap: bool,
+    /// Each element's change, collected only for a preview (see
+    /// [`Writer::collect_changes`]).
+    changes: Option<changes::Changes>,
 }
 
 /// Links decided but not yet written (see [`Writer::flush_links`]).
@@ -134,6 +142,7 @@ impl<'a, 't> Writer<'a, 't> {
             cache: WriterCache::default(),
             pending: PendingLinks::default(),
             bootstrap: false,
+            changes: None,
         }
     }
 

@@ -16,6 +16,7 @@ use crate::graph::{Graph, OrInternal as _, PROPOSITION_TYPE, Result};
 use crate::kql::{self, Val, path_value};
 use crate::{schema, search, value};
 
+use super::changes::Op;
 use super::{Object, Writer, reserved_key_error};
 
 impl Writer<'_, '_> {
@@ -174,6 +175,7 @@ impl Writer<'_, '_> {
         if ty == PROPOSITION_TYPE {
             self.cache.predicates.clear();
         }
+        let before = self.previewing().then(|| old.clone());
         let record = kip_store::ConceptRecord {
             attributes,
             metadata,
@@ -182,6 +184,7 @@ impl Writer<'_, '_> {
         self.store.update_concept(self.txn, c, &record).kip()?;
         search::index_concept(self.store, self.txn, c, &record)?;
         self.stats.concepts_updated += 1;
+        self.note_concept(Op::Updated, c, before.as_ref(), Some(&record))?;
         Ok(true)
     }
 
@@ -195,6 +198,7 @@ impl Writer<'_, '_> {
             return Ok(false);
         }
         self.touch(&mut metadata, &old.metadata);
+        let before = self.previewing().then(|| old.clone());
         let record = kip_store::PropositionRecord {
             attributes,
             metadata,
@@ -203,6 +207,7 @@ impl Writer<'_, '_> {
         self.store.update_proposition(self.txn, p, &record).kip()?;
         self.reindex_proposition(p, &record)?;
         self.stats.propositions_updated += 1;
+        self.note_proposition(Op::Updated, p, before.as_ref(), Some(&record))?;
         Ok(true)
     }
 }

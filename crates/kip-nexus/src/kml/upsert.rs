@@ -15,6 +15,7 @@ use serde_json::{Value as Json, json};
 use crate::graph::{BELONGS_TO_DOMAIN, CONCEPT_TYPE, Graph, OrInternal as _, Result};
 use crate::{schema, search};
 
+use super::changes::Op;
 use super::{Object, Writer, json_object, merged};
 
 impl Writer<'_, '_> {
@@ -397,6 +398,7 @@ impl Writer<'_, '_> {
         }
         search::index_concept(self.store, self.txn, id, &record)?;
         self.stats.concepts_created += 1;
+        self.note_concept(Op::Created, id, None, Some(&record))?;
         Ok(id)
     }
 
@@ -438,6 +440,7 @@ impl Writer<'_, '_> {
         if ty == crate::graph::PROPOSITION_TYPE {
             self.cache.predicates.clear();
         }
+        let before = self.previewing().then(|| old.clone());
         let record = ConceptRecord {
             attributes,
             metadata,
@@ -446,6 +449,7 @@ impl Writer<'_, '_> {
         self.store.update_concept(self.txn, id, &record).kip()?;
         search::index_concept(self.store, self.txn, id, &record)?;
         self.stats.concepts_updated += 1;
+        self.note_concept(Op::Updated, id, before.as_ref(), Some(&record))?;
         Ok(())
     }
 
@@ -541,6 +545,7 @@ impl Writer<'_, '_> {
         ];
         search::index_proposition(self.store, self.txn, id, &record, &names)?;
         self.stats.propositions_created += 1;
+        self.note_proposition(Op::Created, id, None, Some(&record))?;
         Ok(id)
     }
 
@@ -612,6 +617,7 @@ impl Writer<'_, '_> {
             .kip()?;
         for ((id, record), names) in ids.into_iter().zip(&pending.records).zip(&pending.names) {
             search::index_proposition(self.store, self.txn, id, record, names)?;
+            self.note_proposition(Op::Created, id, None, Some(record))?;
         }
         Ok(())
     }
@@ -631,6 +637,7 @@ impl Writer<'_, '_> {
             return Ok(());
         }
         self.touch(&mut metadata, &old.metadata);
+        let before = self.previewing().then(|| old.clone());
         let record = PropositionRecord {
             attributes,
             metadata,
@@ -639,6 +646,7 @@ impl Writer<'_, '_> {
         self.store.update_proposition(self.txn, id, &record).kip()?;
         self.reindex_proposition(id, &record)?;
         self.stats.propositions_updated += 1;
+        self.note_proposition(Op::Updated, id, before.as_ref(), Some(&record))?;
         Ok(())
     }
 }

@@ -8,6 +8,7 @@
 import Graph from 'graphology';
 import { LINK_NODE_COLOR, typeColor } from '../colors';
 import { isConcept, isProposition, type ConceptNode, type Element, type PropositionLink } from '../kip';
+import type { EdgeLabelMode } from './labels';
 
 export interface NodeAttrs {
   x: number;
@@ -43,12 +44,28 @@ export interface TypeInfo {
 
 const EDGE_COLOR = '#9aa3b5';
 
+/** How long a node that just arrived stays marked as new. */
+export const FRESH_MS = 4000;
+
+/** Everything `clear` drops, so the clear can be undone. */
+export interface GraphSnapshot {
+  graph: ReturnType<KipGraph['export']>;
+  elements: [string, Element][];
+  hiddenNodes: string[];
+}
+
 export class GraphModel {
   readonly graph: KipGraph = new Graph<NodeAttrs, EdgeAttrs>({ multi: true, type: 'directed', allowSelfLoops: true });
   readonly elements = new Map<string, Element>();
   readonly hiddenTypes = new Set<string>();
   readonly hiddenPredicates = new Set<string>();
   readonly hiddenNodes = new Set<string>();
+  /** Nodes added recently, with when (ms since the epoch): drawn marked as new. */
+  readonly fresh = new Map<string, number>();
+  /** Nodes added since the view last framed them (see `takeArrivals`). */
+  private arrivals = new Set<string>();
+  /** Per predicate: edge labels always on, always off, or by density (absent). */
+  readonly edgeLabelModes = new Map<string, EdgeLabelMode>();
   private listeners = new Set<() => void>();
   hint: (type: string) => string | undefined = () => undefined;
 
@@ -60,11 +77,64 @@ export class GraphModel {
     for (const l of this.listeners) l();
   }
 
-  clear() {
+  /** Empties the graph; returns what it held, for `restore` (undo). */
+  clear(): GraphSnapshot {
+    const snapshot: GraphSnapshot = {
+      graph: this.graph.export(),
+      elements: [...this.elements],
+      hiddenNodes: [...this.hiddenNodes],
+    };
     this.graph.clear();
     this.elements.clear();
     this.hiddenNodes.clear();
+    this.fresh.clear();
+    this.arrivals.clear();
     this.emit();
+    return snapshot;
+  }
+
+  /** Puts back what `clear` took (nodes where they were). */
+  restore(s: GraphSnapshot) {
+    this.graph.clear();
+    this.graph.import(s.graph);
+    this.elements.clear();
+    for (const [k, v] of s.elements) this.elements.set(k, v);
+    this.hiddenNodes.clear();
+    for (const n of s.hiddenNodes) this.hiddenNodes.add(n);
+    this.applyFilters();
+    this.emit();
+  }
+
+  /** How new a node still is: 1 when it just arrived, 0 after `FRESH_MS`. */
+  freshness(id: string, now = Date.now()): number {
+    const at = this.fresh.get(id);
+    if (at === undefined) return 0;
+    const left = 1 - (now - at) / FRESH_MS;
+    if (left <= 0) {
+      this.fresh.delete(id);
+      return 0;
+    }
+    return left;
+  }
+
+  /** The nodes added since the last call (the view frames them once). */
+  takeArrivals(): string[] {
+    const ids = [...this.arrivals].filter((id) => this.graph.hasNode(id));
+    this.arrivals.clear();
+    return ids;
+  }
+
+  edgeLabelMode(predicate: string): EdgeLabelMode {
+    return this.edgeLabelModes.get(predicate) ?? 'auto';
+  }
+
+  /** auto → on → off → auto. */
+  cycleEdgeLabels(predicate: string): EdgeLabelMode {
+    const next: EdgeLabelMode = { auto: 'on', on: 'off', off: 'auto' }[this.edgeLabelMode(predicate)] as EdgeLabelMode;
+    if (next === 'auto') this.edgeLabelModes.delete(predicate);
+    else this.edgeLabelModes.set(predicate, next);
+    this.emit();
+    return next;
   }
 
   get size() {
@@ -116,6 +186,7 @@ export class GraphModel {
       else {
         this.graph.addNode(e.id, { ...attrs, ...place(), size: 7 });
         added.push(e.id);
+        this.markNew(e.id);
       }
     }
     // Propositions after concepts; several passes so a link to a link to a
@@ -150,6 +221,11 @@ export class GraphModel {
     return added;
   }
 
+  private markNew(id: string) {
+    this.fresh.set(id, Date.now());
+    this.arrivals.add(id);
+  }
+
   private endpointReady(id: string): boolean {
     return this.elements.has(id);
   }
@@ -171,6 +247,7 @@ export class GraphModel {
         kind: 'link',
         kipType: 'proposition',
       });
+      this.markNew(id);
       this.anchorLinkNode(e);
     }
     return id;

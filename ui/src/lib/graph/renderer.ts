@@ -5,6 +5,24 @@
 import Sigma from 'sigma';
 import { createEdgeArrowProgram, EdgeLineProgram, EdgeRectangleProgram } from 'sigma/rendering';
 import type { EdgeAttrs, KipGraph, NodeAttrs } from './model';
+import { edgeLabelsByDefault, frameBox, labelPriority, placeLabels, showEdgeLabel, type EdgeLabelMode, type LabelCandidate, type PlacedLabel, type Rect } from './labels';
+
+/** What the view tells the renderer beyond the graph itself. */
+export interface Decorations {
+  /** 1 for a node that just arrived, falling to 0 (drawn marked, never dimmed). */
+  freshness(id: string): number;
+  edgeLabelMode(predicate: string): EdgeLabelMode;
+}
+
+/** The parts of the view that floating panels cover, in CSS pixels. */
+export interface Overlays {
+  insets: { top: number; right: number; bottom: number; left: number };
+  /** The panels' boxes relative to the container (labels avoid them). */
+  rects: Rect[];
+}
+
+const NO_OVERLAYS: Overlays = { insets: { top: 0, right: 0, bottom: 0, left: 0 }, rects: [] };
+const NO_DECORATIONS: Decorations = { freshness: () => 0, edgeLabelMode: () => 'auto' };
 
 export interface RendererEvents {
   clickNode(id: string): void;
@@ -29,7 +47,13 @@ export interface GraphRenderer {
   readonly kind: 'webgl' | 'canvas';
   setSelected(id: string | null): void;
   setTheme(theme: Theme): void;
+  /** Fits every visible node into the part of the view no panel covers. */
   fit(): void;
+  /** Fits these nodes (and keeps them in the free part of the view). */
+  frame(ids: string[]): void;
+  /** Moves the camera, at its zoom, so the node sits in the free part's centre. */
+  centreOn(id: string): void;
+  setOverlays(o: Overlays): void;
   zoom(factor: number): void;
   focus(id: string): void;
   /** Where a node is drawn, in CSS pixels relative to the container. */
@@ -77,15 +101,16 @@ export function createRenderer(
   events: RendererEvents,
   theme: Theme,
   choice: 'auto' | 'webgl' | 'canvas' = 'auto',
+  decor: Decorations = NO_DECORATIONS,
 ): GraphRenderer {
   if (choice === 'webgl' || (choice === 'auto' && webglAvailable().ok)) {
     try {
-      return new SigmaRenderer(graph, container, events, theme);
+      return new SigmaRenderer(graph, container, events, theme, decor);
     } catch (e) {
       console.warn('WebGL renderer failed, falling back to canvas', e);
     }
   }
-  return new CanvasRenderer(graph, container, events, theme);
+  return new CanvasRenderer(graph, container, events, theme, decor);
 }
 
 /**
@@ -108,11 +133,17 @@ function scaleSettings(graph: KipGraph) {
   };
 }
 
-function neighbourSet(graph: KipGraph, id: string | null): Set<string> {
+/**
+ * What the selection keeps in full colour: the node, its neighbours, and
+ * every node that arrived after it was selected (added from the Primer, the
+ * console or an expansion: what arrives is never drawn dimmed).
+ */
+function neighbourSet(graph: KipGraph, id: string | null, arrived: Set<string> = new Set()): Set<string> {
   const set = new Set<string>();
   if (id && graph.hasNode(id)) {
     set.add(id);
     graph.forEachNeighbor(id, (n) => set.add(n));
+    for (const n of arrived) if (graph.hasNode(n)) set.add(n);
   }
   return set;
 }
@@ -125,8 +156,14 @@ class SigmaRenderer implements GraphRenderer {
   private theme: Theme;
   private dragging: string | null = null;
   private thinEdges: boolean;
+  private hovered: string | null = null;
+  private overlays: Overlays = NO_OVERLAYS;
+  private denseEdges = false;
+  private freshTimer = 0;
+  /** Nodes added since the selection was made. */
+  private arrived = new Set<string>();
 
-  constructor(private graph: KipGraph, container: HTMLElement, events: RendererEvents, theme: Theme) {
+  constructor(private graph: KipGraph, private container: HTMLElement, events: RendererEvents, theme: Theme, private decor: Decorations) {
     this.theme = theme;
     const { thinEdges, ...scaled } = scaleSettings(graph);
     this.thinEdges = thinEdges;
@@ -149,18 +186,24 @@ class SigmaRenderer implements GraphRenderer {
       zIndex: true,
       stagePadding: 60,
       nodeReducer: (node, data) => {
+        // A node that just arrived is marked and never dimmed.
+        if (this.decor.freshness(node) > 0) return { ...data, highlighted: true, forceLabel: true, zIndex: 2 };
+        if (node === this.hovered) return { ...data, forceLabel: true, zIndex: 2 };
         if (!this.selected) return data;
         if (node === this.selected) return { ...data, highlighted: true, forceLabel: true, zIndex: 2 };
         if (this.near.has(node)) return { ...data, forceLabel: true, zIndex: 1 };
         return { ...data, color: this.theme.dim, label: '', zIndex: 0 };
       },
       edgeReducer: (edge, data) => {
-        const drawn = this.thinEdges ? { ...data, type: 'thin' } : data;
+        let drawn = this.thinEdges ? { ...data, type: 'thin' } : data;
+        const mode = this.decor.edgeLabelMode(data.predicate);
+        if (!showEdgeLabel(mode, this.denseEdges)) drawn = { ...drawn, label: '' };
+        else if (mode === 'on') drawn = { ...drawn, forceLabel: true };
         if (!this.selected) return drawn;
         const [s, t] = this.graph.extremities(edge);
         // The selected node's links keep their arrowheads.
         if (s === this.selected || t === this.selected)
-          return { ...data, color: this.theme.accent, size: data.size + 0.8, forceLabel: true, zIndex: 1 };
+          return { ...data, label: drawn.label, color: this.theme.accent, size: data.size + 0.8, forceLabel: mode !== 'off', zIndex: 1 };
         return { ...drawn, color: this.theme.dim, label: '' };
       },
     });
@@ -178,16 +221,22 @@ class SigmaRenderer implements GraphRenderer {
         this.sigma.setSetting('renderEdgeLabels', next.renderEdgeLabels);
         this.sigma.setSetting('hideEdgesOnMove', next.hideEdgesOnMove);
         this.sigma.setSetting('hideLabelsOnMove', next.hideLabelsOnMove);
-        if (next.thinEdges !== this.thinEdges) {
-          this.thinEdges = next.thinEdges;
-          this.sigma.refresh();
-        }
+        // What arrived next to the selection is not dimmed.
+        this.near = neighbourSet(this.graph, this.selected, this.arrived);
+        const { width, height } = this.container.getBoundingClientRect();
+        this.denseEdges = !edgeLabelsByDefault(this.graph.size, width, height);
+        if (next.thinEdges !== this.thinEdges) this.thinEdges = next.thinEdges;
+        this.sigma.refresh();
+        this.expireFresh();
       });
     };
     const changes = ['nodeAdded', 'nodeDropped', 'edgeAdded', 'edgeDropped', 'cleared'] as const;
     for (const change of changes) graph.on(change, adapt);
+    const arrive = ({ key }: { key: string }) => this.arrived.add(key);
+    graph.on('nodeAdded', arrive);
     this.sigma.on('kill', () => {
       for (const change of changes) graph.removeListener(change, adapt);
+      graph.removeListener('nodeAdded', arrive);
     });
     this.sigma.on('clickNode', ({ node }) => events.clickNode(node));
     this.sigma.on('doubleClickNode', (e) => {
@@ -196,6 +245,14 @@ class SigmaRenderer implements GraphRenderer {
     });
     this.sigma.on('clickEdge', ({ edge }) => events.clickEdge(edge));
     this.sigma.on('clickStage', () => events.clickStage());
+    this.sigma.on('enterNode', ({ node }) => {
+      this.hovered = node;
+      this.sigma.refresh({ skipIndexation: true });
+    });
+    this.sigma.on('leaveNode', () => {
+      this.hovered = null;
+      this.sigma.refresh({ skipIndexation: true });
+    });
     // Dragging a node moves and pins it.
     this.sigma.on('downNode', (e) => {
       this.dragging = e.node;
@@ -218,6 +275,7 @@ class SigmaRenderer implements GraphRenderer {
 
   setSelected(id: string | null) {
     this.selected = id && this.graph.hasNode(id) ? id : null;
+    this.arrived.clear();
     this.near = neighbourSet(this.graph, this.selected);
     this.sigma.refresh({ skipIndexation: true });
   }
@@ -226,8 +284,70 @@ class SigmaRenderer implements GraphRenderer {
     this.sigma.setSetting('labelColor', { color: theme.label });
     this.sigma.setSetting('edgeLabelColor', { color: theme.edgeLabel });
   }
+  /** Redraws once the newest node is no longer new (its mark goes away). */
+  private expireFresh() {
+    clearTimeout(this.freshTimer);
+    let any = false;
+    this.graph.forEachNode((n) => {
+      if (this.decor.freshness(n) > 0) any = true;
+    });
+    if (any) this.freshTimer = window.setTimeout(() => {
+      this.sigma.refresh({ skipIndexation: true });
+      this.expireFresh();
+    }, 500);
+  }
+  setOverlays(o: Overlays) {
+    this.overlays = o;
+  }
+  /** The camera that shows framed-graph box `b` in the free part of the view. */
+  private cameraFor(b: { minX: number; maxX: number; minY: number; maxY: number }) {
+    const { width, height } = this.container.getBoundingClientRect();
+    const { insets } = this.overlays;
+    const freeW = Math.max(40, width - insets.left - insets.right - 80);
+    const freeH = Math.max(40, height - insets.top - insets.bottom - 80);
+    const side = Math.min(width, height);
+    // At ratio 1 the whole framed graph (1 × 1) spans about the shorter side.
+    const ratio = Math.min(1.5, Math.max(0.05, Math.max(((b.maxX - b.minX) * side) / freeW, ((b.maxY - b.minY) * side) / freeH, 0.15)));
+    const state = { x: (b.minX + b.maxX) / 2, y: (b.minY + b.maxY) / 2, ratio, angle: 0 };
+    // Shift so the box's centre lands in the centre of the free area.
+    const centre = this.sigma.viewportToFramedGraph({ x: width / 2, y: height / 2 }, { cameraState: state });
+    const target = this.sigma.viewportToFramedGraph(
+      { x: insets.left + (width - insets.left - insets.right) / 2, y: insets.top + (height - insets.top - insets.bottom) / 2 },
+      { cameraState: state },
+    );
+    return { ...state, x: state.x + centre.x - target.x, y: state.y + centre.y - target.y };
+  }
+  private framedBox(ids: string[]) {
+    let minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity;
+    for (const id of ids) {
+      const d = this.sigma.getNodeDisplayData(id);
+      if (!d || d.hidden) continue;
+      minX = Math.min(minX, d.x); maxX = Math.max(maxX, d.x);
+      minY = Math.min(minY, d.y); maxY = Math.max(maxY, d.y);
+    }
+    return Number.isFinite(minX) ? { minX, maxX, minY, maxY } : null;
+  }
   fit() {
-    void this.sigma.getCamera().animatedReset({ duration: 300 });
+    const b = this.framedBox(this.graph.nodes());
+    if (b) void this.sigma.getCamera().animate(this.cameraFor(b), { duration: 300 });
+  }
+  frame(ids: string[]) {
+    const b = this.framedBox(ids);
+    if (b) void this.sigma.getCamera().animate(this.cameraFor(b), { duration: 300 });
+  }
+  centreOn(id: string) {
+    const b = this.framedBox([id]);
+    if (!b) return;
+    const ratio = this.sigma.getCamera().ratio;
+    const { width, height } = this.container.getBoundingClientRect();
+    const { insets } = this.overlays;
+    const state = { x: b.minX, y: b.minY, ratio, angle: 0 };
+    const centre = this.sigma.viewportToFramedGraph({ x: width / 2, y: height / 2 }, { cameraState: state });
+    const target = this.sigma.viewportToFramedGraph(
+      { x: insets.left + (width - insets.left - insets.right) / 2, y: insets.top + (height - insets.top - insets.bottom) / 2 },
+      { cameraState: state },
+    );
+    void this.sigma.getCamera().animate({ x: b.minX + centre.x - target.x, y: b.minY + centre.y - target.y, ratio }, { duration: 300 });
   }
   zoom(factor: number) {
     const camera = this.sigma.getCamera();
@@ -267,7 +387,7 @@ class CanvasRenderer implements GraphRenderer {
   private canvas: HTMLCanvasElement;
   private ctx: CanvasRenderingContext2D;
   private camera: Camera = { x: 0, y: 0, scale: 1 };
-  private frame = 0;
+  private rafId = 0;
   private selected: string | null = null;
   private near = new Set<string>();
   private theme: Theme;
@@ -275,8 +395,18 @@ class CanvasRenderer implements GraphRenderer {
   private height = 0;
   private fitted = false;
   private cleanup: (() => void)[] = [];
+  private hovered: string | null = null;
+  private overlays: Overlays = NO_OVERLAYS;
+  /** The neighbours of the selection need recomputing (the graph changed). */
+  private nearStale = false;
+  /** Nodes added since the selection was made. */
+  private arrived = new Set<string>();
+  private labelWidths = new Map<string, number>();
+  /** What the last frame drew, for the tests: node labels and edge labels. */
+  lastLabels: PlacedLabel[] = [];
+  lastEdgeLabels = 0;
 
-  constructor(private graph: KipGraph, private container: HTMLElement, private events: RendererEvents, theme: Theme) {
+  constructor(private graph: KipGraph, private container: HTMLElement, private events: RendererEvents, theme: Theme, private decor: Decorations) {
     this.theme = theme;
     this.canvas = document.createElement('canvas');
     this.canvas.className = 'graph-canvas';
@@ -285,7 +415,10 @@ class CanvasRenderer implements GraphRenderer {
     const ctx = this.canvas.getContext('2d');
     if (!ctx) throw new Error('no 2D canvas context');
     this.ctx = ctx;
-    const schedule = () => this.schedule();
+    const schedule = () => {
+      this.nearStale = true;
+      this.schedule();
+    };
     for (const ev of [
       'nodeAdded', 'edgeAdded', 'nodeDropped', 'edgeDropped', 'cleared',
       'nodeAttributesUpdated', 'edgeAttributesUpdated', 'eachNodeAttributesUpdated',
@@ -293,6 +426,9 @@ class CanvasRenderer implements GraphRenderer {
       graph.on(ev, schedule);
       this.cleanup.push(() => graph.removeListener(ev, schedule));
     }
+    const arrive = ({ key }: { key: string }) => this.arrived.add(key);
+    graph.on('nodeAdded', arrive);
+    this.cleanup.push(() => graph.removeListener('nodeAdded', arrive));
     const ro = new ResizeObserver(() => this.resize());
     ro.observe(container);
     this.cleanup.push(() => ro.disconnect());
@@ -312,12 +448,17 @@ class CanvasRenderer implements GraphRenderer {
   }
 
   private schedule() {
-    if (this.frame) return;
-    this.frame = requestAnimationFrame(() => {
-      this.frame = 0;
+    if (this.rafId) return;
+    this.rafId = requestAnimationFrame(() => {
+      this.rafId = 0;
       if (!this.fitted && this.graph.order > 0) {
         this.fitted = true;
         this.fitNow();
+      }
+      if (this.nearStale) {
+        // Nodes that arrived next to the selection join its highlight.
+        this.nearStale = false;
+        this.near = neighbourSet(this.graph, this.selected, this.arrived);
       }
       this.draw();
     });
@@ -345,21 +486,28 @@ class CanvasRenderer implements GraphRenderer {
   }
   private base = 1;
 
-  private fitNow() {
+  private box(ids: Iterable<string>) {
     let minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity;
-    this.graph.forEachNode((_, a) => {
-      if (a.hidden) return;
+    for (const id of ids) {
+      if (!this.graph.hasNode(id)) continue;
+      const a = this.graph.getNodeAttributes(id);
+      if (a.hidden) continue;
       minX = Math.min(minX, a.x); maxX = Math.max(maxX, a.x);
       minY = Math.min(minY, a.y); maxY = Math.max(maxY, a.y);
-    });
-    if (!Number.isFinite(minX)) return;
-    const pad = 60;
-    // A lone node (or a line of them) is centred at a comfortable scale.
-    const w = Math.max(maxX - minX, 1);
-    const h = Math.max(maxY - minY, 1);
-    const scale = Math.min((this.width - pad * 2) / w, (this.height - pad * 2) / h);
-    this.camera = { x: (minX + maxX) / 2, y: (minY + maxY) / 2, scale: Math.min(Number.isFinite(scale) && scale > 0 ? scale : 1, 60) };
-    this.base = this.camera.scale;
+    }
+    return Number.isFinite(minX) ? { minX, maxX, minY, maxY } : null;
+  }
+
+  private fitNow(ids?: string[]) {
+    const b = this.box(ids ?? this.graph.nodes());
+    if (!b) return;
+    // A lone node (or a line of them) is centred at a comfortable scale, in
+    // the part of the view that the toolbar and the legend leave free.
+    const cam = frameBox(b, { width: this.width, height: this.height }, this.overlays.insets, 50, 60);
+    // Framing a few new nodes never zooms in further than fitting all did.
+    if (ids && this.base) cam.scale = Math.min(cam.scale, Math.max(this.base, this.camera.scale));
+    this.camera = ids ? frameBoxAt(b, cam.scale, this.overlays.insets) : cam;
+    if (!ids) this.base = this.camera.scale;
   }
 
   private draw() {
@@ -416,14 +564,24 @@ class CanvasRenderer implements GraphRenderer {
       void e;
     });
     ctx.globalAlpha = 1;
-    // Edge labels, when zoomed in enough to read them.
-    const zoomedIn = this.camera.scale >= this.base * 0.7 && graph.size < 2000;
-    if (zoomedIn) {
+    // Edge labels: per predicate on or off, else only while the links on
+    // screen are sparse enough to read them (and zoomed in enough).
+    let onScreen = 0;
+    graph.forEachEdge((_, a, _s, _t, sa, ta) => {
+      if (a.hidden || a.anchor || sa.hidden || ta.hidden) return;
+      const p = this.toScreen(sa.x, sa.y);
+      const q = this.toScreen(ta.x, ta.y);
+      if (Math.max(p.x, q.x) >= 0 && Math.min(p.x, q.x) <= this.width && Math.max(p.y, q.y) >= 0 && Math.min(p.y, q.y) <= this.height) onScreen++;
+    });
+    const dense = !edgeLabelsByDefault(onScreen, this.width, this.height) || this.camera.scale < this.base * 0.7;
+    this.lastEdgeLabels = 0;
+    if (graph.size < 2000) {
       ctx.font = `11px ${LABEL_FONT}`;
       ctx.textAlign = 'center';
       ctx.textBaseline = 'middle';
       graph.forEachEdge((_, a, s, t, sa, ta) => {
         if (a.hidden || !a.label || sa.hidden || ta.hidden) return;
+        if (!showEdgeLabel(this.decor.edgeLabelMode(a.predicate), dense)) return;
         if (sel && s !== sel && t !== sel) return;
         const p = this.toScreen(sa.x, sa.y);
         const q = this.toScreen(ta.x, ta.y);
@@ -437,6 +595,7 @@ class CanvasRenderer implements GraphRenderer {
         ctx.fillStyle = this.theme.edgeLabel;
         ctx.fillText(a.label, 0, -6);
         ctx.restore();
+        this.lastEdgeLabels++;
       });
     }
     // Nodes.
@@ -444,11 +603,24 @@ class CanvasRenderer implements GraphRenderer {
     graph.forEachNode((n, a) => {
       if (!a.hidden) order.push([n, a]);
     });
+    let freshLeft = false;
     for (const [n, a] of order) {
       const p = this.toScreen(a.x, a.y);
       if (p.x < -20 || p.y < -20 || p.x > this.width + 20 || p.y > this.height + 20) continue;
       const r = this.nodeRadius(a);
-      const dimmed = sel !== null && !this.near.has(n);
+      const fresh = this.freshness(n);
+      if (fresh > 0) {
+        // Just arrived: a fading halo, and never dimmed.
+        freshLeft = true;
+        ctx.strokeStyle = this.theme.accent;
+        ctx.globalAlpha = 0.25 + 0.6 * fresh;
+        ctx.lineWidth = 3;
+        ctx.beginPath();
+        ctx.arc(p.x, p.y, r + 5 + 3 * (1 - fresh), 0, Math.PI * 2);
+        ctx.stroke();
+        ctx.globalAlpha = 1;
+      }
+      const dimmed = sel !== null && !this.near.has(n) && fresh === 0;
       ctx.fillStyle = dimmed ? this.theme.dim : a.color;
       ctx.beginPath();
       if (a.kind === 'link') {
@@ -471,39 +643,59 @@ class CanvasRenderer implements GraphRenderer {
         ctx.fill();
       }
     }
-    // Node labels: largest first, at most one per cell of a coarse screen
-    // grid (no label overlaps its neighbour's cell), so the cost stays
-    // linear in the number of nodes and bounded in text measurements.
+    // Node labels: placed by priority (selected, hovered, new, then by
+    // degree) where they overlap no other label and no floating panel.
     ctx.font = `500 13px ${LABEL_FONT}`;
     ctx.textAlign = 'left';
     ctx.textBaseline = 'middle';
-    const cellW = 110;
-    const cellH = 18;
-    const taken = new Set<number>();
-    const key = (cx: number, cy: number) => cy * 4096 + cx;
     const showSmall = this.camera.scale >= this.base * 0.5 || graph.order < 300;
-    let drawn = 0;
-    const draw = (n: string, a: NodeAttrs, force: boolean) => {
-      if (drawn > 300 || !a.label) return;
-      if (sel && !this.near.has(n)) return;
-      const p = this.toScreen(a.x, a.y);
-      if (p.x < 0 || p.y < 0 || p.x > this.width || p.y > this.height) return;
-      const r = this.nodeRadius(a);
-      const cx = Math.floor((p.x + r + 3) / cellW);
-      const cy = Math.floor(p.y / cellH);
-      if (!force && (taken.has(key(cx, cy)) || taken.has(key(cx + 1, cy)))) return;
-      taken.add(key(cx, cy));
-      taken.add(key(cx + 1, cy));
-      ctx.fillStyle = this.theme.label;
-      ctx.fillText(a.label, p.x + r + 3, p.y);
-      drawn++;
-    };
-    if (sel && graph.hasNode(sel)) draw(sel, graph.getNodeAttributes(sel), true);
+    const candidates: LabelCandidate[] = [];
     for (const [n, a] of this.bySize()) {
-      if (a.hidden || n === sel) continue;
-      if (!showSmall && a.size <= 9) break;
-      draw(n, a, false);
+      if (a.hidden || !a.label) continue;
+      const fresh = this.freshness(n) > 0;
+      if (sel && !this.near.has(n) && !fresh) continue;
+      if (!showSmall && a.size <= 9 && n !== sel && n !== this.hovered && !fresh) continue;
+      const p = this.toScreen(a.x, a.y);
+      if (p.x < 0 || p.y < 0 || p.x > this.width || p.y > this.height) continue;
+      if (candidates.length > 1500) break;
+      candidates.push({
+        id: n,
+        x: p.x,
+        y: p.y,
+        r: this.nodeRadius(a),
+        width: this.labelWidth(a.label),
+        height: 16,
+        priority: labelPriority({ selected: n === sel, hovered: n === this.hovered, fresh, degree: graph.degree(n), size: a.size }),
+        force: n === sel || n === this.hovered,
+      });
     }
+    const discs = candidates.map((c) => ({ x: c.x - c.r, y: c.y - c.r, w: c.r * 2, h: c.r * 2 }));
+    const placed = placeLabels(candidates, { width: this.width, height: this.height }, this.overlays.rects, 300, discs);
+    for (const l of placed) {
+      const a = graph.getNodeAttributes(l.id);
+      ctx.fillStyle = this.theme.background;
+      ctx.globalAlpha = 0.7;
+      ctx.fillRect(l.box.x - 1, l.box.y + 1, l.box.w + 2, l.box.h - 2);
+      ctx.globalAlpha = 1;
+      ctx.fillStyle = this.theme.label;
+      ctx.fillText(a.label, l.box.x, l.box.y + l.box.h / 2);
+    }
+    this.lastLabels = placed;
+    if (freshLeft) this.schedule();
+  }
+
+  private freshness(id: string): number {
+    return Math.max(0, Math.min(1, this.decor.freshness(id)));
+  }
+
+  private labelWidth(label: string): number {
+    let w = this.labelWidths.get(label);
+    if (w === undefined) {
+      w = this.ctx.measureText(label).width;
+      if (this.labelWidths.size > 20_000) this.labelWidths.clear();
+      this.labelWidths.set(label, w);
+    }
+    return w;
   }
 
   /** Nodes by size, largest first; recomputed when the graph's shape changes. */
@@ -569,7 +761,12 @@ class CanvasRenderer implements GraphRenderer {
     const onMove = (e: PointerEvent) => {
       const p = local(e);
       if (!down) {
-        c.style.cursor = this.hitNode(p.x, p.y) ? 'pointer' : 'grab';
+        const over = this.hitNode(p.x, p.y);
+        c.style.cursor = over ? 'pointer' : 'grab';
+        if (over !== this.hovered) {
+          this.hovered = over;
+          this.schedule();
+        }
         return;
       }
       if (Math.hypot(p.x - down.x, p.y - down.y) > 3) down.moved = true;
@@ -636,6 +833,7 @@ class CanvasRenderer implements GraphRenderer {
 
   setSelected(id: string | null) {
     this.selected = id && this.graph.hasNode(id) ? id : null;
+    this.arrived.clear();
     this.near = neighbourSet(this.graph, this.selected);
     this.schedule();
   }
@@ -645,6 +843,20 @@ class CanvasRenderer implements GraphRenderer {
   }
   fit() {
     this.fitNow();
+    this.schedule();
+  }
+  frame(ids: string[]) {
+    this.fitNow(ids);
+    this.schedule();
+  }
+  centreOn(id: string) {
+    const b = this.box([id]);
+    if (!b) return;
+    this.camera = frameBoxAt(b, this.camera.scale, this.overlays.insets);
+    this.schedule();
+  }
+  setOverlays(o: Overlays) {
+    this.overlays = o;
     this.schedule();
   }
   zoom(factor: number) {
@@ -666,8 +878,19 @@ class CanvasRenderer implements GraphRenderer {
     this.schedule();
   }
   kill() {
-    cancelAnimationFrame(this.frame);
+    cancelAnimationFrame(this.rafId);
     for (const f of this.cleanup) f();
     this.canvas.remove();
   }
+}
+
+/** The camera at `scale` that puts box `b`'s centre in the centre of the free area. */
+function frameBoxAt(
+  b: { minX: number; maxX: number; minY: number; maxY: number },
+  scale: number,
+  insets: Overlays['insets'],
+): Camera {
+  const dx = (insets.left - insets.right) / 2;
+  const dy = (insets.top - insets.bottom) / 2;
+  return { x: (b.minX + b.maxX) / 2 - dx / scale, y: (b.minY + b.maxY) / 2 + dy / scale, scale };
 }

@@ -685,3 +685,36 @@ export type Filter = { clause: Range,
  * The nodes of the variables it reads.
  */
 nodes: Array<number>, block: number, };
+
+/**
+ * One element's change. A concept carries `type` and `name`; a
+ * proposition carries `subject`, `predicate` and `object`. `before` is
+ * absent for a creation, `after` for a deletion.
+ */
+export type ElementChange = { op: ChangeOp, kind: ChangeKind, 
+/**
+ * `C:…` or `P:…`. In a dry run, a created element's id is the one it
+ * would have had; the aborted transaction frees it again.
+ */
+id: string, type?: string, name?: string, subject?: ChangeEnd, predicate?: string, object?: ChangeEnd, before?: ChangeState, after?: ChangeState, };
+
+/**
+ * What happened to an element.
+ */
+export type ChangeOp = "created" | "updated" | "deleted";
+
+/**
+ * Whether the element is a concept or a proposition (a link).
+ */
+export type ChangeKind = "concept" | "proposition";
+
+/**
+ * One end of a link, named so a reader need not look it up: a concept's
+ * type and name, or for a link about a link only its id.
+ */
+export type ChangeEnd = { id: string, type?: string, name?: string, };
+
+/**
+ * The part of an element a write can change.
+ */
+export type ChangeState = { attributes: Record<string, unknown>, metadata: Record<string, unknown>, };

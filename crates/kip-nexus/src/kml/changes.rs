@@ -1,0 +1,301 @@
+//! What a write changed, element by element: the `changes` list of a dry
+//! run's result, and the description of a change that the cognitive trace
+//! (BRIEF §7) can keep as a write's before-image.
+//!
+//! The [`Writer`] collects only when asked ([`Writer::collect_changes`]):
+//! committed writes pay nothing for it and their result shape stays as it
+//! was. Each element appears once per command, in the order it was first
+//! touched; several touches fold into one change (created then updated is
+//! "created" with the final state, updated then deleted is "deleted" with
+//! the state before the command, created then deleted disappears).
+//!
+//! This module only describes; it never decides what is written.
+
+use std::collections::HashMap;
+
+use kip_store::{ConceptId, ConceptRecord, ElementId, PropositionId, PropositionRecord};
+use serde::Serialize;
+use serde_json::{Map, Value as Json};
+
+use super::Writer;
+use crate::graph::Result;
+
+/// What happened to an element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "ChangeOp"))]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    Created,
+    Updated,
+    Deleted,
+}
+
+/// Whether the element is a concept or a proposition (a link).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "ChangeKind"))]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Concept,
+    Proposition,
+}
+
+/// One end of a link, named so a reader need not look it up: a concept's
+/// type and name, or for a link about a link only its id.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "ChangeEnd"))]
+pub struct End {
+    pub id: String,
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub type_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub name: Option<String>,
+}
+
+/// The part of an element a write can change.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "ChangeState"))]
+pub struct State {
+    #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown>"))]
+    pub attributes: Map<String, Json>,
+    #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown>"))]
+    pub metadata: Map<String, Json>,
+}
+
+/// One element's change. A concept carries `type` and `name`; a
+/// proposition carries `subject`, `predicate` and `object`. `before` is
+/// absent for a creation, `after` for a deletion.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ElementChange {
+    pub op: Op,
+    pub kind: Kind,
+    /// `C:…` or `P:…`. In a dry run, a created element's id is the one it
+    /// would have had; the aborted transaction frees it again.
+    pub id: String,
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub type_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub subject: Option<End>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub predicate: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub object: Option<End>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub before: Option<State>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub after: Option<State>,
+}
+
+/// The changes of one command, one per element.
+#[derive(Debug, Default)]
+pub(super) struct Changes {
+    list: Vec<Option<ElementChange>>,
+    at: HashMap<ElementId, usize>,
+}
+
+impl Changes {
+    /// Adds `c` about `e`, folding it into an earlier change of `e`.
+    fn note(&mut self, e: ElementId, c: ElementChange) {
+        let Some(&i) = self.at.get(&e) else {
+            self.at.insert(e, self.list.len());
+            self.list.push(Some(c));
+            return;
+        };
+        let slot = &mut self.list[i];
+        let Some(old) = slot.take() else {
+            // Deleted and gone earlier in the command: this is a new element
+            // that reuses nothing, but keep it anyway.
+            *slot = Some(c);
+            return;
+        };
+        *slot = match (old.op, c.op) {
+            (Op::Created, Op::Deleted) => None,
+            (Op::Created, _) => Some(ElementChange {
+                op: Op::Created,
+                before: None,
+                ..c
+            }),
+            (Op::Updated, Op::Deleted) => Some(ElementChange {
+                before: old.before,
+                ..c
+            }),
+            (Op::Updated, _) => Some(ElementChange {
+                op: Op::Updated,
+                before: old.before,
+                ..c
+            }),
+            (Op::Deleted, _) => Some(c),
+        };
+    }
+
+    fn into_list(self) -> Vec<ElementChange> {
+        self.list.into_iter().flatten().collect()
+    }
+}
+
+fn state(attributes: &Map<String, Json>, metadata: &Map<String, Json>) -> State {
+    State {
+        attributes: attributes.clone(),
+        metadata: metadata.clone(),
+    }
+}
+
+impl Writer<'_, '_> {
+    /// Starts collecting the command's changes (for a dry run's preview).
+    pub fn collect_changes(&mut self) {
+        self.changes = Some(Changes::default());
+    }
+
+    /// Whether changes are being collected.
+    pub(super) fn previewing(&self) -> bool {
+        self.changes.is_some()
+    }
+
+    /// `result` with the collected changes added as `changes`, when they
+    /// were collected; otherwise `result` as it is.
+    pub fn with_changes(&mut self, mut result: Json) -> Json {
+        if let (Some(changes), Json::Object(obj)) = (self.changes.take(), &mut result) {
+            let list = changes.into_list();
+            obj.insert(
+                "changes".into(),
+                serde_json::to_value(list).unwrap_or(Json::Null),
+            );
+        }
+        result
+    }
+
+    /// Notes a concept's change; `before` / `after` are its records before
+    /// and after (absent for a creation / a deletion).
+    pub(super) fn note_concept(
+        &mut self,
+        op: Op,
+        id: ConceptId,
+        before: Option<&ConceptRecord>,
+        after: Option<&ConceptRecord>,
+    ) -> Result<()> {
+        let Some(rec) = after.or(before).filter(|_| self.previewing()) else {
+            return Ok(());
+        };
+        let change = ElementChange {
+            op,
+            kind: Kind::Concept,
+            id: ElementId::Concept(id).to_string(),
+            type_name: Some(self.cached_type_name(rec.type_id)?),
+            name: Some(rec.name.clone()),
+            subject: None,
+            predicate: None,
+            object: None,
+            before: before.map(|r| state(&r.attributes, &r.metadata)),
+            after: after.map(|r| state(&r.attributes, &r.metadata)),
+        };
+        if let Some(c) = &mut self.changes {
+            c.note(ElementId::Concept(id), change);
+        }
+        Ok(())
+    }
+
+    /// Notes a proposition's change (see [`Writer::note_concept`]). Its ends
+    /// are named now, while they exist.
+    pub(super) fn note_proposition(
+        &mut self,
+        op: Op,
+        id: PropositionId,
+        before: Option<&PropositionRecord>,
+        after: Option<&PropositionRecord>,
+    ) -> Result<()> {
+        let Some(rec) = after.or(before).filter(|_| self.previewing()) else {
+            return Ok(());
+        };
+        let predicate = self.graph(|g| Ok(g.predicate_name(rec.predicate)?.to_string()))?;
+        let change = ElementChange {
+            op,
+            kind: Kind::Proposition,
+            id: ElementId::Proposition(id).to_string(),
+            type_name: None,
+            name: None,
+            subject: Some(self.end(rec.subject)?),
+            predicate: Some(predicate),
+            object: Some(self.end(rec.object)?),
+            before: before.map(|r| state(&r.attributes, &r.metadata)),
+            after: after.map(|r| state(&r.attributes, &r.metadata)),
+        };
+        if let Some(c) = &mut self.changes {
+            c.note(ElementId::Proposition(id), change);
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, e: ElementId) -> Result<End> {
+        let (type_name, name) = match e {
+            ElementId::Concept(c) => match self.head(c)? {
+                Some((t, name)) => (Some(self.cached_type_name(t)?), Some(name)),
+                None => (None, None),
+            },
+            ElementId::Proposition(_) => (None, None),
+        };
+        Ok(End {
+            id: e.to_string(),
+            type_name,
+            name,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(op: Op, name: &str) -> ElementChange {
+        ElementChange {
+            op,
+            kind: Kind::Concept,
+            id: "C:1".into(),
+            type_name: Some("Drug".into()),
+            name: Some(name.into()),
+            subject: None,
+            predicate: None,
+            object: None,
+            before: (op != Op::Created).then(|| state(&Map::new(), &Map::new())),
+            after: (op != Op::Deleted).then(|| state(&Map::new(), &Map::new())),
+        }
+    }
+
+    fn folded(ops: &[Op]) -> Vec<Op> {
+        let mut c = Changes::default();
+        let e = ElementId::Concept(ConceptId(1));
+        for &op in ops {
+            c.note(e, change(op, "A"));
+        }
+        c.into_list().iter().map(|c| c.op).collect()
+    }
+
+    #[test]
+    fn touches_of_one_element_fold_into_one_change() {
+        assert_eq!(folded(&[Op::Created, Op::Updated]), [Op::Created]);
+        assert_eq!(folded(&[Op::Updated, Op::Updated]), [Op::Updated]);
+        assert_eq!(folded(&[Op::Updated, Op::Deleted]), [Op::Deleted]);
+        assert_eq!(folded(&[Op::Created, Op::Deleted]), [] as [Op; 0]);
+    }
+
+    #[test]
+    fn a_created_change_has_no_before_even_after_an_update() {
+        let mut c = Changes::default();
+        let e = ElementId::Concept(ConceptId(1));
+        c.note(e, change(Op::Created, "A"));
+        c.note(e, change(Op::Updated, "A"));
+        let list = c.into_list();
+        assert_eq!(list[0].before, None);
+        assert!(list[0].after.is_some());
+    }
+}
