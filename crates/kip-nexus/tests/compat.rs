@@ -568,10 +568,21 @@ fn update_is_a_write_a_read_only_caller_cannot_send_and_a_dry_run_previews() {
     assert_eq!(r["error"]["code"], "KIP_3004");
     let r = nexus.execute(&ExecuteKip::command(command).dry_run(), &Context::default());
     let drugs = ok(&nexus, r#"FIND(COUNT(?d)) WHERE { ?d {type: "Drug"} }"#);
-    assert_eq!(
-        r["result"],
-        json!({"updated": drugs, "matched": drugs, "dry_run": true})
-    );
+    // A preview says what it would change, element by element, as every
+    // KML preview does (`changes`, before → after).
+    let mut result = r["result"].clone();
+    let changes = result
+        .as_object_mut()
+        .and_then(|o| o.remove("changes"))
+        .expect("a preview lists its changes");
+    assert_eq!(result, json!({"updated": drugs, "matched": drugs, "dry_run": true}));
+    let changes = changes.as_array().expect("a list");
+    assert_eq!(json!(changes.len()), drugs);
+    for c in changes {
+        assert_eq!(c["op"], "updated", "{c:#}");
+        assert_eq!(c["before"]["attributes"]["reviewed"], Json::Null, "{c:#}");
+        assert_eq!(c["after"]["attributes"]["reviewed"], true, "{c:#}");
+    }
     let reviewed = ok(
         &nexus,
         r#"FIND(?d.attributes.reviewed) WHERE { ?d {type: "Drug", name: "Aspirin"} }"#,
