@@ -333,9 +333,11 @@ fn unexpected_top_key(key: &str, e: &Entry, at: &Place<'_>) -> ImportError {
     )
 }
 
+/// A reserved `_` key written by a bundle: a data-constraint violation
+/// (`KIP_2003`), as the engine answers it for `.kip` capsules (RC10).
 fn reserved(key: &str) -> ImportError {
     ImportError::new(
-        ErrorCode::ImmutableTarget,
+        ErrorCode::ConstraintViolation,
         format!("`{key}` is reserved for the engine: keys starting with '_' cannot be written"),
     )
     .hint("The engine maintains _created_at and _updated_at itself; rename the key without the leading underscore.")

@@ -160,7 +160,7 @@ fn a_bundle_with_many_mistakes_reports_every_one_in_file_order() {
             "KIP_3004 [6] 18:3 Domain 'CoreSchema' is protected and cannot be deleted",
             "KIP_1001 [7].source.brand 22:39 unexpected key `brand`",
             "KIP_2003 [7].target.id 23:16 'X:1' does not match ^[CP]:[0-9]+$",
-            "KIP_3004 [8]._secret 24:41 `_secret` is reserved for the engine: keys starting with '_' cannot be written",
+            "KIP_2003 [8]._secret 24:41 `_secret` is reserved for the engine: keys starting with '_' cannot be written",
         ]
     );
     assert_eq!(graph(&nexus), before);
