@@ -41,7 +41,13 @@ pub struct Server {
 impl Server {
     /// Starts `kip --db DB serve ARGS…` and waits for its "listening on" line.
     pub fn start(db: &Path, args: &[&str]) -> Server {
+        Server::start_with_env(db, args, &[])
+    }
+
+    /// [`Server::start`] with environment variables set for the server.
+    pub fn start_with_env(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut child = kip()
+            .envs(env.iter().copied())
             .arg("--db")
             .arg(db)
             .arg("serve")

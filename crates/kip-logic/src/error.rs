@@ -16,6 +16,9 @@ pub enum Code {
     /// parameter of the wrong type, `KIP_3002` an instance that does not
     /// exist, `KIP_4002` a series of too many buckets, `KIP_4003` internal.
     Kip(KipCode),
+    /// The request body is not a resolver request (`API_BAD_REQUEST`, as
+    /// kip-api says it).
+    BadRequest,
     /// Some property lacks an input parameter: `missing` says which.
     MissingInputParams,
     /// The LLM endpoint is unreachable, refuses the request, or keeps
@@ -29,7 +32,9 @@ pub enum Code {
 }
 
 impl Code {
-    pub const ALL: [Code; 4] = [
+    /// The codes beside KIP's own.
+    pub const ALL: [Code; 5] = [
+        Code::BadRequest,
         Code::MissingInputParams,
         Code::LlmUnavailable,
         Code::LlmInvalidOutput,
@@ -39,6 +44,7 @@ impl Code {
     pub fn as_str(self) -> &'static str {
         match self {
             Code::Kip(k) => k.as_str(),
+            Code::BadRequest => "API_BAD_REQUEST",
             Code::MissingInputParams => "MISSING_INPUT_PARAMS",
             Code::LlmUnavailable => "LOGIC_LLM_UNAVAILABLE",
             Code::LlmInvalidOutput => "LOGIC_LLM_INVALID_OUTPUT",
