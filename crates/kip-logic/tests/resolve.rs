@@ -532,9 +532,7 @@ fn bad_input_gets_a_coded_error_and_writes_nothing() {
     assert_eq!(code(&e), "MISSING_INPUT_PARAMS", "a series needs a step");
     assert_eq!(e.missing[0].params[0].name, "step");
 
-    for e in [&e] {
-        assert_eq!(e.trace_id.len(), 16);
-    }
+    assert_eq!(e.trace_id.len(), 16);
     assert_eq!(
         nexus.last_change_seq().expect("seq"),
         before,

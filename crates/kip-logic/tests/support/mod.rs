@@ -199,9 +199,10 @@ fn risk(a: &str, b: &str) -> &'static str {
         "none"
     } else if nsaids.contains(&a) && nsaids.contains(&b) {
         "high"
-    } else if a == "Paracetamol" || b == "Paracetamol" {
-        "low"
-    } else if a == "Vitamin C" || b == "Vitamin C" {
+    } else if [a, b]
+        .iter()
+        .any(|d| ["Paracetamol", "Vitamin C"].contains(d))
+    {
         "low"
     } else {
         "unknown"
