@@ -95,7 +95,8 @@ async fn an_mcp_client_lists_the_tools_and_resources_and_reads_both_resources() 
             "execute_kip",
             "execute_kip_readonly",
             "get_knowledge_schema",
-            "import_knowledge_bundle"
+            "import_knowledge_bundle",
+            "resolve_logic_properties"
         ]
     );
     let execute = &tools[0];

@@ -18,10 +18,23 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("kip-store", &[]),
     ("kip-nexus", &["kip-lang", "kip-store"]),
     ("kip-capsule", &["kip-lang", "kip-nexus"]),
-    ("kip-api", &["kip-lang", "kip-nexus", "kip-capsule"]),
+    // The logic-property resolver: on the engine, beside the capsules. It
+    // is async inside and offers a blocking entry point, so kip-api calls
+    // it without knowing a runtime.
+    ("kip-logic", &["kip-lang", "kip-nexus"]),
+    (
+        "kip-api",
+        &["kip-lang", "kip-nexus", "kip-capsule", "kip-logic"],
+    ),
     (
         "kip-cli",
-        &["kip-lang", "kip-nexus", "kip-capsule", "kip-api"],
+        &[
+            "kip-lang",
+            "kip-nexus",
+            "kip-capsule",
+            "kip-logic",
+            "kip-api",
+        ],
     ),
     ("kip-explorer", &["kip-nexus", "kip-capsule", "kip-api"]),
     ("kip-e2e", &[]),

@@ -44,6 +44,13 @@ impl Server {
         Server::spawn(kip(), db, args)
     }
 
+    /// [`Server::start`] with environment variables set for the server.
+    pub fn start_with_env(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
+        let mut command = kip();
+        command.envs(env.iter().copied());
+        Server::spawn(command, db, args)
+    }
+
     /// [`Server::start`] with the `kip` binary at `program`, run in `cwd`
     /// (a copy of the binary away from the repository).
     pub fn start_from(program: &Path, cwd: &Path, db: &Path, args: &[&str]) -> Server {

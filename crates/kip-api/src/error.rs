@@ -29,14 +29,30 @@ pub enum ErrorCode {
     Unauthorized,
     /// A file named in the request cannot be read.
     Io,
+    /// Resolving logic properties: an input parameter is missing
+    /// (`data.missing` lists them per property; the seed's own code).
+    MissingInputParams,
+    /// Resolving logic properties: the LLM endpoint is unreachable,
+    /// misconfigured (`data.setting` names the setting) or keeps failing.
+    LlmUnavailable,
+    /// Resolving logic properties: the LLM's parameters stay invalid after
+    /// the repair rounds.
+    LlmInvalidOutput,
+    /// Resolving logic properties: an operator's service failed (its
+    /// `data.status` and `data.body` passed through).
+    OperatorFailed,
 }
 
 /// The codes only a host adds, in order, with their wire forms.
-const API_CODES: [(ErrorCode, &str); 4] = [
+const API_CODES: [(ErrorCode, &str); 8] = [
     (ErrorCode::BadRequest, "API_BAD_REQUEST"),
     (ErrorCode::UnknownOperation, "API_UNKNOWN_OPERATION"),
     (ErrorCode::Unauthorized, "API_UNAUTHORIZED"),
     (ErrorCode::Io, "API_IO"),
+    (ErrorCode::MissingInputParams, "MISSING_INPUT_PARAMS"),
+    (ErrorCode::LlmUnavailable, "LOGIC_LLM_UNAVAILABLE"),
+    (ErrorCode::LlmInvalidOutput, "LOGIC_LLM_INVALID_OUTPUT"),
+    (ErrorCode::OperatorFailed, "LOGIC_OPERATOR_FAILED"),
 ];
 
 impl ErrorCode {
@@ -64,6 +80,10 @@ impl ErrorCode {
             ErrorCode::UnknownOperation => "API_UNKNOWN_OPERATION",
             ErrorCode::Unauthorized => "API_UNAUTHORIZED",
             ErrorCode::Io => "API_IO",
+            ErrorCode::MissingInputParams => "MISSING_INPUT_PARAMS",
+            ErrorCode::LlmUnavailable => "LOGIC_LLM_UNAVAILABLE",
+            ErrorCode::LlmInvalidOutput => "LOGIC_LLM_INVALID_OUTPUT",
+            ErrorCode::OperatorFailed => "LOGIC_OPERATOR_FAILED",
         }
     }
 
@@ -75,6 +95,29 @@ impl ErrorCode {
     /// Whether the code comes from KIP itself (`KIP_xxxx`) rather than the host.
     pub fn is_kip(self) -> bool {
         matches!(self, ErrorCode::Kip(_))
+    }
+}
+
+/// A resolver's failure as KIP's error object: the code mapped, `data`
+/// with `trace_id` (and `missing`, `property`, `span_id`, … as the
+/// resolver gives them).
+impl From<kip_logic::ResolveError> for ApiError {
+    fn from(e: kip_logic::ResolveError) -> ApiError {
+        let code = match e.code {
+            kip_logic::Code::Kip(k) => ErrorCode::Kip(k),
+            kip_logic::Code::BadRequest => ErrorCode::BadRequest,
+            kip_logic::Code::MissingInputParams => ErrorCode::MissingInputParams,
+            kip_logic::Code::LlmUnavailable => ErrorCode::LlmUnavailable,
+            kip_logic::Code::LlmInvalidOutput => ErrorCode::LlmInvalidOutput,
+            kip_logic::Code::OperatorFailed => ErrorCode::OperatorFailed,
+        };
+        let data = e.data_with_trace();
+        ApiError {
+            code,
+            message: e.message,
+            hint: e.hint,
+            data,
+        }
     }
 }
 
@@ -198,6 +241,10 @@ mod tests {
             (ErrorCode::UnknownOperation, "API_UNKNOWN_OPERATION"),
             (ErrorCode::Unauthorized, "API_UNAUTHORIZED"),
             (ErrorCode::Io, "API_IO"),
+            (ErrorCode::MissingInputParams, "MISSING_INPUT_PARAMS"),
+            (ErrorCode::LlmUnavailable, "LOGIC_LLM_UNAVAILABLE"),
+            (ErrorCode::LlmInvalidOutput, "LOGIC_LLM_INVALID_OUTPUT"),
+            (ErrorCode::OperatorFailed, "LOGIC_OPERATOR_FAILED"),
         ];
         assert_eq!(pinned.len(), ErrorCode::ALL.len());
         for (code, wire) in pinned {

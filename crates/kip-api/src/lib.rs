@@ -19,7 +19,10 @@
 //! This crate knows no transport: no HTTP, no MCP, no Tauri, no async
 //! runtime. Every operation is a blocking call that finishes quickly
 //! (reads are one LMDB snapshot; a write waits for the nexus's single
-//! writer); async hosts run them on a blocking thread.
+//! writer); async hosts run them on a blocking thread. The one exception in
+//! duration is `resolve_logic_properties`, which may wait seconds for an
+//! LLM or an operator's service: it calls `kip-logic`'s blocking entry
+//! point, which runs its async work on a small runtime of its own.
 
 #[cfg(test)]
 mod bindings;
@@ -34,7 +37,7 @@ pub mod types;
 mod validate;
 mod watch;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use kip_nexus::{Access, Context, Nexus, Origin};
 use serde::de::DeserializeOwned;
@@ -56,6 +59,9 @@ pub struct Api {
     origin: Origin,
     read_only: bool,
     watch: Option<WatchBoard>,
+    /// The logic-property resolver, made on first use (its LLM comes from
+    /// the environment: `KIP_LLM_URL`, `KIP_LLM_MODEL`, `KIP_LLM_API_KEY`).
+    resolver: Arc<OnceLock<kip_logic::Resolver>>,
 }
 
 impl Api {
@@ -68,7 +74,52 @@ impl Api {
             },
             read_only: false,
             watch: None,
+            resolver: Arc::new(OnceLock::new()),
         }
+    }
+
+    /// Resolves logic properties with `resolver` instead of one made from
+    /// the environment (tests, hosts with their own LLM settings).
+    pub fn with_resolver(mut self, resolver: kip_logic::Resolver) -> Api {
+        self.resolver = Arc::new(OnceLock::from(resolver));
+        self
+    }
+
+    fn resolver(&self) -> &kip_logic::Resolver {
+        self.resolver.get_or_init(|| {
+            kip_logic::Resolver::from_env(self.nexus.clone())
+                .with_account(self.origin.name.clone(), "app")
+        })
+    }
+
+    /// `resolve_logic_properties` (BRIEF §8, seed 004): the type's logic
+    /// properties computed for every instance, in one batch. Blocking: an
+    /// LLM or an operator's service may take seconds, so async hosts call
+    /// it on a blocking thread (never on a runtime's own thread). Reads
+    /// only; allowed on read-only hosts.
+    pub fn resolve_logic_properties(
+        &self,
+        request: ResolveRequest,
+    ) -> Result<ResolveResponse, kip_logic::ResolveError> {
+        self.resolver().resolve_blocking(request)
+    }
+
+    /// [`Api::resolve_logic_properties`] on a JSON body, failing in the
+    /// seed's shape (`{error_code, message, missing?, trace_id, …}`): what
+    /// `POST /api/kn/logic-property-resolver` and the MCP tool answer.
+    pub fn resolve_logic_properties_json(&self, body: Json) -> Result<Json, Json> {
+        let request: ResolveRequest = serde_json::from_value(body).map_err(|e| {
+            kip_logic::ResolveError::new(
+                kip_logic::Code::BadRequest,
+                format!("the body is not a resolve request: {e}"),
+                "Send {\"ot_id\": \"<type>\", \"unique_identities\": [{\"name\": \"…\"}], \"properties\": [\"…\"], \"dynamic_params\"?: {…}, \"query\"?: \"…\", \"additional_context\"?: \"…\"}.",
+            )
+            .to_seed_json()
+        })?;
+        let answer = self
+            .resolve_logic_properties(request)
+            .map_err(|e| e.to_seed_json())?;
+        to_json(&answer).map_err(|e| e.to_response())
     }
 
     /// Reports the watched capsule folder through `watch_status`; the host
@@ -220,6 +271,9 @@ impl Api {
             Operation::Info => to_json(&self.info()?),
             Operation::Format => to_json(&self.format(&parse(name, body)?)?),
             Operation::WatchStatus => to_json(&self.watch_status()),
+            Operation::ResolveLogicProperties => {
+                to_json(&self.resolve_logic_properties(parse(name, body)?)?)
+            }
         }
     }
 

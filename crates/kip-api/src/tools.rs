@@ -1,6 +1,7 @@
 //! The agent-facing function definitions: `execute_kip` (seed 001 §6.1),
 //! `execute_kip_readonly`, `get_knowledge_schema` and
-//! `import_knowledge_bundle` (seed 002), with descriptions written for an
+//! `import_knowledge_bundle` (seed 002), `resolve_logic_properties`
+//! (seed 004), with descriptions written for an
 //! LLM to call them correctly the first time, and the KIP reference an
 //! agent can read.
 //!
@@ -84,6 +85,67 @@ Pass the bundle text in `yaml` (preferred), or the absolute `path` of a .yaml / 
 An item with `action: delete` removes that concept (with its links) or link.
 
 Returns the import report: status, statistics, and on failure every error with its path (such as [4].name), line and column, and a hint (e.g. "Entity type 'Human' is not defined. Did you mean 'Person'?"). Fix all reported errors and import again; nothing was written."#;
+
+const RESOLVE_LOGIC_PROPERTIES: &str = r#"Compute logic properties — values that are computed on demand, not stored — of a concept type for a batch of its instances. A type declares them in its definition (DESCRIBE CONCEPT TYPE "<Type>" lists them under logic_properties with their inputs): a metric is a value over a time window, or a series with one value per step; an operator is computed by a service.
+
+Arguments: ot_id (the concept type, e.g. "Drug"), unique_identities (the instances: [{"name": "Aspirin"}] or [{"id": "C:12"}]), properties (names of its logic properties), query (the user's question), additional_context (facts, constraints and time hints that help fill parameters), dynamic_params (optional: the parameters yourself, {"<property>": {"<param>": value}}), now_ms (optional: "now" in ms; the server's clock otherwise), options {return_debug, max_repair_rounds}.
+
+Parameters: every input of a metric includes instant (true: one value over [start, end]; false: a series, which needs step), start and end (integers, ms since 1970-01-01 UTC, start <= end) and step (day, week, month, quarter or year). Other inputs are listed by DESCRIBE with their types.
+
+How to work:
+1. If the server has an LLM configured, you may leave dynamic_params out: it fills them from query and additional_context.
+2. If it has none (the error's hint says "No LLM is configured"), YOU are the LLM: compute dynamic_params yourself from the user's question and now_ms (e.g. "over the last 12 months by month" = {"instant": false, "start": now_ms - 365 days in ms, "end": now_ms, "step": "month"}) and call again.
+3. On error_code MISSING_INPUT_PARAMS, read `missing` ([{property, params: [{name, type, hint}]}]): supply what you can infer, and ASK THE USER for the rest (quote the hints), then call again with dynamic_params or a richer additional_context. Nothing partial is returned: every property must resolve.
+
+Answer: {"datas": [{"id", "name", "<property>": number | [{"t": <bucket start ms>, "value": number}] | <operator result>}, …]} in the order of unique_identities. Other errors carry error_code (KIP_2001 unknown type, KIP_2002 unknown property with data.available, KIP_3002 unknown instances named in data.instances, KIP_2004 / KIP_2003 a bad parameter at data.path, KIP_4002 too many buckets: use a larger step, LOGIC_LLM_UNAVAILABLE, LOGIC_OPERATOR_FAILED), a hint and a trace_id."#;
+
+fn resolve_schema() -> Json {
+    json!({
+        "type": "object",
+        "properties": {
+            "kn_id": {"type": "string", "description": "The knowledge network: leave empty for this server's nexus."},
+            "ot_id": {"type": "string", "description": "The concept type whose logic properties are computed, e.g. \"Drug\"."},
+            "query": {"type": "string", "description": "The user's question, for filling parameters."},
+            "unique_identities": {
+                "type": "array",
+                "description": "The instances, by name within the type or by id.",
+                "items": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}, "id": {"type": "string"}},
+                    "additionalProperties": false
+                }
+            },
+            "properties": {"type": "array", "items": {"type": "string"}, "description": "The logic properties to compute."},
+            "additional_context": {"type": "string", "description": "Free text (or a JSON string): instance facts, constraints, time hints."},
+            "dynamic_params": {"type": "object", "description": "Parameters per property, {\"<property>\": {\"<param>\": value}}; required when the server has no LLM."},
+            "now_ms": {"type": "integer", "description": "\"Now\" in ms since the epoch (default: the server's clock)."},
+            "options": {
+                "type": "object",
+                "properties": {
+                    "return_debug": {"type": "boolean"},
+                    "max_repair_rounds": {"type": "integer", "minimum": 0},
+                    "max_concurrency": {"type": "integer", "minimum": 1}
+                },
+                "additionalProperties": false
+            }
+        },
+        "required": ["ot_id", "unique_identities", "properties"],
+        "additionalProperties": false
+    })
+}
+
+/// `resolve_logic_properties` (seed 004): compute metrics and operators
+/// for a batch of instances.
+pub fn resolve_logic_properties() -> ToolDefinition {
+    ToolDefinition {
+        name: "resolve_logic_properties",
+        title: "Compute logic properties (metrics, operators)",
+        description: RESOLVE_LOGIC_PROPERTIES,
+        input_schema: resolve_schema(),
+        read_only: true,
+        destructive: false,
+    }
+}
 
 fn execute_schema() -> Json {
     json!({
@@ -191,6 +253,7 @@ pub fn all() -> Vec<ToolDefinition> {
         execute_kip_readonly(),
         get_knowledge_schema(),
         import_knowledge_bundle(),
+        resolve_logic_properties(),
     ]
 }
 

@@ -11,6 +11,11 @@ use serde_json::{Map, Value as Json};
 
 use crate::error::ApiError;
 
+pub use kip_logic::{
+    Identity, MissingInputs, MissingParam, ParamsFrom, PropertyDebug, ResolveDebug, ResolveOptions,
+    ResolveRequest, ResolveResponse,
+};
+
 /// The operations of the API, by their wire name (`/api/<name>` over HTTP,
 /// the command name in the desktop shell).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -40,10 +45,14 @@ pub enum Operation {
     /// The watched capsule folder's files and their import status. No body;
     /// answer: [`WatchStatus`].
     WatchStatus,
+    /// Computes logic properties (metrics, operators) of a concept type for
+    /// a batch of instances (BRIEF §8). Body: [`ResolveRequest`]; answer:
+    /// [`ResolveResponse`]; `MISSING_INPUT_PARAMS` lists what to supply.
+    ResolveLogicProperties,
 }
 
 impl Operation {
-    pub const ALL: [Operation; 10] = [
+    pub const ALL: [Operation; 11] = [
         Operation::Execute,
         Operation::ExecuteReadonly,
         Operation::Validate,
@@ -54,6 +63,7 @@ impl Operation {
         Operation::Info,
         Operation::Format,
         Operation::WatchStatus,
+        Operation::ResolveLogicProperties,
     ];
 
     /// The wire name, e.g. `"execute_readonly"`.
@@ -69,6 +79,7 @@ impl Operation {
             Operation::Info => "info",
             Operation::Format => "format",
             Operation::WatchStatus => "watch_status",
+            Operation::ResolveLogicProperties => "resolve_logic_properties",
         }
     }
 

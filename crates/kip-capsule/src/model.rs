@@ -56,6 +56,21 @@ impl Definition {
             .collect()
     }
 
+    /// The logic properties the definition declares (BRIEF §8) as JSON
+    /// (`[{name, type, description, parameters, data_source}]`); none when
+    /// it declares none or its declaration does not read (the nexus refuses
+    /// those when they are written).
+    pub(crate) fn logic_properties(&self) -> Vec<Json> {
+        kip_nexus::logic_properties(&self.attributes)
+            .map(|props| {
+                props
+                    .iter()
+                    .filter_map(|p| serde_json::to_value(p).ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// `subject_types` / `object_types`: `None` for any (`"*"`, missing).
     pub(crate) fn end_types(&self, key: &str) -> Option<Vec<String>> {
         kip_nexus::type_list(self.attributes.get(key))

@@ -120,6 +120,7 @@ pub(crate) fn definitions(model: &Model) -> Json {
             },
             "additionalProperties": false,
         },
+        "logic_properties": logic_properties_schema(),
         "element_ref": {
             "anyOf": [
                 {"$ref": "#/definitions/concept_ref"},
@@ -324,13 +325,89 @@ fn concept_branch(name: &str, def: &Definition) -> Json {
         a,
         vec!["type", "name", "action"],
     );
+    if name == CONCEPT_TYPE
+        && let Some(Json::Object(props)) = out.get_mut("properties")
+    {
+        props.insert(
+            kip_nexus::LOGIC_PROPERTIES.into(),
+            json!({"$ref": "#/definitions/logic_properties"}),
+        );
+    }
     let mut head = Map::new();
     head.insert("title".into(), json!(format!("{name} (concept)")));
     if let Some(d) = def.description() {
         head.insert("description".into(), json!(d));
     }
+    // What can be computed for the type's instances (BRIEF §8): an
+    // annotation for readers and agents, not a constraint on items.
+    let logic = def.logic_properties();
+    if !logic.is_empty() {
+        head.insert("x-logic-properties".into(), Json::Array(logic));
+    }
     head.append(&mut out);
     Json::Object(head)
+}
+
+/// The JSON Schema of a `$ConceptType`'s `logic_properties` (BRIEF §8).
+/// The nexus checks more when the definition is written (a metric's system
+/// parameters, a `property` the type's `instance_schema` has, a query with
+/// exactly one aggregate) and answers `KIP_2003` with the path.
+fn logic_properties_schema() -> Json {
+    let types = ["INTEGER", "NUMBER", "STRING", "BOOLEAN", "OBJECT", "ARRAY"];
+    json!({
+        "type": "object",
+        "description": "Computed properties of the type's instances, by name: a metric (a value over [start, end], or a series of one value per step bucket) or an operator (a call to a service). A metric always has the system parameters instant (BOOLEAN), start and end (INTEGER, ms since epoch) and step (STRING: day|week|month|quarter|year), value_from input and if_system_generate true.",
+        "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+        "additionalProperties": {
+            "type": "object",
+            "required": ["type", "data_source"],
+            "properties": {
+                "type": {"type": "string", "enum": ["metric", "operator"]},
+                "description": {"type": "string"},
+                "parameters": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["name", "type"],
+                        "properties": {
+                            "name": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+                            "type": {"type": "string", "enum": types},
+                            "value_from": {"type": "string", "enum": ["input", "property", "const"], "default": "input"},
+                            "property": {"type": "string", "description": "The instance attribute (value_from property)."},
+                            "value": {"description": "The constant (value_from const)."},
+                            "if_system_generate": {"type": "boolean"},
+                            "required": {"type": "boolean", "default": true},
+                            "description": {"type": "string"},
+                        },
+                        "additionalProperties": false,
+                    },
+                },
+                "data_source": {
+                    "oneOf": [
+                        {
+                            "type": "object",
+                            "required": ["kind", "query"],
+                            "properties": {
+                                "kind": {"const": "kip"},
+                                "query": {"type": "string", "description": "A KQL FIND with exactly one aggregate; :self is the instance's id, every parameter is :name, and :start_iso / :end_iso bound the window or bucket."},
+                            },
+                            "additionalProperties": false,
+                        },
+                        {
+                            "type": "object",
+                            "required": ["kind", "url"],
+                            "properties": {
+                                "kind": {"const": "http"},
+                                "url": {"type": "string", "pattern": "^https?://[^/]"},
+                            },
+                            "additionalProperties": false,
+                        },
+                    ],
+                },
+            },
+            "additionalProperties": false,
+        },
+    })
 }
 
 /// The schema of a proposition's end allowed to be of `types`.

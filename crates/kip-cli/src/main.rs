@@ -78,6 +78,33 @@ enum Cmd {
     },
     /// Print get_knowledge_schema: the JSON Schema of a YAML bundle for this nexus, and an example.
     Schema,
+    /// Compute logic properties (metrics, operators) of a concept type for some of its instances; parameters from --params, else the LLM of KIP_LLM_URL, else a MISSING_INPUT_PARAMS answer listing them.
+    Resolve {
+        /// The concept type.
+        #[arg(long = "type", value_name = "TYPE")]
+        ty: String,
+        /// An instance by name (or id, C:12); repeatable.
+        #[arg(long = "instance", value_name = "NAME", required = true)]
+        instances: Vec<String>,
+        /// A logic property of the type; repeatable.
+        #[arg(long = "property", value_name = "P", required = true)]
+        properties: Vec<String>,
+        /// Parameters per property: {"<property>": {"<param>": value}}.
+        #[arg(long, value_name = "JSON")]
+        params: Option<String>,
+        /// The question, for the LLM.
+        #[arg(long, value_name = "TEXT")]
+        query: Option<String>,
+        /// Additional context for the LLM (facts, constraints, time hints).
+        #[arg(long, value_name = "TEXT")]
+        context: Option<String>,
+        /// "Now" in ms since the epoch (default: the clock).
+        #[arg(long, value_name = "MS")]
+        now_ms: Option<i64>,
+        /// Also print debug: the parameters used, timings, span ids.
+        #[arg(long)]
+        debug: bool,
+    },
     /// Watch a folder: import what it holds, then every capsule written or moved into it; one JSON event per line.
     Watch {
         /// The folder.
@@ -183,6 +210,28 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => cmd::bench::run(db, concepts, propositions, iterations, json),
         Cmd::Import { paths } => cmd::import::run(db, &paths),
         Cmd::Schema => cmd::schema::run(db),
+        Cmd::Resolve {
+            ty,
+            instances,
+            properties,
+            params,
+            query,
+            context,
+            now_ms,
+            debug,
+        } => cmd::resolve::run(
+            db,
+            cmd::resolve::Args {
+                ty,
+                instances,
+                properties,
+                params,
+                query,
+                context,
+                now_ms,
+                debug,
+            },
+        ),
         Cmd::Watch {
             dir,
             debounce_ms,

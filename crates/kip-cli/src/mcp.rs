@@ -2,7 +2,9 @@
 //! SDK (`rmcp`).
 //!
 //! Tools: `execute_kip`, `execute_kip_readonly`, `get_knowledge_schema`,
-//! `import_knowledge_bundle` — their names, descriptions and argument
+//! `import_knowledge_bundle`, `resolve_logic_properties` (whose failures
+//! keep the seed's shape, `{error_code, message, missing?, trace_id}`, so
+//! an agent can re-ask the user for what is missing) — their names, descriptions and argument
 //! schemas come from `kip_api::tools`. Every result carries the answer as
 //! structured content and as the same JSON in a text block; a KIP error is
 //! a tool result with `isError: true` (so the model reads the code and the
@@ -182,10 +184,29 @@ impl KipMcp {
                         }
                     })
             }
+            "resolve_logic_properties" => {
+                let body = Json::Object(args.unwrap_or_default());
+                let api = self.api.clone();
+                return Ok(
+                    match tokio::task::spawn_blocking(move || {
+                        api.resolve_logic_properties_json(body)
+                    })
+                    .await
+                    {
+                        Ok(Ok(answer)) => CallToolResult::structured(answer),
+                        Ok(Err(error)) => CallToolResult::structured_error(error),
+                        Err(e) => error_result(&ApiError::new(
+                            ErrorCode::Kip(KipCode::InternalError),
+                            format!("the call failed: {e}"),
+                            "Retry; if it keeps failing, report it.",
+                        )),
+                    },
+                );
+            }
             other => {
                 return Err(McpError::invalid_params(
                     format!(
-                        "unknown tool `{other}`; the tools are execute_kip, execute_kip_readonly, get_knowledge_schema and import_knowledge_bundle"
+                        "unknown tool `{other}`; the tools are execute_kip, execute_kip_readonly, get_knowledge_schema, import_knowledge_bundle and resolve_logic_properties"
                     ),
                     None,
                 ));

@@ -11,6 +11,11 @@
 //!   `changes`, `info`, `format`, `watch_status`); `GET` works for those
 //!   that need no body. Failures
 //!   answer `{"error": {code, message, hint, data?}}` with a 4xx/5xx status.
+//! - `POST /api/kn/logic-property-resolver` — seed 004's resolver (BRIEF
+//!   §8): body `{kn_id, ot_id, query, unique_identities, properties,
+//!   additional_context, dynamic_params?, now_ms?, options}`; answer
+//!   `{datas, debug?}`, or the seed's error shape `{error_code, message,
+//!   hint, missing?, trace_id, …}` with a 4xx/5xx status.
 //! - `GET /api/events` — server-sent events: `ready` once, then one
 //!   `change` per change-log entry (`id:` is its sequence number, so a
 //!   reconnecting `EventSource` resumes where it stopped), `reset` when the
@@ -252,6 +257,10 @@ async fn serve(
     let guarded = Router::new()
         .route("/api/kip", post(execute_kip))
         .route("/kip", post(kip_method))
+        .route(
+            "/api/kn/logic-property-resolver",
+            post(resolve_logic_properties),
+        )
         .route("/api/events", get(events))
         .route("/api/{operation}", post(operation_post).get(operation_get))
         .layer(middleware::from_fn_with_state(state.clone(), authorize));
@@ -323,6 +332,11 @@ fn status_of(code: ErrorCode) -> StatusCode {
             KipCode::ExecutionTimeout | KipCode::ResourceExhausted | KipCode::InternalError,
         )
         | ErrorCode::Io => StatusCode::INTERNAL_SERVER_ERROR,
+        // The resolver: what to ask the user for, and the services it calls.
+        ErrorCode::MissingInputParams => StatusCode::UNPROCESSABLE_ENTITY,
+        ErrorCode::LlmUnavailable | ErrorCode::LlmInvalidOutput | ErrorCode::OperatorFailed => {
+            StatusCode::BAD_GATEWAY
+        }
         // Every other KIP code (syntax, schema, values, references,
         // uniqueness — and any code KIP adds later) is the client's mistake.
         ErrorCode::BadRequest | ErrorCode::Kip(_) => StatusCode::BAD_REQUEST,
@@ -331,6 +345,31 @@ fn status_of(code: ErrorCode) -> StatusCode {
 
 fn error_response(e: &ApiError) -> Response {
     (status_of(e.code), axum::Json(e.to_response())).into_response()
+}
+
+/// `POST /api/kn/logic-property-resolver`: the seed's path and shapes.
+async fn resolve_logic_properties(State(state): State<AppState>, body: Bytes) -> Response {
+    let body = match json_body("resolve_logic_properties", &body) {
+        Ok(b) => b,
+        Err(e) => return error_response(&e),
+    };
+    let outcome =
+        tokio::task::spawn_blocking(move || state.api.resolve_logic_properties_json(body)).await;
+    match outcome {
+        Ok(Ok(answer)) => axum::Json(answer).into_response(),
+        Ok(Err(error)) => {
+            let code = error["error_code"]
+                .as_str()
+                .and_then(ErrorCode::from_wire)
+                .unwrap_or(ErrorCode::Kip(KipCode::InternalError));
+            (status_of(code), axum::Json(error)).into_response()
+        }
+        Err(e) => error_response(&ApiError::new(
+            ErrorCode::Kip(KipCode::InternalError),
+            format!("the request failed: {e}"),
+            "Retry; if it keeps failing, report it with the request that caused it.",
+        )),
+    }
 }
 
 fn json_body(operation: &str, body: &Bytes) -> Result<Json, ApiError> {

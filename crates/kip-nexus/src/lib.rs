@@ -12,7 +12,12 @@
 //!   (the capsule pipeline), with [`RunOptions`].
 //! - [`Nexus::read`] hands a [`Graph`] over one consistent snapshot to
 //!   readers that need more than KIP (export, the bundle schema, the
-//!   neighbourhood of a concept).
+//!   neighbourhood of a concept); [`Nexus::read_queries`] hands a
+//!   [`Snapshot`] that also runs parsed FINDs, all in that one snapshot
+//!   (the logic-property resolver's batches).
+//! - [`logic_properties`] reads (and checks) the logic properties a
+//!   `$ConceptType` definition declares (BRIEF §8); the KML writer refuses
+//!   a bad declaration with `KIP_2003`.
 //! - The change log ([`Nexus::last_change_seq`], [`Nexus::changes_since`])
 //!   and a small key-value state table for hosts ([`Nexus::state`] and
 //!   friends).
@@ -38,6 +43,7 @@ mod genesis;
 mod graph;
 mod kml;
 mod kql;
+mod logic;
 mod meta;
 mod pattern;
 mod request;
@@ -60,9 +66,13 @@ pub use explain::{Cause, Explain, Fix, Range, Step};
 pub use graph::{BELONGS_TO_DOMAIN, CONCEPT_TYPE, DOMAIN, Graph, PROPOSITION_TYPE, Result};
 pub use kip_store::{ConceptId, ConceptRecord, ElementId, PropositionId, PropositionRecord};
 pub use kml::{ChangeEnd, ChangeKind, ChangeOp, ChangeState, ElementChange};
+pub use logic::{
+    DataSource, LOGIC_PROPERTIES, LogicKind, LogicProperty, ParamType, Parameter, STEPS, ValueFrom,
+    check_url as check_logic_url, declared as logic_properties,
+};
 pub use pattern::{Block, Edge, Filter, Node, Pattern, outline};
 pub use request::{BatchItem, ExecuteKip};
-pub use run::{Mode, Origin, Outcome, RunOptions, response};
+pub use run::{Mode, Origin, Outcome, RunOptions, Snapshot, response};
 pub use schema::{has_immutable_id, is_protected, type_list};
 pub use stats::Stats;
 

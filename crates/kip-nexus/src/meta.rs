@@ -118,7 +118,17 @@ fn type_definition(
     };
     let name_s = lit(source, name)?;
     match g.find_concept_by_names(meta, name_s)? {
-        Some(id) => g.element_json(ElementId::Concept(id)),
+        Some(id) => {
+            let mut definition = g.element_json(ElementId::Concept(id))?;
+            // A concept type's logic properties, in short: what an agent
+            // can resolve and which inputs it supplies (BRIEF §8).
+            if let Some(attrs) = definition["attributes"].as_object()
+                && let Some(summary) = crate::logic::summary(attrs)
+            {
+                definition["logic_properties"] = summary;
+            }
+            Ok(definition)
+        }
         None => {
             let defined = if is_concept {
                 g.defined_types()?

@@ -14,5 +14,6 @@ pub mod exec;
 pub mod export;
 pub mod fmt;
 pub mod import;
+pub mod resolve;
 pub mod schema;
 pub mod watch;

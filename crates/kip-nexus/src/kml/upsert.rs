@@ -68,6 +68,12 @@ impl Writer<'_, '_> {
             self.expect_version(expected, current, "the concept")?;
         }
         let id = self.upsert_concept(c, &attrs, &meta)?;
+        if attrs.contains_key(crate::logic::LOGIC_PROPERTIES)
+            || attrs.contains_key("instance_schema")
+        {
+            self.graph(|g| crate::logic::check_definition(g, id))
+                .map_err(|e| e.at(self.source, c.span))?;
+        }
         for entry in c.propositions.iter().flatten() {
             self.check_no_reserved(entry.metadata.as_ref())?;
             let predicate = self.text(&entry.predicate)?;

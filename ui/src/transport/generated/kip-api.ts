@@ -9,7 +9,7 @@ export type JsonValue = number | string | boolean | null | JsonValue[] | { [key 
  * engine defines them, plus the few a host adds. Closed on purpose: a new
  * code is a breaking change for the UI, which matches on all of them.
  */
-export type ErrorCode = "KIP_1001" | "KIP_1002" | "KIP_1003" | "KIP_2001" | "KIP_2002" | "KIP_2003" | "KIP_2004" | "KIP_3001" | "KIP_3002" | "KIP_3003" | "KIP_3004" | "KIP_3005" | "KIP_4001" | "KIP_4002" | "KIP_4003" | "API_BAD_REQUEST" | "API_UNKNOWN_OPERATION" | "API_UNAUTHORIZED" | "API_IO";
+export type ErrorCode = "KIP_1001" | "KIP_1002" | "KIP_1003" | "KIP_2001" | "KIP_2002" | "KIP_2003" | "KIP_2004" | "KIP_3001" | "KIP_3002" | "KIP_3003" | "KIP_3004" | "KIP_3005" | "KIP_4001" | "KIP_4002" | "KIP_4003" | "API_BAD_REQUEST" | "API_UNKNOWN_OPERATION" | "API_UNAUTHORIZED" | "API_IO" | "MISSING_INPUT_PARAMS" | "LOGIC_LLM_UNAVAILABLE" | "LOGIC_LLM_INVALID_OUTPUT" | "LOGIC_OPERATOR_FAILED";
 
 /**
  * An error object: `{code, message, hint, data?}`, the same shape as a KIP
@@ -22,7 +22,7 @@ export type ApiError = { code: ErrorCode, message: string, hint: string, data?: 
  * The operations of the API, by their wire name (`/api/<name>` over HTTP,
  * the command name in the desktop shell).
  */
-export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "neighbourhood" | "changes" | "info" | "format" | "watch_status";
+export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties";
 
 /**
  * The arguments of `execute_kip` (seed 001 §6.1): exactly one of `command`
@@ -508,6 +508,135 @@ report?: JsonValue, };
  * Where a watched file stands.
  */
 export type FileStatus = "pending" | "importing" | "imported" | "failed" | "removed";
+
+/**
+ * `POST /api/kn/logic-property-resolver`, the MCP tool
+ * `resolve_logic_properties`, `kip resolve` and kip-api's
+ * `resolve_logic_properties` operation all take this.
+ */
+export type ResolveRequest = { 
+/**
+ * The nexus (`""` for the one the host serves).
+ */
+kn_id: string, 
+/**
+ * The concept type whose logic properties are resolved.
+ */
+ot_id: string, 
+/**
+ * The user's question, for the LLM.
+ */
+query: string, 
+/**
+ * The instances, in the order `datas` answers them.
+ */
+unique_identities: Array<Identity>, 
+/**
+ * The logic properties to compute.
+ */
+properties: Array<string>, 
+/**
+ * Free text (or a JSON string) for the LLM: instance facts, constraints,
+ * time hints.
+ */
+additional_context: string, 
+/**
+ * Parameters per property (`{property: {param: value}}`), used as given;
+ * the LLM (if configured) fills the properties left out.
+ */
+dynamic_params?: { [key in string]?: { [key in string]?: JsonValue } }, 
+/**
+ * "Now" in ms since the epoch; the server's clock when left out.
+ */
+now_ms?: number, options: ResolveOptions, };
+
+/**
+ * One instance to resolve for: by id (`{"id": "C:12"}`) or by name within
+ * the type (`{"name": "Aspirin"}`).
+ */
+export type Identity = { id?: string, name?: string, };
+
+/**
+ * `options` of a request.
+ */
+export type ResolveOptions = { 
+/**
+ * Add `debug` to the answer: now_ms, the parameters used and where
+ * they came from, per-property timings and span ids.
+ */
+return_debug: boolean, 
+/**
+ * Repair calls to the LLM after an answer that is not valid (default 1).
+ */
+max_repair_rounds: number, 
+/**
+ * LLM calls in flight at once (default 4; the seed's `max_concurrency`).
+ */
+max_concurrency?: number, };
+
+/**
+ * A successful answer: one object per identity, in order, with `id`,
+ * `name` and each property's value (a number, or for a series
+ * `[{"t": <bucket start ms>, "value": …}]`, or an operator's answer).
+ */
+export type ResolveResponse = { datas: Array<{ [key in string]?: JsonValue }>, debug?: ResolveDebug, };
+
+/**
+ * `debug` of an answer (`options.return_debug`).
+ */
+export type ResolveDebug = { trace_id: string, 
+/**
+ * The "now" used (the server's clock unless the request gave one).
+ */
+now_ms: number, 
+/**
+ * The parameters used, per property.
+ */
+dynamic_params: { [key in string]?: { [key in string]?: JsonValue } }, properties: Array<PropertyDebug>, total_ms: number, };
+
+/**
+ * One property's part of `debug`.
+ */
+export type PropertyDebug = { property: string, 
+/**
+ * `metric` or `operator`.
+ */
+kind: string, 
+/**
+ * The id of the property's `tracing` span (`logic_property`).
+ */
+span_id: string, params_from: ParamsFrom, 
+/**
+ * Chat-completion calls made (retries and repairs included).
+ */
+llm_calls: number, repair_rounds: number, 
+/**
+ * Time to get and check the parameters, in ms.
+ */
+params_ms: number, 
+/**
+ * Time to compute the property for every instance, in ms.
+ */
+eval_ms: number, };
+
+/**
+ * Where a property's parameters came from.
+ */
+export type ParamsFrom = "request" | "llm";
+
+/**
+ * The missing parameters of one property.
+ */
+export type MissingInputs = { property: string, params: Array<MissingParam>, };
+
+/**
+ * One parameter a caller must supply (`MISSING_INPUT_PARAMS`).
+ */
+export type MissingParam = { name: string, 
+/**
+ * INTEGER, NUMBER, STRING, BOOLEAN, OBJECT or ARRAY.
+ */
+type: string, hint: string, };
 
 /**
  * The `explain` member of a FIND response (and of the error response of
