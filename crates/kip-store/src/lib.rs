@@ -88,6 +88,7 @@
 //! one. `cargo bench -p kip-store` measures both on a generated graph.
 
 mod changes;
+mod check;
 pub mod codec;
 mod concepts;
 mod counters;
@@ -102,6 +103,7 @@ mod store;
 mod text;
 
 pub use changes::MAX_CHANGES;
+pub use check::{CheckCounts, CheckReport, MAX_LISTED_VIOLATIONS, Violation};
 pub use codec::triple::Triple;
 pub use concepts::ConceptRecord;
 pub use env::StoreOptions;
