@@ -143,6 +143,49 @@ pub(crate) fn open(dir: &Path, options: &StoreOptions) -> Result<Arc<EnvHandle>,
     Ok(handle)
 }
 
+/// The process id of another process that has the store in `dir` open, if
+/// any (`None` also when there is no store). Every process that opens an
+/// LMDB environment holds a shared `fcntl` lock on the first byte of its
+/// `lock.mdb` for as long as it keeps it open; asking for the conflicting
+/// exclusive lock (`F_GETLK`, which takes nothing) names a holder. Locks of
+/// this process are not reported.
+pub fn opened_elsewhere(dir: &Path) -> Result<Option<u32>, StoreError> {
+    let Ok(file) = fs::File::open(dir.join("lock.mdb")) else {
+        return Ok(None);
+    };
+    held_by_other(&file)
+}
+
+#[cfg(unix)]
+fn held_by_other(file: &fs::File) -> Result<Option<u32>, StoreError> {
+    use std::os::fd::AsRawFd as _;
+    // SAFETY: `flock` is a plain C struct for which all-zero bytes are valid.
+    let mut probe: libc::flock = unsafe { std::mem::zeroed() };
+    probe.l_type = libc::F_WRLCK as _;
+    probe.l_whence = libc::SEEK_SET as _;
+    probe.l_start = 0;
+    probe.l_len = 1;
+    // SAFETY: the descriptor is open for the call's duration and `probe` is
+    // a valid, exclusively borrowed `flock`.
+    let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETLK, &mut probe) };
+    if rc == -1 {
+        return Err(StoreError::Io(std::io::Error::last_os_error()));
+    }
+    if probe.l_type == libc::F_UNLCK as libc::c_short {
+        Ok(None)
+    } else {
+        Ok(Some(u32::try_from(probe.l_pid).unwrap_or(0)))
+    }
+}
+
+#[cfg(not(unix))]
+fn held_by_other(_file: &fs::File) -> Result<Option<u32>, StoreError> {
+    Err(StoreError::Lmdb {
+        detail: "whether another process has the store open cannot be told on this platform"
+            .to_owned(),
+    })
+}
+
 /// LMDB's magic number, the first word of both meta pages.
 const LMDB_MAGIC: u32 = 0xBEEF_C0DE;
 
