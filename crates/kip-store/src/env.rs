@@ -64,11 +64,26 @@ pub struct StoreOptions {
     pub max_map_size: usize,
 }
 
+/// Overrides [`StoreOptions::initial_map_size`] of the default options, in
+/// KiB: for tests that must make the map grow, and for tuning.
+pub const INITIAL_MAP_VAR: &str = "KIP_STORE_INITIAL_MAP_KIB";
+/// Overrides [`StoreOptions::max_map_size`] of the default options, in
+/// KiB: for tests of a full store, and to cap a nexus's size.
+pub const MAX_MAP_VAR: &str = "KIP_STORE_MAX_MAP_KIB";
+
+fn kib_from_env(var: &str) -> Option<usize> {
+    let kib: usize = std::env::var(var).ok()?.trim().parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
 impl Default for StoreOptions {
+    /// 64 MiB to start with and 1 TiB at most (1 GiB on 32-bit targets),
+    /// unless `KIP_STORE_INITIAL_MAP_KIB` / `KIP_STORE_MAX_MAP_KIB` say
+    /// otherwise.
     fn default() -> Self {
         StoreOptions {
-            initial_map_size: 64 << 20,
-            max_map_size: default_max_map_size(),
+            initial_map_size: kib_from_env(INITIAL_MAP_VAR).unwrap_or(64 << 20),
+            max_map_size: kib_from_env(MAX_MAP_VAR).unwrap_or_else(default_max_map_size),
         }
     }
 }

@@ -106,7 +106,7 @@ pub use changes::MAX_CHANGES;
 pub use check::{CheckCounts, CheckReport, MAX_LISTED_VIOLATIONS, Violation};
 pub use codec::triple::Triple;
 pub use concepts::ConceptRecord;
-pub use env::{StoreOptions, opened_elsewhere};
+pub use env::{INITIAL_MAP_VAR, MAX_MAP_VAR, StoreOptions, opened_elsewhere};
 pub use error::StoreError;
 pub use format::FORMAT_VERSION;
 pub use heed::{RoTxn, RwTxn};
