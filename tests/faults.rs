@@ -493,3 +493,73 @@ fn a_backup_taken_while_another_process_writes_restores_to_a_consistent_nexus() 
     assert!(restored.join("data.mdb.before-restore").is_file());
     check_store(&restored);
 }
+
+#[test]
+fn kip_serve_refuses_a_body_above_its_limit_with_413_and_writes_nothing() {
+    use std::io::{Read as _, Write as _};
+
+    let db = tempfile::tempdir().expect("tempdir");
+    let server =
+        common::Server::start(db.path(), &["--addr", "127.0.0.1:0", "--max-body-mib", "1"]);
+    let (_, info) = server.get("/api/info");
+    let seq = info["last_change_seq"].clone();
+    let big = json_body_of_size(2 << 20);
+    // With a Content-Length: refused before the body is read.
+    let (status, answer) = common::http(
+        server.port,
+        "POST",
+        "/api/import",
+        &[],
+        Some(&serde_json::from_str(&big).expect("JSON")),
+    );
+    assert_eq!(status, 413, "{answer:#}");
+    assert_eq!(answer["error"]["code"], "KIP_4002", "{answer:#}");
+    let message = answer["error"]["message"].as_str().expect("message");
+    assert!(message.contains(&(1u64 << 20).to_string()), "{message}");
+    // Chunked, without a length: cut off at the limit.
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", server.port)).expect("connect");
+    stream
+        .set_read_timeout(Some(common::READ_TIMEOUT))
+        .expect("timeout");
+    let head = format!(
+        "POST /api/import HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+        server.port
+    );
+    stream.write_all(head.as_bytes()).expect("send");
+    for chunk in big.as_bytes().chunks(64 * 1024) {
+        if stream
+            .write_all(format!("{:x}\r\n", chunk.len()).as_bytes())
+            .is_err()
+            || stream.write_all(chunk).is_err()
+            || stream.write_all(b"\r\n").is_err()
+        {
+            break; // The server may close early, having answered.
+        }
+    }
+    let _ = stream.write_all(b"0\r\n\r\n");
+    let mut text = String::new();
+    let _ = stream.read_to_string(&mut text);
+    assert!(
+        text.starts_with("HTTP/1.1 413"),
+        "{}",
+        &text[..text.len().min(300)]
+    );
+    assert!(text.contains("KIP_4002"), "{text}");
+    // Nothing was written; a body under the limit still works.
+    let (_, info) = server.get("/api/info");
+    assert_eq!(info["last_change_seq"], seq);
+    let (status, _) = server.post(
+        "/api/kip",
+        &serde_json::json!({"command": "DESCRIBE PRIMER"}),
+    );
+    assert_eq!(status, 200);
+}
+
+/// An `import` request of about `size` bytes.
+fn json_body_of_size(size: usize) -> String {
+    let mut text = String::from("// padding\n");
+    while text.len() < size {
+        text.push_str("// padding padding padding padding padding padding\n");
+    }
+    serde_json::json!({"file_name": "big.kip", "text": text}).to_string()
+}

@@ -202,6 +202,12 @@ impl Api {
         maintenance::backup(&self.nexus, request)
     }
 
+    /// A backup into exactly `dest/data.mdb` (the command line's `kip
+    /// backup DEST`); an existing file there is refused.
+    pub fn backup_to(&self, dest: &std::path::Path) -> Result<BackupDone, ApiError> {
+        maintenance::backup_to(&self.nexus, dest)
+    }
+
     /// The scheduled backup, if one is set.
     pub fn backup_schedule(&self) -> Result<Option<BackupSchedule>, ApiError> {
         maintenance::schedule(&self.nexus)

@@ -73,6 +73,18 @@ fn save(nexus: &Nexus, schedule: Option<&BackupSchedule>) -> Result<(), ApiError
     Ok(())
 }
 
+/// Backs up into `dest/data.mdb`.
+pub(crate) fn backup_to(nexus: &Nexus, dest: &Path) -> Result<BackupDone, ApiError> {
+    let at = now_secs();
+    let b = nexus.backup(dest)?;
+    Ok(BackupDone {
+        path: b.path.display().to_string(),
+        bytes: b.bytes,
+        last_change_seq: b.last_change_seq,
+        at,
+    })
+}
+
 /// Backs up into a new subfolder of `dest`.
 pub(crate) fn backup_into(nexus: &Nexus, dest: &Path) -> Result<BackupDone, ApiError> {
     let at = now_secs();
@@ -83,13 +95,9 @@ pub(crate) fn backup_into(nexus: &Nexus, dest: &Path) -> Result<BackupDone, ApiE
         n += 1;
         folder = dest.join(format!("kip-backup-{seq}-{at}-{n}"));
     }
-    let b = nexus.backup(&folder)?;
-    Ok(BackupDone {
-        path: b.path.display().to_string(),
-        bytes: b.bytes,
-        last_change_seq: b.last_change_seq,
-        at,
-    })
+    let mut done = backup_to(nexus, &folder)?;
+    done.at = at;
+    Ok(done)
 }
 
 pub(crate) fn backup(nexus: &Nexus, request: &BackupRequest) -> Result<BackupResponse, ApiError> {

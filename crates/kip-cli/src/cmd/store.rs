@@ -4,27 +4,15 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use kip_api::Api;
-use kip_nexus::Nexus;
 use serde_json::json;
 
+use crate::db::open_existing_api;
 use crate::stdio::{out, print_error};
-
-fn open_existing(db: Option<PathBuf>) -> anyhow::Result<(PathBuf, Nexus)> {
-    let dir = crate::db::db_dir(db)?;
-    let nexus = Nexus::open_existing(&dir).map_err(|e| {
-        anyhow::anyhow!("cannot open the nexus at {}: {}", dir.display(), e.message)
-    })?;
-    Ok((dir, nexus))
-}
 
 /// Prints the check report (JSON); exit 1 if an invariant is violated.
 pub fn check(db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let (_dir, nexus) = open_existing(db)?;
-    let api = Api::new(Arc::new(nexus), "kip-cli");
-    match api.check_store() {
+    match open_existing_api(db, "kip-cli")?.check_store() {
         Ok(report) => {
             out(&format!("{}\n", serde_json::to_string_pretty(&report)?));
             Ok(if report.ok {
@@ -40,17 +28,9 @@ pub fn check(db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
 /// Writes `dest/data.mdb`, a compacted copy of one snapshot, while other
 /// processes keep writing.
 pub fn backup(db: Option<PathBuf>, dest: &Path) -> anyhow::Result<ExitCode> {
-    let (_dir, nexus) = open_existing(db)?;
-    match nexus.backup(dest) {
+    match open_existing_api(db, "kip-cli")?.backup_to(dest) {
         Ok(b) => {
-            out(&format!(
-                "{}\n",
-                json!({
-                    "path": b.path.display().to_string(),
-                    "bytes": b.bytes,
-                    "last_change_seq": b.last_change_seq,
-                })
-            ));
+            out(&format!("{}\n", serde_json::to_string(&b)?));
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => print_error(&e),
