@@ -30,6 +30,7 @@ mod capsule;
 mod changes;
 mod error;
 mod local;
+mod maintenance;
 mod neighbourhood;
 pub mod paths;
 pub mod tools;
@@ -46,6 +47,7 @@ use serde_json::{Value as Json, json};
 pub use changes::MAX_CHANGES_PER_REQUEST;
 pub use error::{ApiError, ErrorCode, KipCode};
 pub use kip_capsule::{ImportReport, KnowledgeSchema};
+pub use maintenance::store_check;
 pub use neighbourhood::{DEFAULT_PAGE, MAX_PAGE};
 pub use types::*;
 pub use validate::position;
@@ -236,6 +238,41 @@ impl Api {
         }
     }
 
+    /// `check_store`: the store's invariants, verified in one snapshot.
+    pub fn check_store(&self) -> Result<StoreCheck, ApiError> {
+        maintenance::check_store(&self.nexus)
+    }
+
+    /// `backup`: a consistent, compacted copy of the nexus into a new
+    /// subfolder of `dest`, and/or the scheduled backup set or turned off.
+    /// Refused on a read-only host (it writes files and the schedule).
+    pub fn backup(&self, request: &BackupRequest) -> Result<BackupResponse, ApiError> {
+        if self.read_only {
+            return Err(ApiError::read_only("backing up"));
+        }
+        maintenance::backup(&self.nexus, request)
+    }
+
+    /// A backup into exactly `dest/data.mdb` (the command line's `kip
+    /// backup DEST`); an existing file there is refused.
+    pub fn backup_to(&self, dest: &std::path::Path) -> Result<BackupDone, ApiError> {
+        maintenance::backup_to(&self.nexus, dest)
+    }
+
+    /// The scheduled backup, if one is set.
+    pub fn backup_schedule(&self) -> Result<Option<BackupSchedule>, ApiError> {
+        maintenance::schedule(&self.nexus)
+    }
+
+    /// Runs the scheduled backup if it is due (hosts call this on a timer);
+    /// `Ok(None)` when none is set or due, or on a read-only host.
+    pub fn run_scheduled_backup(&self) -> Result<Option<BackupDone>, ApiError> {
+        if self.read_only {
+            return Ok(None);
+        }
+        maintenance::run_scheduled(&self.nexus)
+    }
+
     /// What this host serves.
     pub fn info(&self) -> Result<NexusInfo, ApiError> {
         let (concepts, propositions) = self
@@ -274,6 +311,8 @@ impl Api {
             Operation::ResolveLogicProperties => {
                 to_json(&self.resolve_logic_properties(parse(name, body)?)?)
             }
+            Operation::CheckStore => to_json(&self.check_store()?),
+            Operation::Backup => to_json(&self.backup(&parse(name, body)?)?),
         }
     }
 

@@ -49,10 +49,15 @@ pub enum Operation {
     /// a batch of instances (BRIEF §8). Body: [`ResolveRequest`]; answer:
     /// [`ResolveResponse`]; `MISSING_INPUT_PARAMS` lists what to supply.
     ResolveLogicProperties,
+    /// Verify the store's invariants. No body; answer: [`StoreCheck`].
+    CheckStore,
+    /// A consistent, compacted copy of the nexus, now and/or on a schedule.
+    /// Body: [`BackupRequest`]; answer: [`BackupResponse`].
+    Backup,
 }
 
 impl Operation {
-    pub const ALL: [Operation; 11] = [
+    pub const ALL: [Operation; 13] = [
         Operation::Execute,
         Operation::ExecuteReadonly,
         Operation::Validate,
@@ -64,6 +69,8 @@ impl Operation {
         Operation::Format,
         Operation::WatchStatus,
         Operation::ResolveLogicProperties,
+        Operation::CheckStore,
+        Operation::Backup,
     ];
 
     /// The wire name, e.g. `"execute_readonly"`.
@@ -80,6 +87,8 @@ impl Operation {
             Operation::Format => "format",
             Operation::WatchStatus => "watch_status",
             Operation::ResolveLogicProperties => "resolve_logic_properties",
+            Operation::CheckStore => "check_store",
+            Operation::Backup => "backup",
         }
     }
 
@@ -89,7 +98,10 @@ impl Operation {
 
     /// Whether the operation can change the nexus (refused on a read-only host).
     pub fn writes(self) -> bool {
-        matches!(self, Operation::Execute | Operation::Import)
+        matches!(
+            self,
+            Operation::Execute | Operation::Import | Operation::Backup
+        )
     }
 }
 
@@ -566,4 +578,96 @@ pub enum FileStatus {
     Failed,
     /// Deleted or moved away; its knowledge stays.
     Removed,
+}
+
+/// What `check_store` found: the store's invariants (every index entry has
+/// its record and vice versa, counters equal counts, text postings match
+/// documents, the change log is gapless).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct StoreCheck {
+    /// No invariant is violated.
+    pub ok: bool,
+    pub counts: StoreCounts,
+    /// Each violation (at most 1,000; `unlisted` counts the rest).
+    pub violations: Vec<StoreViolation>,
+    pub unlisted: u64,
+}
+
+/// The sizes `check_store` read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct StoreCounts {
+    pub concepts: u64,
+    pub propositions: u64,
+    pub names: u64,
+    pub documents: u64,
+    pub postings: u64,
+    pub terms: u64,
+    pub changes: u64,
+    pub last_change_seq: u64,
+}
+
+/// One broken invariant of the store.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct StoreViolation {
+    /// e.g. `record-has-index-entry`, `counter-equals-count`.
+    pub invariant: String,
+    /// The database where it shows.
+    pub database: String,
+    pub detail: String,
+}
+
+/// `backup`: copy the nexus now and/or set the scheduled backup. With no
+/// field, backs up now into the scheduled folder.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct BackupRequest {
+    /// The folder that receives the backups (each one in a new subfolder
+    /// `kip-backup-<seq>-<unix seconds>`); default: the scheduled folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub dest: Option<String>,
+    /// Back up now (default `true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub now: Option<bool>,
+    /// Set the schedule: back up into `dest` every this many hours (the
+    /// host runs it while it is open); `0` turns the schedule off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub every_hours: Option<u32>,
+}
+
+/// One backup written.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct BackupDone {
+    /// The copy's data file.
+    pub path: String,
+    pub bytes: u64,
+    /// The last change the copy may include.
+    pub last_change_seq: u64,
+    /// When, in seconds since the Unix epoch.
+    pub at: u64,
+}
+
+/// The scheduled backup, as the nexus's host state remembers it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct BackupSchedule {
+    pub dest: String,
+    pub every_hours: u32,
+    /// The last scheduled or manual backup into `dest`.
+    pub last: Option<BackupDone>,
+}
+
+/// What `backup` did, and the schedule now in force.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct BackupResponse {
+    pub backup: Option<BackupDone>,
+    pub schedule: Option<BackupSchedule>,
 }

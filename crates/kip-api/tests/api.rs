@@ -738,3 +738,61 @@ fn validate_outlines_update_and_merge_as_writes_and_export_as_meta_with_diagrams
         assert_eq!(p["nodes"][0]["type"], "Drug", "{text}");
     }
 }
+
+#[test]
+fn check_store_and_backup_are_operations_and_the_schedule_is_remembered() {
+    let (_d, api) = fixture();
+    let check = api
+        .call_named("check_store", Json::Null)
+        .expect("check_store");
+    assert_eq!(check["ok"], json!(true), "{check}");
+    assert!(check["counts"]["concepts"].as_u64().unwrap_or(0) > 0);
+
+    let dest = tempfile::tempdir().expect("tempdir");
+    let dest_path = dest.path().display().to_string();
+    // No folder and no schedule: a clear refusal.
+    let err = api.call_named("backup", json!({})).expect_err("no dest");
+    assert!(err.message.contains("dest"), "{}", err.message);
+    // A relative folder is refused.
+    assert!(
+        api.call_named("backup", json!({"dest": "relative"}))
+            .is_err()
+    );
+
+    let answer = api
+        .call_named("backup", json!({"dest": dest_path, "every_hours": 24}))
+        .expect("backup");
+    let path = answer["backup"]["path"].as_str().expect("path").to_owned();
+    assert!(std::path::Path::new(&path).is_file(), "{answer}");
+    assert_eq!(answer["schedule"]["every_hours"], json!(24));
+    assert_eq!(answer["schedule"]["last"]["path"], json!(path));
+    // The copy is a nexus that passes the check.
+    let copy = Nexus::open_existing(std::path::Path::new(&path).parent().expect("folder"))
+        .expect("the copy opens");
+    assert!(copy.check_store().expect("check").ok);
+
+    // The schedule is in the nexus's host state, and not due yet.
+    assert_eq!(
+        api.backup_schedule()
+            .expect("schedule")
+            .map(|s| s.every_hours),
+        Some(24)
+    );
+    assert_eq!(api.run_scheduled_backup().expect("scheduled"), None);
+    // A second backup goes into a new subfolder.
+    let again = api.call_named("backup", json!({})).expect("backup again");
+    assert_ne!(again["backup"]["path"], json!(path));
+    // Turning the schedule off.
+    let off = api
+        .call_named("backup", json!({"now": false, "every_hours": 0}))
+        .expect("off");
+    assert_eq!(off["schedule"], Json::Null);
+    assert_eq!(api.backup_schedule().expect("schedule"), None);
+
+    // A read-only host refuses backups.
+    let ro = api.clone().read_only(true);
+    let err = ro
+        .call_named("backup", json!({"dest": dest_path}))
+        .expect_err("read-only");
+    assert_eq!(err.code.as_str(), "KIP_3004");
+}

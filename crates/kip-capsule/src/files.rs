@@ -7,6 +7,42 @@ use std::path::{Path, PathBuf};
 
 use crate::report::Format;
 
+/// The largest capsule file imported by default, in MiB. An import holds
+/// the whole text and its parsed form in memory (several times the file's
+/// size), so a larger file is refused before it is read, with a message
+/// naming it and the limit. `KIP_MAX_FILE_MIB` changes the limit.
+pub const DEFAULT_MAX_FILE_MIB: u64 = 64;
+
+/// The environment variable that overrides [`DEFAULT_MAX_FILE_MIB`].
+pub const MAX_FILE_VAR: &str = "KIP_MAX_FILE_MIB";
+
+/// The file-size limit in force, in bytes.
+pub fn max_file_bytes() -> u64 {
+    std::env::var(MAX_FILE_VAR)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(DEFAULT_MAX_FILE_MIB)
+        .saturating_mul(1 << 20)
+}
+
+/// Reads `path` unless it is larger than `limit` bytes: `Ok(Err(size))`
+/// then, without reading it (or after reading just past the limit, if the
+/// file grew while it was read).
+pub(crate) fn read_limited(path: &Path, limit: u64) -> io::Result<Result<Vec<u8>, u64>> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path)?;
+    let size = file.metadata()?.len();
+    if size > limit {
+        return Ok(Err(size));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Ok(Err(bytes.len() as u64));
+    }
+    Ok(Ok(bytes))
+}
+
 /// Whether a name is hidden or temporary: `.name`, editor backups and
 /// locks (`name~`, `#name#`, `~$name`), swap and partial files (their
 /// extensions are not a capsule's anyway, but the rule is stated once).

@@ -90,8 +90,10 @@ pub fn import_path_with(
     options: &ImportOptions<'_>,
 ) -> ImportReport {
     let name = path.display().to_string();
-    match std::fs::read(path) {
-        Ok(bytes) => import_bytes(nexus, &name, &bytes, origin, options),
+    let limit = crate::files::max_file_bytes();
+    match crate::files::read_limited(path, limit) {
+        Ok(Ok(bytes)) => import_bytes(nexus, &name, &bytes, origin, options),
+        Ok(Err(size)) => too_large(&name, size, limit, options),
         Err(e) => {
             let started = Instant::now();
             let mut report = ImportReport::new(&name, Format::of(&name));
@@ -103,6 +105,28 @@ pub fn import_path_with(
             finish(report, started, options)
         }
     }
+}
+
+/// The report of a file refused for its size (it was not read).
+pub(crate) fn too_large(
+    name: &str,
+    size: u64,
+    limit: u64,
+    options: &ImportOptions<'_>,
+) -> ImportReport {
+    let started = Instant::now();
+    let mut report = ImportReport::new(name, Format::of(name));
+    report.add_errors([ImportError::new(
+        ErrorCode::ResourceExhausted,
+        format!(
+            "{name} is {size} bytes, larger than the import limit of {limit} bytes; it was not read"
+        ),
+    )
+    .hint(format!(
+        "Split it into several capsules, or raise the limit with {}=<MiB>.",
+        crate::files::MAX_FILE_VAR
+    ))]);
+    finish(report, started, options)
 }
 
 /// Imports a file's bytes (UTF-8, an initial byte-order mark allowed).

@@ -50,7 +50,9 @@ mod watch;
 mod yaml;
 
 pub use export::{ExportFormat, ExportOptions, export};
-pub use files::{capsule_files, is_capsule_file};
+pub use files::{
+    DEFAULT_MAX_FILE_MIB, MAX_FILE_VAR, capsule_files, is_capsule_file, max_file_bytes,
+};
 pub use import::{
     ImportOptions, content_hash, import_path, import_path_with, import_text, import_text_with,
 };

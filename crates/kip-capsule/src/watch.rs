@@ -356,8 +356,9 @@ impl Work {
     }
 
     /// Waits until the file's size and modification time hold still, then
-    /// reads it; `None` if it disappears.
-    fn settled_bytes(&self, file: &Path) -> Option<Vec<u8>> {
+    /// reads it (`Err(size)` if it is larger than the import limit, unread);
+    /// `None` if it disappears.
+    fn settled_bytes(&self, file: &Path) -> Option<Result<Vec<u8>, u64>> {
         let stamp = |p: &Path| -> Option<(u64, Option<SystemTime>)> {
             let m = std::fs::metadata(p).ok()?;
             m.is_file().then(|| (m.len(), m.modified().ok()))
@@ -371,18 +372,32 @@ impl Work {
             }
             before = now;
         }
-        let bytes = std::fs::read(file).ok()?;
-        Some(bytes)
+        crate::files::read_limited(file, crate::files::max_file_bytes()).ok()
     }
 
     /// Takes up one file; returns whether an import changed the graph.
     fn one(&self, file: &Path) -> bool {
-        let Some(bytes) = self.settled_bytes(file) else {
+        let Some(read) = self.settled_bytes(file) else {
             self.forget(file);
             self.emit(WatchEvent::Removed {
                 file: file.to_path_buf(),
             });
             return false;
+        };
+        let bytes = match read {
+            Ok(bytes) => bytes,
+            Err(size) => {
+                let name = file.display().to_string();
+                let options = ImportOptions::default();
+                let limit = crate::files::max_file_bytes();
+                let report = crate::import::too_large(&name, size, limit, &options);
+                self.remember(file, &report);
+                self.emit(WatchEvent::Failed {
+                    file: file.to_path_buf(),
+                    report,
+                });
+                return false;
+            }
         };
         let hash = content_hash(&bytes);
         let known = self.known(file);

@@ -24,3 +24,14 @@ pub fn open_api(db: Option<PathBuf>, origin: &str) -> anyhow::Result<Api> {
     })?;
     Ok(Api::new(Arc::new(nexus), origin))
 }
+
+/// Opens the nexus named by `--db` only if one is there (a folder without
+/// one is refused, naming it, instead of being created): for the
+/// maintenance subcommands.
+pub fn open_existing_api(db: Option<PathBuf>, origin: &str) -> anyhow::Result<Api> {
+    let dir = db_dir(db)?;
+    let nexus = kip_nexus::Nexus::open_existing(&dir).map_err(|e| {
+        anyhow::anyhow!("cannot open the nexus at {}: {}", dir.display(), e.message)
+    })?;
+    Ok(Api::new(Arc::new(nexus), origin))
+}

@@ -147,12 +147,30 @@ enum Cmd {
         /// Watch a capsule folder (created if missing), as the desktop app does: import what it holds, then every capsule written or moved into it; the watch_status operation reports each file.
         #[arg(long, value_name = "DIR")]
         capsules: Option<PathBuf>,
+        /// Refuse request bodies larger than this (413, KIP_4002).
+        #[arg(long, default_value_t = serve::DEFAULT_MAX_BODY_MIB, value_name = "MIB")]
+        max_body_mib: usize,
     },
     /// Serve the nexus to an AI agent as an MCP server over stdio.
     Mcp {
         /// Refuse every write (KML and imports) with KIP_3004.
         #[arg(long)]
         read_only: bool,
+    },
+    /// Verify the store's invariants (indexes and records, counters, text postings, change-log order); print the JSON report; exit 1 on a violation.
+    CheckStore,
+    /// Write a consistent, compacted copy of the nexus to DEST/data.mdb while other processes keep writing.
+    Backup {
+        /// A new or empty folder.
+        dest: PathBuf,
+    },
+    /// Replace the nexus with a backup (checked first); refused while any process has the nexus open.
+    Restore {
+        /// A backup folder (holding data.mdb) or the data.mdb file itself.
+        src: PathBuf,
+        /// Replace an existing nexus (its data file is kept as data.mdb.before-restore).
+        #[arg(long)]
+        force: bool,
     },
     /// Parse and validate KIP text; print {"ok": true, "commands": N} or the KIP error.
     Check {
@@ -254,6 +272,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             access,
             ui,
             capsules,
+            max_body_mib,
         } => {
             if read_only && capsules.is_some() {
                 // A usage error (exit 2), before anything is opened or created.
@@ -271,6 +290,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 access,
                 ui,
                 capsules,
+                max_body: max_body_mib.saturating_mul(1 << 20),
             };
             serve::run(db::open_api(db, "kip-serve")?, options)
         }
@@ -279,6 +299,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             mcp::run(db::open_api(db, "kip-mcp")?, read_only)
         }
         Cmd::Check { file } => cmd::check::run(file),
+        Cmd::CheckStore => cmd::store::check(db),
+        Cmd::Backup { dest } => cmd::store::backup(db, &dest),
+        Cmd::Restore { src, force } => cmd::store::restore(db, &src, force),
         Cmd::Fmt { file, check, write } => cmd::fmt::run(file, check, write),
     }
 }

@@ -59,6 +59,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -73,8 +74,11 @@ use tokio::sync::watch;
 
 /// How often the change log is polled for writes by any process.
 const POLL_INTERVAL: Duration = Duration::from_millis(200);
-/// The largest request body (an imported bundle can be big).
-const BODY_LIMIT: usize = 64 * 1024 * 1024;
+/// The largest request body by default, in MiB (an imported bundle can be
+/// big); `--max-body-mib` changes it. A larger body is refused with 413 and
+/// `KIP_4002` before it is read (by its `Content-Length`) or as soon as it
+/// passes the limit (a chunked body).
+pub const DEFAULT_MAX_BODY_MIB: usize = 64;
 
 /// The environment variable that may hold the bearer token.
 const TOKEN_VAR: &str = "KIP_SERVE_TOKEN";
@@ -152,6 +156,8 @@ pub struct Options {
     pub ui: Option<PathBuf>,
     /// The capsule folder to watch (created if missing); not with `read_only`.
     pub capsules: Option<PathBuf>,
+    /// The largest request body, in bytes.
+    pub max_body: usize,
 }
 
 #[derive(Clone)]
@@ -182,7 +188,14 @@ pub fn run(api: Api, options: Options) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(serve(api, options.addr, token, allowed, ui))?;
+    runtime.block_on(serve(
+        api,
+        options.addr,
+        token,
+        allowed,
+        ui,
+        options.max_body,
+    ))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -235,7 +248,9 @@ async fn serve(
     token: Option<String>,
     allowed: guard::Allowed,
     ui: ui::Ui,
+    max_body: usize,
 ) -> anyhow::Result<()> {
+    let _ = MAX_BODY.set(max_body);
     // Bound first: the guard accepts the real port (not 0).
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -269,8 +284,13 @@ async fn serve(
     // Layered after the fallback, so the guard sees every request: the
     // API, the event stream and the web UI's files.
     let app = app
-        .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(axum::extract::DefaultBodyLimit::max(max_body))
+        .layer(middleware::from_fn_with_state(
+            max_body,
+            refuse_large_bodies,
+        ))
         .layer(middleware::from_fn_with_state(guard, guard::check));
+    tokio::spawn(scheduled_backups(api.clone()));
     tracing::info!(
         "serving the nexus at {} on http://{local} ({}{})",
         api.nexus().path().display(),
@@ -340,6 +360,67 @@ fn status_of(code: ErrorCode) -> StatusCode {
         // Every other KIP code (syntax, schema, values, references,
         // uniqueness — and any code KIP adds later) is the client's mistake.
         ErrorCode::BadRequest | ErrorCode::Kip(_) => StatusCode::BAD_REQUEST,
+    }
+}
+
+/// The answer to a body above `limit` bytes: 413, in KIP's error shape.
+fn too_large(limit: usize, found: Option<u64>) -> Response {
+    let e = ApiError::new(
+        ErrorCode::Kip(KipCode::ResourceExhausted),
+        match found {
+            Some(n) => format!(
+                "the request body of {n} bytes is larger than this server's limit of {limit} bytes"
+            ),
+            None => format!("the request body is larger than this server's limit of {limit} bytes"),
+        },
+        "Split the import into smaller files, or start `kip serve` with a larger --max-body-mib.",
+    )
+    .with_data("limit", json!(limit));
+    (StatusCode::PAYLOAD_TOO_LARGE, axum::Json(e.to_response())).into_response()
+}
+
+/// Refuses a body whose `Content-Length` is above the limit before reading
+/// any of it (a chunked body is cut off by the extractors' limit instead).
+async fn refuse_large_bodies(State(limit): State<usize>, request: Request, next: Next) -> Response {
+    let length = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    match length {
+        Some(n) if n > limit as u64 => too_large(limit, Some(n)),
+        _ => next.run(request).await,
+    }
+}
+
+/// The body, or the answer to a body that could not be read (too large).
+fn read_body(body: Result<Bytes, BytesRejection>) -> Result<Bytes, Response> {
+    body.map_err(|rejection| {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            too_large(MAX_BODY.get().copied().unwrap_or(0), None)
+        } else {
+            error_response(&ApiError::bad_request(
+                "the request",
+                format!("the body cannot be read: {rejection}"),
+            ))
+        }
+    })
+}
+
+/// The limit in force, for the messages of [`read_body`].
+static MAX_BODY: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+
+/// Runs the scheduled backup (the `backup` operation sets it) whenever it
+/// is due, checking every minute.
+async fn scheduled_backups(api: Api) {
+    let mut tick = tokio::time::interval(Duration::from_secs(60));
+    loop {
+        tick.tick().await;
+        match blocking(api.clone(), |api| api.run_scheduled_backup()).await {
+            Ok(Some(done)) => tracing::info!("scheduled backup written to {}", done.path),
+            Ok(None) => {}
+            Err(e) => tracing::warn!("the scheduled backup failed: {}", e.message),
+        }
     }
 }
 
@@ -420,7 +501,14 @@ fn token_matches(expected: &str, presented: &str) -> bool {
     expected.as_bytes().ct_eq(presented.as_bytes()).into()
 }
 
-async fn execute_kip(State(state): State<AppState>, body: Bytes) -> Response {
+async fn execute_kip(
+    State(state): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let body = match read_body(body) {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
     call(state.api, Operation::Execute, "execute_kip", body).await
 }
 
@@ -444,7 +532,14 @@ struct MethodCall {
 }
 
 /// `POST /kip`: the `{method, params}` envelope of existing KIP clients.
-async fn kip_method(State(state): State<AppState>, body: Bytes) -> Response {
+async fn kip_method(
+    State(state): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let body = match read_body(body) {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
     let parsed: Result<MethodCall, ApiError> = json_body("kip", &body)
         .and_then(|b| serde_json::from_value(b).map_err(|e| ApiError::bad_request("kip", e)));
     let call_ = match parsed {
@@ -483,8 +578,12 @@ fn operation_named(name: &str) -> Result<Operation, ApiError> {
 async fn operation_post(
     State(state): State<AppState>,
     Path(name): Path<String>,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
+    let body = match read_body(body) {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
     match operation_named(&name) {
         Ok(op) => call(state.api, op, op.name(), body).await,
         Err(e) => error_response(&e),

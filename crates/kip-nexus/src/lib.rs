@@ -18,6 +18,10 @@
 //! - [`logic_properties`] reads (and checks) the logic properties a
 //!   `$ConceptType` definition declares (BRIEF §8); the KML writer refuses
 //!   a bad declaration with `KIP_2003`.
+//! - Maintenance: [`Nexus::check_store`] verifies the store's invariants,
+//!   [`Nexus::backup`] writes a consistent, compacted copy while others keep
+//!   writing, [`restore`] puts a backup in place of a nexus no process has
+//!   open, and [`Nexus::open_existing`] refuses a folder that holds none.
 //! - The change log ([`Nexus::last_change_seq`], [`Nexus::changes_since`])
 //!   and a small key-value state table for hosts ([`Nexus::state`] and
 //!   friends).
@@ -56,6 +60,7 @@ mod value;
 
 use std::path::Path;
 
+use kip_lang::{ErrorCode, KipError};
 use kip_store::Store;
 use serde_json::Value as Json;
 
@@ -64,7 +69,10 @@ use graph::{OrInternal, TxnError};
 pub use execute::{Access, Context};
 pub use explain::{Cause, Explain, Fix, Range, Step};
 pub use graph::{BELONGS_TO_DOMAIN, CONCEPT_TYPE, DOMAIN, Graph, PROPOSITION_TYPE, Result};
-pub use kip_store::{ConceptId, ConceptRecord, ElementId, PropositionId, PropositionRecord};
+pub use kip_store::{
+    CheckCounts, CheckReport, ConceptId, ConceptRecord, ElementId, PropositionId,
+    PropositionRecord, Violation,
+};
 pub use kml::{ChangeEnd, ChangeKind, ChangeOp, ChangeState, ElementChange};
 pub use logic::{
     DataSource, LOGIC_PROPERTIES, LogicKind, LogicProperty, ParamType, Parameter, STEPS, ValueFrom,
@@ -108,6 +116,169 @@ impl Nexus {
         Ok(Nexus { store, secret })
     }
 
+    /// Opens the nexus in `dir` only if one is there: a folder without a
+    /// store (`data.mdb`) is refused, naming it, instead of being created.
+    pub fn open_existing(dir: &Path) -> Result<Nexus> {
+        if !dir.join(DATA_FILE).is_file() {
+            return Err(not_a_nexus(dir));
+        }
+        Nexus::open(dir)
+    }
+
+    /// Verifies every invariant the store keeps between its databases (in
+    /// one snapshot; writers keep going) and reports each violation.
+    pub fn check_store(&self) -> Result<CheckReport> {
+        self.store.check().kip()
+    }
+
+    /// Writes a consistent, compacted copy of the nexus into the folder
+    /// `dest` (created if needed), as `dest/data.mdb`, while other threads
+    /// and processes keep reading and writing: the copy is one snapshot.
+    /// The copy is written beside and renamed into place, so an interrupted
+    /// backup leaves no half file; an existing `dest/data.mdb` is refused.
+    pub fn backup(&self, dest: &Path) -> Result<Backup> {
+        let io = |what: &str, e: std::io::Error| {
+            KipError::new(
+                ErrorCode::InternalError,
+                format!("cannot {what} {}: {e}", dest.display()),
+            )
+        };
+        std::fs::create_dir_all(dest).map_err(|e| io("create the backup folder", e))?;
+        let target = dest.join(DATA_FILE);
+        if target.exists() {
+            return Err(KipError::new(
+                ErrorCode::DuplicateExists,
+                format!("{} already holds a backup", target.display()),
+            )
+            .with_hint("Back up into a new or empty folder."));
+        }
+        let partial = dest.join(format!("{DATA_FILE}.partial"));
+        let _ = std::fs::remove_file(&partial);
+        self.store.copy_compacted(&partial).kip()?;
+        std::fs::rename(&partial, &target).map_err(|e| io("complete the backup in", e))?;
+        let bytes = std::fs::metadata(&target)
+            .map_err(|e| io("read the backup in", e))?
+            .len();
+        Ok(Backup {
+            path: target,
+            bytes,
+            last_change_seq: self.last_change_seq()?,
+        })
+    }
+}
+
+/// The name of the store's data file in a nexus folder.
+const DATA_FILE: &str = "data.mdb";
+
+fn not_a_nexus(dir: &Path) -> KipError {
+    KipError::new(
+        ErrorCode::NotFound,
+        format!("{} is not a nexus: it holds no {DATA_FILE}", dir.display()),
+    )
+    .with_hint("Name the folder of an existing nexus (the one `kip` or the app created).")
+}
+
+/// What [`Nexus::backup`] wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Backup {
+    /// The copy (`dest/data.mdb`).
+    pub path: std::path::PathBuf,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// The last change the copy may include (changes committed while the
+    /// copy ran may be in it or not; none is half in it).
+    pub last_change_seq: u64,
+}
+
+/// The process id of another process that has the nexus in `dir` open
+/// (a server, a watcher, the app), if any.
+pub fn opened_elsewhere(dir: &Path) -> Result<Option<u32>> {
+    kip_store::opened_elsewhere(dir).kip()
+}
+
+/// Puts the backup in `src` (a folder holding `data.mdb`, or that file) in
+/// place of the nexus in `dest`. The backup is checked first (it must open
+/// and pass [`Nexus::check_store`]); a `dest` that holds a nexus is only
+/// replaced with `force`, and never while another process has it open. The
+/// replaced data file is kept as `data.mdb.before-restore`. Returns the
+/// restored nexus's check report.
+pub fn restore(src: &Path, dest: &Path, force: bool) -> Result<CheckReport> {
+    let src_file = if src.is_dir() {
+        src.join(DATA_FILE)
+    } else {
+        src.to_path_buf()
+    };
+    if !src_file.is_file() {
+        return Err(not_a_nexus(src));
+    }
+    let io = |what: &str, path: &Path, e: std::io::Error| {
+        KipError::new(
+            ErrorCode::InternalError,
+            format!("cannot {what} {}: {e}", path.display()),
+        )
+    };
+    if let Some(pid) = opened_elsewhere(dest)? {
+        return Err(KipError::new(
+            ErrorCode::ImmutableTarget,
+            format!("the nexus at {} is in use by process {pid}", dest.display()),
+        )
+        .with_hint("Stop every process that has it open (kip serve, kip mcp, kip watch, the app), then restore."));
+    }
+    let target = dest.join(DATA_FILE);
+    if target.exists() && !force {
+        return Err(KipError::new(
+            ErrorCode::DuplicateExists,
+            format!("{} already holds a nexus", dest.display()),
+        )
+        .with_hint(
+            "Pass --force to replace it (its data file is kept as data.mdb.before-restore).",
+        ));
+    }
+    // Check the backup in a staging folder beside the target, so the final
+    // step is a rename on one file system.
+    std::fs::create_dir_all(dest).map_err(|e| io("create", dest, e))?;
+    let staging = dest.join(".restoring");
+    let _ = std::fs::remove_dir_all(&staging);
+    std::fs::create_dir_all(&staging).map_err(|e| io("create", &staging, e))?;
+    std::fs::copy(&src_file, staging.join(DATA_FILE)).map_err(|e| io("copy", &src_file, e))?;
+    let report = {
+        let staged = Nexus::open_existing(&staging).map_err(|e| {
+            KipError::new(
+                e.code,
+                format!(
+                    "the backup {} cannot be opened: {}",
+                    src_file.display(),
+                    e.message
+                ),
+            )
+        })?;
+        staged.check_store()?
+    };
+    if !report.ok {
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(KipError::new(
+            ErrorCode::InternalError,
+            format!(
+                "the backup {} fails the integrity check ({} violations)",
+                src_file.display(),
+                report.violations.len() as u64 + report.unlisted
+            ),
+        )
+        .with_data("check", serde_json::to_value(&report).unwrap_or_default()));
+    }
+    if target.exists() {
+        std::fs::rename(&target, dest.join(format!("{DATA_FILE}.before-restore")))
+            .map_err(|e| io("set aside", &target, e))?;
+    }
+    // LMDB rebuilds its lock file; a stale one could describe the old map.
+    let _ = std::fs::remove_file(dest.join("lock.mdb"));
+    std::fs::rename(staging.join(DATA_FILE), &target)
+        .map_err(|e| io("move the backup to", &target, e))?;
+    let _ = std::fs::remove_dir_all(&staging);
+    Ok(report)
+}
+
+impl Nexus {
     /// The nexus folder.
     pub fn path(&self) -> &Path {
         self.store.path()

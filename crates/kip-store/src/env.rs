@@ -64,11 +64,26 @@ pub struct StoreOptions {
     pub max_map_size: usize,
 }
 
+/// Overrides [`StoreOptions::initial_map_size`] of the default options, in
+/// KiB: for tests that must make the map grow, and for tuning.
+pub const INITIAL_MAP_VAR: &str = "KIP_STORE_INITIAL_MAP_KIB";
+/// Overrides [`StoreOptions::max_map_size`] of the default options, in
+/// KiB: for tests of a full store, and to cap a nexus's size.
+pub const MAX_MAP_VAR: &str = "KIP_STORE_MAX_MAP_KIB";
+
+fn kib_from_env(var: &str) -> Option<usize> {
+    let kib: usize = std::env::var(var).ok()?.trim().parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
 impl Default for StoreOptions {
+    /// 64 MiB to start with and 1 TiB at most (1 GiB on 32-bit targets),
+    /// unless `KIP_STORE_INITIAL_MAP_KIB` / `KIP_STORE_MAX_MAP_KIB` say
+    /// otherwise.
     fn default() -> Self {
         StoreOptions {
-            initial_map_size: 64 << 20,
-            max_map_size: default_max_map_size(),
+            initial_map_size: kib_from_env(INITIAL_MAP_VAR).unwrap_or(64 << 20),
+            max_map_size: kib_from_env(MAX_MAP_VAR).unwrap_or_else(default_max_map_size),
         }
     }
 }
@@ -121,6 +136,7 @@ pub(crate) fn open(dir: &Path, options: &StoreOptions) -> Result<Arc<EnvHandle>,
     if let Some(closing) = heed::env_closing_event(&path) {
         closing.wait();
     }
+    validate_data_file(&path)?;
     let max_map_size = round_up(options.max_map_size);
     let initial = round_up(options.initial_map_size).min(max_map_size);
     let mut builder = EnvOpenOptions::new().read_txn_without_tls();
@@ -140,6 +156,132 @@ pub(crate) fn open(dir: &Path, options: &StoreOptions) -> Result<Arc<EnvHandle>,
     });
     registry.push((path, Arc::downgrade(&handle)));
     Ok(handle)
+}
+
+/// The process id of another process that has the store in `dir` open, if
+/// any (`None` also when there is no store). Every process that opens an
+/// LMDB environment holds a shared `fcntl` lock on the first byte of its
+/// `lock.mdb` for as long as it keeps it open; asking for the conflicting
+/// exclusive lock (`F_GETLK`, which takes nothing) names a holder. Locks of
+/// this process are not reported.
+pub fn opened_elsewhere(dir: &Path) -> Result<Option<u32>, StoreError> {
+    let Ok(file) = fs::File::open(dir.join("lock.mdb")) else {
+        return Ok(None);
+    };
+    held_by_other(&file)
+}
+
+#[cfg(unix)]
+fn held_by_other(file: &fs::File) -> Result<Option<u32>, StoreError> {
+    use std::os::fd::AsRawFd as _;
+    // SAFETY: `flock` is a plain C struct for which all-zero bytes are valid.
+    let mut probe: libc::flock = unsafe { std::mem::zeroed() };
+    probe.l_type = libc::F_WRLCK as _;
+    probe.l_whence = libc::SEEK_SET as _;
+    probe.l_start = 0;
+    probe.l_len = 1;
+    // SAFETY: the descriptor is open for the call's duration and `probe` is
+    // a valid, exclusively borrowed `flock`.
+    let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETLK, &mut probe) };
+    if rc == -1 {
+        return Err(StoreError::Io(std::io::Error::last_os_error()));
+    }
+    if probe.l_type == libc::F_UNLCK as libc::c_short {
+        Ok(None)
+    } else {
+        Ok(Some(u32::try_from(probe.l_pid).unwrap_or(0)))
+    }
+}
+
+#[cfg(not(unix))]
+fn held_by_other(_file: &fs::File) -> Result<Option<u32>, StoreError> {
+    Err(StoreError::Lmdb {
+        detail: "whether another process has the store open cannot be told on this platform"
+            .to_owned(),
+    })
+}
+
+/// LMDB's magic number, the first word of both meta pages.
+const LMDB_MAGIC: u32 = 0xBEEF_C0DE;
+
+/// Where the fields of an LMDB meta page sit (64-bit layout): after the
+/// 16-byte page header, `mm_magic` (u32), `mm_version` (u32),
+/// `mm_address` (8), `mm_mapsize` (8), two `MDB_db` of 48 bytes (the first
+/// one's `md_pad` is the page size), `mm_last_pg` (u64), `mm_txnid` (u64).
+mod meta_page {
+    pub const MAGIC: usize = 16;
+    pub const PAGE_SIZE: usize = 16 + 24;
+    pub const LAST_PAGE: usize = 16 + 120;
+    pub const TXN_ID: usize = 16 + 128;
+    pub const END: usize = TXN_ID + 8;
+}
+
+/// Refuses a `data.mdb` that LMDB would map blindly and then fault on: a
+/// file that is not an LMDB environment, or one shorter than its last
+/// commit (truncated by a copy, a full disk or a careless tool). Touching
+/// a page past the end of a mapped file kills the process (SIGBUS), so this
+/// is checked by reading the two meta pages before the file is mapped.
+fn validate_data_file(dir: &Path) -> Result<(), StoreError> {
+    use std::io::Read as _;
+
+    let file = dir.join("data.mdb");
+    let Ok(mut f) = fs::File::open(&file) else {
+        return Ok(()); // A new environment (or LMDB's own error on open).
+    };
+    let len = f.metadata()?.len();
+    if len == 0 {
+        return Ok(()); // LMDB initialises an empty file.
+    }
+    let corrupt = |what: String| StoreError::Corrupt {
+        detail: format!("{}: {what}", file.display()),
+    };
+    let mut first = vec![0u8; meta_page::END];
+    if f.read_exact(&mut first).is_err() {
+        return Err(corrupt(format!(
+            "the file is {len} bytes, too short to be an LMDB environment (truncated?)"
+        )));
+    }
+    let word = |page: &[u8], at: usize| {
+        u32::from_ne_bytes(page[at..at + 4].try_into().unwrap_or_default())
+    };
+    let long = |page: &[u8], at: usize| {
+        u64::from_ne_bytes(page[at..at + 8].try_into().unwrap_or_default())
+    };
+    if word(&first, meta_page::MAGIC) != LMDB_MAGIC {
+        return Err(corrupt(
+            "the file is not an LMDB environment (no LMDB magic number in its first page)"
+                .to_owned(),
+        ));
+    }
+    let page_size = u64::from(word(&first, meta_page::PAGE_SIZE));
+    if !(512..=65536).contains(&page_size) || !page_size.is_power_of_two() {
+        return Err(corrupt(format!(
+            "its first meta page records a page size of {page_size}"
+        )));
+    }
+    let mut second = vec![0u8; meta_page::END];
+    let second_ok = len >= page_size + meta_page::END as u64
+        && {
+            use std::io::Seek as _;
+            f.seek(std::io::SeekFrom::Start(page_size)).is_ok() && f.read_exact(&mut second).is_ok()
+        }
+        && word(&second, meta_page::MAGIC) == LMDB_MAGIC;
+    // LMDB uses the meta page with the larger transaction id.
+    let meta = if second_ok && long(&second, meta_page::TXN_ID) > long(&first, meta_page::TXN_ID) {
+        &second
+    } else {
+        &first
+    };
+    let needed = long(meta, meta_page::LAST_PAGE)
+        .saturating_add(1)
+        .saturating_mul(page_size);
+    if len < needed || !second_ok {
+        return Err(corrupt(format!(
+            "the file is truncated: it is {len} bytes, but its last commit uses {} bytes",
+            needed.max(2 * page_size)
+        )));
+    }
+    Ok(())
 }
 
 /// One open environment, shared by every `Store` of its folder in this

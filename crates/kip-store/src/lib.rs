@@ -88,6 +88,7 @@
 //! one. `cargo bench -p kip-store` measures both on a generated graph.
 
 mod changes;
+mod check;
 pub mod codec;
 mod concepts;
 mod counters;
@@ -102,9 +103,10 @@ mod store;
 mod text;
 
 pub use changes::MAX_CHANGES;
+pub use check::{CheckCounts, CheckReport, MAX_LISTED_VIOLATIONS, Violation};
 pub use codec::triple::Triple;
 pub use concepts::ConceptRecord;
-pub use env::StoreOptions;
+pub use env::{INITIAL_MAP_VAR, MAX_MAP_VAR, StoreOptions, opened_elsewhere};
 pub use error::StoreError;
 pub use format::FORMAT_VERSION;
 pub use heed::{RoTxn, RwTxn};

@@ -253,3 +253,51 @@ fn only_the_open_that_creates_the_store_sees_it_fresh() {
     drop(store);
     assert!(!Store::open(&nested).expect("reopen").is_fresh());
 }
+
+#[test]
+fn a_truncated_data_file_is_reported_corrupt_with_its_path_before_it_is_mapped() {
+    // Mapping a file shorter than its last commit and reading past its end
+    // would kill the process (SIGBUS); the open must refuse it first.
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy_fixture(1, dir.path());
+    let path = dir.path().join("data.mdb");
+    let full = fs::read(&path).expect("read");
+    for keep in [full.len() - 4096, full.len() / 2, 8192, 4200, 100] {
+        fs::write(&path, &full[..keep]).expect("truncate");
+        let result = Store::open(dir.path());
+        let Err(StoreError::Corrupt { detail }) = &result else {
+            panic!("{keep} bytes: {result:?}");
+        };
+        assert!(detail.contains(&path.display().to_string()), "{detail}");
+        assert!(detail.contains("truncated"), "{detail}");
+        assert_eq!(
+            fs::read(&path).expect("read").len(),
+            keep,
+            "the file was touched"
+        );
+    }
+}
+
+#[test]
+fn a_check_after_reopening_the_committed_store_finds_nothing_wrong() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy_fixture(1, dir.path());
+    let store = Store::open(dir.path()).expect("open");
+    let report = store.check().expect("check");
+    assert!(report.ok, "{report:#?}");
+    assert!(report.counts.concepts > 0 && report.counts.propositions > 0);
+}
+
+#[test]
+fn a_compacted_copy_is_a_store_that_passes_the_check() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy_fixture(1, dir.path());
+    let store = Store::open(dir.path()).expect("open");
+    let copy = tempfile::tempdir().expect("tempdir");
+    store
+        .copy_compacted(&copy.path().join("data.mdb"))
+        .expect("copy");
+    let copied = Store::open(copy.path()).expect("open the copy");
+    assert_eq!(dump(&copied), dump(&store));
+    assert!(copied.check().expect("check").ok);
+}

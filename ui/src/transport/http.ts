@@ -22,6 +22,9 @@ import {
   type WatchStatus,
   type WatchView,
   type FormatResponse,
+  type BackupRequest,
+  type BackupResponse,
+  type StoreCheck,
 } from './types';
 
 const POLL_MS = 1500;
@@ -101,6 +104,12 @@ export class HttpTransport implements Transport {
   }
   async watchStatus(): Promise<WatchView> {
     return toWatchView(await this.post<WatchStatus>('/api/watch_status', {}));
+  }
+  async checkStore(): Promise<StoreCheck> {
+    return await this.post<StoreCheck>('/api/check_store', {});
+  }
+  async backup(request: BackupRequest): Promise<BackupResponse> {
+    return await this.post<BackupResponse>('/api/backup', request);
   }
 
   subscribe(onChange: (notice: ChangeNotice) => void): () => void {

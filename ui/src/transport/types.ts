@@ -2,6 +2,9 @@
 // shell, `kip serve`) offers, in the types kip-api generates.
 import type {
   ApiError,
+  BackupRequest,
+  BackupResponse,
+  StoreCheck,
   ChangeStats,
   ChangesRequest,
   ChangesResponse,
@@ -87,6 +90,10 @@ export interface Transport {
   format(text: string): Promise<string>;
   /** The watched capsule folder (`folder: null` when this host watches none). */
   watchStatus(): Promise<WatchView>;
+  /** Verify the store's invariants (`check_store`); absent where the host does not offer it. */
+  checkStore?(): Promise<StoreCheck>;
+  /** A consistent copy now and/or the scheduled backup (`backup`); absent where the host does not offer it. */
+  backup?(request: BackupRequest): Promise<BackupResponse>;
   /** Watch another folder (desktop only). */
   setCapsuleFolder?(folder: string): Promise<WatchView>;
   /** Calls `onChange` after every committed write, by any process. Returns an unsubscribe. */

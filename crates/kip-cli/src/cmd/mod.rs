@@ -16,4 +16,5 @@ pub mod fmt;
 pub mod import;
 pub mod resolve;
 pub mod schema;
+pub mod store;
 pub mod watch;

@@ -22,7 +22,7 @@ export type ApiError = { code: ErrorCode, message: string, hint: string, data?: 
  * The operations of the API, by their wire name (`/api/<name>` over HTTP,
  * the command name in the desktop shell).
  */
-export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties";
+export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup";
 
 /**
  * The arguments of `execute_kip` (seed 001 §6.1): exactly one of `command`
@@ -637,6 +637,90 @@ export type MissingParam = { name: string,
  * INTEGER, NUMBER, STRING, BOOLEAN, OBJECT or ARRAY.
  */
 type: string, hint: string, };
+
+/**
+ * What `check_store` found: the store's invariants (every index entry has
+ * its record and vice versa, counters equal counts, text postings match
+ * documents, the change log is gapless).
+ */
+export type StoreCheck = { 
+/**
+ * No invariant is violated.
+ */
+ok: boolean, counts: StoreCounts, 
+/**
+ * Each violation (at most 1,000; `unlisted` counts the rest).
+ */
+violations: Array<StoreViolation>, unlisted: number, };
+
+/**
+ * The sizes `check_store` read.
+ */
+export type StoreCounts = { concepts: number, propositions: number, names: number, documents: number, postings: number, terms: number, changes: number, last_change_seq: number, };
+
+/**
+ * One broken invariant of the store.
+ */
+export type StoreViolation = { 
+/**
+ * e.g. `record-has-index-entry`, `counter-equals-count`.
+ */
+invariant: string, 
+/**
+ * The database where it shows.
+ */
+database: string, detail: string, };
+
+/**
+ * `backup`: copy the nexus now and/or set the scheduled backup. With no
+ * field, backs up now into the scheduled folder.
+ */
+export type BackupRequest = { 
+/**
+ * The folder that receives the backups (each one in a new subfolder
+ * `kip-backup-<seq>-<unix seconds>`); default: the scheduled folder.
+ */
+dest?: string, 
+/**
+ * Back up now (default `true`).
+ */
+now?: boolean, 
+/**
+ * Set the schedule: back up into `dest` every this many hours (the
+ * host runs it while it is open); `0` turns the schedule off.
+ */
+every_hours?: number, };
+
+/**
+ * One backup written.
+ */
+export type BackupDone = { 
+/**
+ * The copy's data file.
+ */
+path: string, bytes: number, 
+/**
+ * The last change the copy may include.
+ */
+last_change_seq: number, 
+/**
+ * When, in seconds since the Unix epoch.
+ */
+at: number, };
+
+/**
+ * The scheduled backup, as the nexus's host state remembers it.
+ */
+export type BackupSchedule = { dest: string, every_hours: number, 
+/**
+ * The last scheduled or manual backup into `dest`.
+ */
+last: BackupDone | null, };
+
+/**
+ * What `backup` did, and the schedule now in force.
+ */
+export type BackupResponse = { backup: BackupDone | null, schedule: BackupSchedule | null, };
 
 /**
  * The `explain` member of a FIND response (and of the error response of
