@@ -26,7 +26,13 @@ for arg in "$@"; do
 done
 cargo_profile=()
 bundle_profile=()
-[ "$profile" = debug ] && bundle_profile=(--debug) || cargo_profile=(--release)
+first_build=""
+if [ "$profile" = debug ]; then
+  bundle_profile=(--debug)
+else
+  cargo_profile=(--release)
+  first_build=" (a first release build takes about 10 minutes)"
+fi
 
 started=$SECONDS
 step() {
@@ -39,7 +45,8 @@ done_step() { printf '    done in %ss\n' "$((SECONDS - step_started))" >&2; }
   echo "package.sh: the .deb is built on x86_64 Linux only (the bundler is @tauri-apps/cli-linux-x64-gnu)" >&2
   exit 2
 }
-for tool in dpkg-deb node npm cargo; do
+# dpkg-shlibdeps and strip come with build-essential (dpkg-dev, binutils).
+for tool in dpkg-deb dpkg-shlibdeps strip node npm cargo; do
   command -v "$tool" >/dev/null 2>&1 || {
     echo "package.sh: $tool is missing (./scripts/setup.sh --ui --desktop installs what building needs)" >&2
     exit 2
@@ -60,11 +67,11 @@ else
 fi
 done_step
 
-step "kip, $profile build (a first release build takes about 10 minutes)"
+step "kip, $profile build$first_build"
 cargo build "${cargo_profile[@]}" --locked -p kip-cli >&2
 done_step
 
-step "kip-explorer, $profile build with the UI embedded (a first release build takes about 10 minutes)"
+step "kip-explorer, $profile build with the UI embedded$first_build"
 cargo build "${cargo_profile[@]}" --locked -p kip-explorer --features custom-protocol >&2
 done_step
 
@@ -111,7 +118,7 @@ done_step
 # The bundler copies the binaries as cargo left them, with the release
 # profile's line tables (about 4/5 of their size); Debian packages ship them
 # stripped. Symbols stay, so a backtrace still names its functions.
-step "strip the binaries' debug information"
+step "strip the binaries' debug information, name the package as Debian does"
 dpkg-deb -R "${built[0]}" "$work/root"
 strip --strip-debug "$work/root/usr/bin/kip" "$work/root/usr/bin/kip-explorer"
 (cd "$work/root" && find usr -type f -print0 | sort -z | xargs -0 md5sum >DEBIAN/md5sums)

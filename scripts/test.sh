@@ -31,5 +31,8 @@ cargo build --locked -p kip-cli
 step "desktop window over WebDriver (Xvfb)"
 cargo build --locked -p kip-explorer --features custom-protocol
 ./scripts/ui.sh desktop
+step "desktop package (.deb of the debug build): contents, packaged binaries (Xvfb)"
+deb=$(./scripts/package.sh --debug --no-ui)
+KIP_DEB="$deb" xvfb-run -a -s "-screen 0 1440x900x24" timeout 600 npm --prefix ui run --silent test:package
 echo
 echo "all tests passed"

@@ -71,8 +71,9 @@ test('the control fields name the package, its version and what it needs at run 
   assert.equal(c.Architecture, 'amd64');
   assert.match(c.Description, /KIP/);
   assert.ok(Number(c['Installed-Size']) > 0);
+  assert.match(c.Recommends, /fonts-noto-color-emoji/);
   const depends = c.Depends.split(',').map((d) => d.trim().split(' ')[0]);
-  for (const pkg of ['libwebkit2gtk-4.1-0', 'libgtk-3-0']) assert.ok(depends.includes(pkg), `Depends lacks ${pkg}: ${c.Depends}`);
+  for (const pkg of ['libwebkit2gtk-4.1-0', 'libgtk-3-0', 'libc6']) assert.ok(depends.includes(pkg), `Depends lacks ${pkg}: ${c.Depends}`);
 });
 
 test('the package holds both binaries, the desktop entry and every icon size, owned by root', () => {
