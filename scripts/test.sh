@@ -28,6 +28,8 @@ run_step "web UI in Chromium against kip serve" "about 1 min" \
   bash -c 'cargo build --locked -p kip-cli && ./scripts/ui.sh e2e'
 run_step "desktop window over WebDriver (Xvfb)" "about 3 min the first time" \
   bash -c 'cargo build --locked -p kip-explorer --features custom-protocol && ./scripts/ui.sh desktop'
+run_step "desktop package (.deb of the debug build): contents, packaged binaries (Xvfb)" "about 30 s" \
+  bash -c 'deb=$(./scripts/package.sh --debug --no-ui) && KIP_DEB="$deb" xvfb-run -a -s "-screen 0 1440x900x24" timeout 600 npm --prefix ui run --silent test:package'
 # The README's examples call `kip`: make sure there is one (run.sh installs
 # a release build; this one only when none is there yet).
 command -v kip >/dev/null 2>&1 || install_kip target/debug/kip
