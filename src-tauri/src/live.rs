@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use kip_api::{Api, ChangesRequest, Operation};
+use kip_api::{Api, ApiError, ChangesRequest, ErrorCode, KipCode};
 use serde_json::{Value as Json, json};
 use tauri::{AppHandle, Emitter as _};
 
@@ -53,6 +53,23 @@ pub fn import_dropped(app: AppHandle, api: Api, paths: Vec<PathBuf>) {
     });
 }
 
+/// Runs the nexus's scheduled backup (set in the Maintenance panel) when it
+/// is due, checking once a minute for as long as the app runs.
+pub fn run_scheduled_backups(api: Api) {
+    std::thread::spawn(move || {
+        loop {
+            std::thread::sleep(Duration::from_secs(60));
+            match api.run_scheduled_backup() {
+                Ok(Some(done)) => {
+                    eprintln!("kip-explorer: scheduled backup written to {}", done.path)
+                }
+                Ok(None) => {}
+                Err(e) => eprintln!("kip-explorer: the scheduled backup failed: {}", e.message),
+            }
+        }
+    });
+}
+
 /// One import report per dropped file, in order; a dropped folder stands
 /// for its capsule files. A file that cannot be read gets a failed report
 /// of its own: one bad file never hides the others' reports.
@@ -70,20 +87,29 @@ pub fn import_paths(api: &Api, paths: &[PathBuf]) -> Vec<Json> {
     }
     let mut reports: Vec<Json> = Vec::new();
     for file in files {
+        // By path, as `kip import` reads files: the size limit, the
+        // byte-order mark and non-UTF-8 text are handled there.
         let name = file
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let report = match std::fs::read_to_string(&file) {
-            Ok(text) => api
-                .call(Operation::Import, json!({"file_name": name, "text": text}))
-                .unwrap_or_else(|e| json!({"file": name, "status": "failed", "errors": [e]})),
-            Err(e) => json!({
-                "file": name,
-                "status": "failed",
-                "errors": [{"code": "API_IO", "message": format!("cannot read {}: {e}", file.display()), "hint": "Drop a readable .kip or .yaml file."}],
-            }),
-        };
+        let report = api
+            .import_file(&file, &kip_capsule::ImportOptions::default())
+            .map(|mut r| {
+                // The window names a dropped file by its name.
+                r.file.clone_from(&name);
+                r
+            })
+            .and_then(|r| {
+                serde_json::to_value(r).map_err(|e| {
+                    ApiError::new(
+                        ErrorCode::Kip(KipCode::InternalError),
+                        format!("the import report cannot be serialized: {e}"),
+                        "This is a bug in KIP Explorer; please report it.",
+                    )
+                })
+            })
+            .unwrap_or_else(|e| json!({"file": name, "status": "failed", "errors": [e]}));
         reports.push(report);
     }
     reports

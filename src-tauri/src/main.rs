@@ -89,6 +89,7 @@ fn main() -> anyhow::Result<()> {
                 }
             });
             live::forward_changes(handle.clone(), host.api());
+            live::run_scheduled_backups(host.api());
             // Watching starts after the window exists, so the first pass's
             // events reach a UI that is already loading; the UI also asks
             // for the status when it starts.

@@ -24,6 +24,9 @@ import {
   type WatchStatus,
   type WatchView,
   type FormatResponse,
+  type StoreCheck,
+  type BackupRequest,
+  type BackupResponse,
 } from './types';
 
 async function call<T>(command: string, args: Record<string, unknown>): Promise<T> {
@@ -77,6 +80,12 @@ export class TauriTransport implements Transport {
   }
   info(): Promise<NexusInfo> {
     return api('info');
+  }
+  checkStore(): Promise<StoreCheck> {
+    return api('check_store');
+  }
+  backup(request: BackupRequest): Promise<BackupResponse> {
+    return api('backup', request);
   }
   changes(request: ChangesRequest): Promise<ChangesResponse> {
     return api('changes', request);
