@@ -77,10 +77,20 @@ fn named(r: &PathsResponse) -> Vec<Vec<String>> {
     r.paths
         .iter()
         .map(|p| {
-            let mut out = vec![by_id(&p.nodes[0])["name"].as_str().unwrap().to_owned()];
+            let mut out = vec![
+                by_id(&p.nodes[0])["name"]
+                    .as_str()
+                    .expect("a name")
+                    .to_owned(),
+            ];
             for (link, node) in p.links.iter().zip(&p.nodes[1..]) {
-                out.push(by_id(link)["predicate"].as_str().unwrap().to_owned());
-                out.push(by_id(node)["name"].as_str().unwrap().to_owned());
+                out.push(
+                    by_id(link)["predicate"]
+                        .as_str()
+                        .expect("a predicate")
+                        .to_owned(),
+                );
+                out.push(by_id(node)["name"].as_str().expect("a name").to_owned());
             }
             out
         })
