@@ -71,6 +71,12 @@ describe('styling rules', () => {
     expect(readRules([...stored, { on: 'nothing', name: 'x' }, 5, null])).toEqual(rules);
     expect(describeRule(rules[0])).toBe('risk_level = 3: colour #ff0000');
     expect(describeRule({ id: 'y', on: 'property', name: 'risk_level', scale: 'size' })).toBe('risk_level: size by value');
+    expect(describeRule({ id: 'z', on: 'property', name: 'confidence', only: 'links', scale: 'color', color: '#d62728' })).toBe('confidence (links): colour by value');
+    // A links-only rule leaves concepts with the same key alone.
+    const base = { color: '#000000', size: 7, label: 'x' };
+    const rule: StyleRule = { id: 'z', on: 'property', name: 'confidence', only: 'links', color: '#ff0000' };
+    expect(styleOf(concept('C:9', 'Drug', 'A', {}, { confidence: 1 }), base, [rule], new Map())).toEqual(base);
+    expect(styleOf(link('P:9', 'C:1', 'treats', 'C:2', { confidence: 1 }), base, [rule], new Map()).color).toBe('#ff0000');
   });
 });
 

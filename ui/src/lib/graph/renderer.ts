@@ -639,10 +639,20 @@ class CanvasRenderer implements GraphRenderer {
         ctx.closePath();
       } else ctx.arc(p.x, p.y, r, 0, Math.PI * 2);
       ctx.fill();
-      if (n === sel || this.decor.inSelection(n)) {
+      if (n === sel) {
         ctx.strokeStyle = this.theme.accent;
         ctx.lineWidth = 3;
         ctx.stroke();
+      }
+      if (this.decor.inSelection(n)) {
+        // Apart from the fill, so it shows on nodes of the accent's hue too.
+        ctx.strokeStyle = this.theme.accent;
+        ctx.lineWidth = 2.5;
+        ctx.setLineDash([4, 3]);
+        ctx.beginPath();
+        ctx.arc(p.x, p.y, r + 3.5, 0, Math.PI * 2);
+        ctx.stroke();
+        ctx.setLineDash([]);
       }
       if (this.decor.marked(n)) {
         ctx.strokeStyle = PATH_RING;

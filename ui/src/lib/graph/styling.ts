@@ -17,6 +17,8 @@ export interface StyleRule {
   /** Property rules: the range of numbers matched (or, with `scale`, mapped). */
   min?: number;
   max?: number;
+  /** Property rules: concepts only, or links only (default: both). */
+  only?: 'nodes' | 'links';
   /** Property rules: map the value onto size or colour instead of matching. */
   scale?: 'size' | 'color';
   color?: string;
@@ -67,6 +69,7 @@ export function matches(rule: StyleRule, e: Element): boolean {
     case 'predicate':
       return !isConcept(e) && e.predicate === rule.name;
     case 'property': {
+      if ((rule.only === 'nodes' && !isConcept(e)) || (rule.only === 'links' && isConcept(e))) return false;
       const v = property(e, rule.name);
       if (v === undefined) return false;
       if (rule.scale) return asNumber(v) !== null;
@@ -153,6 +156,7 @@ export function describeRule(rule: StyleRule): string {
     : rule.equals ? `${rule.name} = ${rule.equals}`
     : rule.min !== undefined || rule.max !== undefined ? `${rule.name} in ${rule.min ?? '−∞'}…${rule.max ?? '∞'}`
     : `has ${rule.name}`;
+  const scope = rule.on === 'property' && rule.only ? ` (${rule.only})` : '';
   const how: string[] = [];
   if (rule.scale) how.push(`${rule.scale === 'size' ? 'size' : 'colour'} by value${rule.min !== undefined || rule.max !== undefined ? ` (${rule.min ?? 'min'}…${rule.max ?? 'max'})` : ''}`);
   else {
@@ -160,7 +164,7 @@ export function describeRule(rule: StyleRule): string {
     if (rule.size) how.push(`size ${rule.size}`);
   }
   if (rule.caption) how.push(`caption ${rule.caption}`);
-  return `${what}: ${how.join(', ') || 'no change'}`;
+  return `${what}${scope}: ${how.join(', ') || 'no change'}`;
 }
 
 /** Rules read back from a setting, keeping only well-formed ones. */
@@ -180,6 +184,7 @@ export function readRules(value: Json | undefined): StyleRule[] {
       equals: str(r.equals),
       min: num(r.min),
       max: num(r.max),
+      only: r.only === 'nodes' || r.only === 'links' ? r.only : undefined,
       scale: r.scale === 'size' || r.scale === 'color' ? r.scale : undefined,
       color: str(r.color),
       size: num(r.size),
