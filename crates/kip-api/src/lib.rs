@@ -33,6 +33,8 @@ mod local;
 mod maintenance;
 mod neighbourhood;
 pub mod paths;
+mod paths_between;
+mod settings;
 pub mod tools;
 pub mod types;
 mod validate;
@@ -49,6 +51,7 @@ pub use error::{ApiError, ErrorCode, KipCode};
 pub use kip_capsule::{ImportReport, KnowledgeSchema};
 pub use maintenance::store_check;
 pub use neighbourhood::{DEFAULT_PAGE, MAX_PAGE};
+pub use paths_between::{DEFAULT_MAX_HOPS, DEFAULT_PATHS, LINK_BUDGET, MAX_HOPS, MAX_PATHS};
 pub use types::*;
 pub use validate::position;
 pub use watch::WatchBoard;
@@ -207,6 +210,26 @@ impl Api {
         neighbourhood::neighbourhood(&self.nexus, request)
     }
 
+    /// The shortest paths between two elements (bounded; see [`MAX_HOPS`],
+    /// [`MAX_PATHS`], [`LINK_BUDGET`]).
+    pub fn paths(&self, request: &PathsRequest) -> Result<PathsResponse, ApiError> {
+        paths_between::paths(&self.nexus, request)
+    }
+
+    /// The settings clients keep with this nexus, by key.
+    pub fn settings_get(&self, request: &SettingsGetRequest) -> Result<SettingsResponse, ApiError> {
+        settings::get(&self.nexus, request)
+    }
+
+    /// Stores one setting (`null` forgets it). Refused on a read-only host:
+    /// it writes the nexus folder, though not its knowledge.
+    pub fn settings_put(&self, request: &SettingsPutRequest) -> Result<SettingsResponse, ApiError> {
+        if self.read_only {
+            return Err(ApiError::read_only("saving settings"));
+        }
+        settings::put(&self.nexus, request)
+    }
+
     /// Change-log entries after `request.since`.
     pub fn changes(&self, request: &ChangesRequest) -> Result<ChangesResponse, ApiError> {
         changes::changes(&self.nexus, request)
@@ -313,6 +336,9 @@ impl Api {
             }
             Operation::CheckStore => to_json(&self.check_store()?),
             Operation::Backup => to_json(&self.backup(&parse(name, body)?)?),
+            Operation::Paths => to_json(&self.paths(&parse(name, body)?)?),
+            Operation::SettingsGet => to_json(&self.settings_get(&parse(name, body)?)?),
+            Operation::SettingsPut => to_json(&self.settings_put(&parse(name, body)?)?),
         }
     }
 

@@ -30,34 +30,12 @@ pub(crate) fn neighbourhood(
 ) -> Result<NeighbourhoodResponse, ApiError> {
     // Ids are checked before the snapshot is opened: a malformed one is a
     // bad request, not a missing element.
-    let target = match &request.element {
-        ElementRef::Id { id } => Target::Id(id.parse::<ElementId>().map_err(|e| {
-            ApiError::bad_request("neighbourhood", e).with_data("path", "element.id")
-        })?),
-        ElementRef::Concept { ty, name } => Target::Concept(ty, name),
-    };
+    let target = Target::of(&request.element, "neighbourhood", "element.id")?;
     let limit = request.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
     let offset = request.offset.unwrap_or(0);
     nexus
         .read(|g| {
-            let element = match target {
-                Target::Id(id) => id,
-                Target::Concept(ty, name) => match g.find_concept_by_names(ty, name)? {
-                    Some(c) => ElementId::Concept(c),
-                    None => {
-                        return Err(KipError::new(
-                            ErrorCode::NotFound,
-                            format!("no concept {{type: \"{ty}\", name: \"{name}\"}} exists"),
-                        ));
-                    }
-                },
-            };
-            if !g.exists(element)? {
-                return Err(KipError::new(
-                    ErrorCode::NotFound,
-                    format!("element {element} does not exist"),
-                ));
-            }
+            let element = target.resolve(g)?;
             let outgoing = count(g, Some(element), None)?;
             let incoming = count(g, None, Some(element))?;
             let page = match &request.predicate {
@@ -84,9 +62,68 @@ pub(crate) fn neighbourhood(
         .map_err(ApiError::from)
 }
 
-enum Target<'r> {
+/// An [`ElementRef`] whose id, if it has one, is well-formed.
+pub(crate) enum Target<'r> {
     Id(ElementId),
     Concept(&'r str, &'r str),
+}
+
+impl<'r> Target<'r> {
+    /// Checks the id's form; `path` names the field in a bad-request error.
+    pub(crate) fn of(
+        element: &'r ElementRef,
+        operation: &str,
+        path: &str,
+    ) -> Result<Target<'r>, ApiError> {
+        Ok(match element {
+            ElementRef::Id { id } => Target::Id(
+                id.parse::<ElementId>()
+                    .map_err(|e| ApiError::bad_request(operation, e).with_data("path", path))?,
+            ),
+            ElementRef::Concept { ty, name } => Target::Concept(ty, name),
+        })
+    }
+
+    /// The element in this snapshot; `KIP_3002` when there is none.
+    pub(crate) fn resolve(&self, g: &Graph<'_>) -> kip_nexus::Result<ElementId> {
+        let element = match *self {
+            Target::Id(id) => id,
+            Target::Concept(ty, name) => match g.find_concept_by_names(ty, name)? {
+                Some(c) => ElementId::Concept(c),
+                None => {
+                    return Err(KipError::new(
+                        ErrorCode::NotFound,
+                        format!("no concept {{type: \"{ty}\", name: \"{name}\"}} exists"),
+                    ));
+                }
+            },
+        };
+        if !g.exists(element)? {
+            return Err(KipError::new(
+                ErrorCode::NotFound,
+                format!("element {element} does not exist"),
+            ));
+        }
+        Ok(element)
+    }
+}
+
+/// The id of a defined predicate; `KIP_2001` with suggestions otherwise.
+pub(crate) fn predicate_id(g: &Graph<'_>, predicate: &str) -> kip_nexus::Result<u32> {
+    match g.predicate_id(predicate)? {
+        Some(p) => Ok(p),
+        None => {
+            let suggestions = kip_lang::suggest::similar(
+                predicate,
+                g.defined_predicates()?.iter().map(String::as_str),
+            );
+            Err(KipError::new(
+                ErrorCode::TypeMismatch,
+                format!("predicate `{predicate}` is not defined"),
+            )
+            .with_suggestions(&suggestions))
+        }
+    }
 }
 
 /// Links per predicate id where the element is the subject (`s`) or the object (`o`).
@@ -130,17 +167,7 @@ fn page(
     offset: u64,
     limit: u32,
 ) -> kip_nexus::Result<LinkPage> {
-    let Some(p) = g.predicate_id(predicate)? else {
-        let suggestions = kip_lang::suggest::similar(
-            predicate,
-            g.defined_predicates()?.iter().map(String::as_str),
-        );
-        return Err(KipError::new(
-            ErrorCode::TypeMismatch,
-            format!("predicate `{predicate}` is not defined"),
-        )
-        .with_suggestions(&suggestions));
-    };
+    let p = predicate_id(g, predicate)?;
     let (s, o, counts) = match direction {
         Direction::Outgoing => (Some(element), None, outgoing),
         Direction::Incoming => (None, Some(element), incoming),

@@ -54,10 +54,20 @@ pub enum Operation {
     /// A consistent, compacted copy of the nexus, now and/or on a schedule.
     /// Body: [`BackupRequest`]; answer: [`BackupResponse`].
     Backup,
+    /// The shortest paths between two elements, up to a number of hops,
+    /// optionally over given predicates only. Body: [`PathsRequest`];
+    /// answer: [`PathsResponse`].
+    Paths,
+    /// A client's settings kept in the nexus (styling rules, saved queries,
+    /// …), by key. Body: [`SettingsGetRequest`]; answer: [`SettingsResponse`].
+    SettingsGet,
+    /// Stores (or, with `null`, forgets) one setting. Body:
+    /// [`SettingsPutRequest`]; answer: [`SettingsResponse`] (that key's new value).
+    SettingsPut,
 }
 
 impl Operation {
-    pub const ALL: [Operation; 13] = [
+    pub const ALL: [Operation; 16] = [
         Operation::Execute,
         Operation::ExecuteReadonly,
         Operation::Validate,
@@ -71,6 +81,9 @@ impl Operation {
         Operation::ResolveLogicProperties,
         Operation::CheckStore,
         Operation::Backup,
+        Operation::Paths,
+        Operation::SettingsGet,
+        Operation::SettingsPut,
     ];
 
     /// The wire name, e.g. `"execute_readonly"`.
@@ -89,6 +102,9 @@ impl Operation {
             Operation::ResolveLogicProperties => "resolve_logic_properties",
             Operation::CheckStore => "check_store",
             Operation::Backup => "backup",
+            Operation::Paths => "paths",
+            Operation::SettingsGet => "settings_get",
+            Operation::SettingsPut => "settings_put",
         }
     }
 
@@ -96,11 +112,13 @@ impl Operation {
         Operation::ALL.into_iter().find(|op| op.name() == name)
     }
 
-    /// Whether the operation can change the nexus (refused on a read-only host).
+    /// Whether the operation can change the nexus folder (refused on a
+    /// read-only host). `settings_put` writes no knowledge, but it does
+    /// write the nexus's host-state table.
     pub fn writes(self) -> bool {
         matches!(
             self,
-            Operation::Execute | Operation::Import | Operation::Backup
+            Operation::Execute | Operation::Import | Operation::Backup | Operation::SettingsPut
         )
     }
 }
@@ -670,4 +688,91 @@ pub struct BackupSchedule {
 pub struct BackupResponse {
     pub backup: Option<BackupDone>,
     pub schedule: Option<BackupSchedule>,
+}
+
+/// Find the shortest paths between two elements.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct PathsRequest {
+    pub from: ElementRef,
+    pub to: ElementRef,
+    /// The longest path looked for, in links (default 4, at most 8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub max_hops: Option<u32>,
+    /// Walk only links with these predicates (default: every predicate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub predicates: Option<Vec<String>>,
+    /// Follow links only from subject to object (default `false`: a path
+    /// may walk a link either way, as a curator reads "connected").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub directed: Option<bool>,
+    /// At most this many paths (default 10, at most 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub limit: Option<u32>,
+}
+
+/// The shortest paths found: all of the same, smallest length.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct PathsResponse {
+    /// The length in links of every path returned; `null` when no path of
+    /// at most `max_hops` links exists (or none was found within the budget).
+    pub hops: Option<u32>,
+    /// In a stable order (the index order of the links walked).
+    pub paths: Vec<GraphPath>,
+    /// Every element on the returned paths (concepts and links), each once,
+    /// as FIND returns it for a bare `?x`.
+    #[cfg_attr(test, ts(type = "Array<JsonValue>"))]
+    pub elements: Vec<Json>,
+    /// More paths may exist: the path limit was reached, or the search
+    /// stopped at its budget of links examined.
+    pub truncated: bool,
+    /// Links examined.
+    pub examined: u64,
+}
+
+/// One path: `nodes[i]` and `nodes[i + 1]` are joined by `links[i]`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct GraphPath {
+    /// Element ids from `from` to `to`.
+    pub nodes: Vec<String>,
+    /// Proposition ids, one per hop.
+    pub links: Vec<String>,
+}
+
+/// Read a client's settings.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct SettingsGetRequest {
+    /// Only keys starting with this (default: every key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub prefix: Option<String>,
+}
+
+/// Store one setting.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct SettingsPutRequest {
+    /// Letters, digits and `._-/`, at most 200 bytes (e.g. `ui.styles`).
+    pub key: String,
+    /// Any JSON of at most 1 MiB; `null` forgets the key.
+    #[cfg_attr(test, ts(type = "JsonValue"))]
+    pub value: Json,
+}
+
+/// Settings by key.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct SettingsResponse {
+    #[cfg_attr(test, ts(type = "{ [key in string]?: JsonValue }"))]
+    pub values: Map<String, Json>,
 }

@@ -6,6 +6,8 @@ import type { ChangeNotice, Transport } from '../transport';
 import { ApiFailure } from '../transport';
 import { GraphModel } from './graph/model';
 import { collectElements, isConcept, isElement, type ConceptNode, type Element, type Json, type JsonObject } from './kip';
+import { loadNexusSettings, nexusSetting, STYLES_KEY } from './nexus-settings.svelte';
+import { readRules } from './graph/styling';
 
 export type View = 'graph' | 'primer' | 'console' | 'import';
 
@@ -265,6 +267,9 @@ export async function start(t: Transport) {
   } catch {
     app.nexusPath = '';
   }
+  // Styling rules and saved queries are the nexus's: read before the first graph.
+  await loadNexusSettings(t);
+  graphModel.setStyleRules(readRules(nexusSetting(STYLES_KEY)));
   t.subscribe((notice) => {
     const lines = describeChange(notice);
     const at = new Date().toLocaleTimeString();
@@ -287,8 +292,11 @@ async function refreshAfterChange() {
     if (!ids.length) return;
     const fresh = await fetchElements(ids);
     const alive = new Set(fresh.map((e) => e.id));
-    for (const id of ids) if (!alive.has(id)) graphModel.remove(id);
-    graphModel.add(fresh);
+    // Another process's write is not the curator's action: no undo step.
+    graphModel.quietly(() => {
+      for (const id of ids) if (!alive.has(id)) graphModel.remove(id);
+      graphModel.add(fresh);
+    });
   } catch {
     // Best effort: the next change retries.
   }

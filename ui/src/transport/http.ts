@@ -16,6 +16,10 @@ import {
   type NeighbourhoodRequest,
   type NeighbourhoodResponse,
   type NexusInfo,
+  type JsonValue,
+  type PathsRequest,
+  type PathsResponse,
+  type SettingsResponse,
   type Transport,
   type ValidateRequest,
   type ValidateResponse,
@@ -98,6 +102,15 @@ export class HttpTransport implements Transport {
   }
   changes(request: ChangesRequest): Promise<ChangesResponse> {
     return this.post('/api/changes', request);
+  }
+  paths(request: PathsRequest): Promise<PathsResponse> {
+    return this.post('/api/paths', request);
+  }
+  settingsGet(prefix?: string): Promise<SettingsResponse> {
+    return this.post('/api/settings_get', prefix === undefined ? {} : { prefix });
+  }
+  settingsPut(key: string, value: JsonValue): Promise<SettingsResponse> {
+    return this.post('/api/settings_put', { key, value });
   }
   async format(text: string): Promise<string> {
     return (await this.post<FormatResponse>('/api/format', { text })).formatted;

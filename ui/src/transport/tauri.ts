@@ -18,6 +18,10 @@ import {
   type NeighbourhoodRequest,
   type NeighbourhoodResponse,
   type NexusInfo,
+  type JsonValue,
+  type PathsRequest,
+  type PathsResponse,
+  type SettingsResponse,
   type Transport,
   type ValidateRequest,
   type ValidateResponse,
@@ -89,6 +93,15 @@ export class TauriTransport implements Transport {
   }
   changes(request: ChangesRequest): Promise<ChangesResponse> {
     return api('changes', request);
+  }
+  paths(request: PathsRequest): Promise<PathsResponse> {
+    return api('paths', request);
+  }
+  settingsGet(prefix?: string): Promise<SettingsResponse> {
+    return api('settings_get', prefix === undefined ? {} : { prefix });
+  }
+  settingsPut(key: string, value: JsonValue): Promise<SettingsResponse> {
+    return api('settings_put', { key, value });
   }
   async format(text: string): Promise<string> {
     return (await api<FormatResponse>('format', { text })).formatted;

@@ -11,11 +11,15 @@ import type {
   ExecuteRequest,
   ImportReport,
   ImportRequest,
+  JsonValue,
   KipResponse,
   KnowledgeSchema,
   NeighbourhoodRequest,
   NeighbourhoodResponse,
   NexusInfo,
+  PathsRequest,
+  PathsResponse,
+  SettingsResponse,
   ValidateRequest,
   ValidateResponse,
 } from './generated/kip-api';
@@ -88,6 +92,12 @@ export interface Transport {
   changes(request: ChangesRequest): Promise<ChangesResponse>;
   /** Canonical KIP text, or an ApiFailure with the syntax error. */
   format(text: string): Promise<string>;
+  /** The shortest paths between two elements (the engine's bounded search). */
+  paths(request: PathsRequest): Promise<PathsResponse>;
+  /** Settings kept with the nexus (styling, saved queries, scenes), by key. */
+  settingsGet(prefix?: string): Promise<SettingsResponse>;
+  /** Stores one setting with the nexus; `null` forgets it. */
+  settingsPut(key: string, value: JsonValue): Promise<SettingsResponse>;
   /** The watched capsule folder (`folder: null` when this host watches none). */
   watchStatus(): Promise<WatchView>;
   /** Verify the store's invariants (`check_store`); absent where the host does not offer it. */

@@ -9,6 +9,7 @@ import Graph from 'graphology';
 import { LINK_NODE_COLOR, typeColor } from '../colors';
 import { isConcept, isProposition, type ConceptNode, type Element, type PropositionLink } from '../kip';
 import type { EdgeLabelMode } from './labels';
+import { ranges, styleOf, type StyleRule } from './styling';
 
 export interface NodeAttrs {
   x: number;
@@ -52,7 +53,17 @@ export interface GraphSnapshot {
   graph: ReturnType<KipGraph['export']>;
   elements: [string, Element][];
   hiddenNodes: string[];
+  hiddenTypes?: string[];
+  hiddenPredicates?: string[];
 }
+
+/** Graph actions kept for undo. */
+export const UNDO_DEPTH = 60;
+/** Additions this close together (one expansion adds in several steps) are one action. */
+const ADD_COALESCE_MS = 600;
+
+/** The colour of the links of a path found between two concepts. */
+export const PATH_COLOR = '#f08c00';
 
 export class GraphModel {
   readonly graph: KipGraph = new Graph<NodeAttrs, EdgeAttrs>({ multi: true, type: 'directed', allowSelfLoops: true });
@@ -68,6 +79,18 @@ export class GraphModel {
   readonly edgeLabelModes = new Map<string, EdgeLabelMode>();
   private listeners = new Set<() => void>();
   hint: (type: string) => string | undefined = () => undefined;
+  /** Styling rules, in order (see `styling.ts`). */
+  styleRules: StyleRule[] = [];
+  /** Nodes and links drawn marked: a found path, or what changed since a moment. */
+  readonly marked = new Set<string>();
+  /** Links of the last path search, drawn in `PATH_COLOR`. */
+  readonly pathLinks = new Set<string>();
+  /** Elements outside the time window (hidden while it is set). */
+  timeWindow: { field: '_created_at' | '_updated_at'; from: string; to: string } | null = null;
+  private undoStack: { snapshot: GraphSnapshot; kind: string; at: number }[] = [];
+  private redoStack: GraphSnapshot[] = [];
+  /** While set, changes are not undo steps (refreshes after another process's write). */
+  private quiet = 0;
 
   onChange(listener: () => void): () => void {
     this.listeners.add(listener);
@@ -79,11 +102,8 @@ export class GraphModel {
 
   /** Empties the graph; returns what it held, for `restore` (undo). */
   clear(): GraphSnapshot {
-    const snapshot: GraphSnapshot = {
-      graph: this.graph.export(),
-      elements: [...this.elements],
-      hiddenNodes: [...this.hiddenNodes],
-    };
+    const snapshot = this.snapshot();
+    this.checkpoint('clear');
     this.graph.clear();
     this.elements.clear();
     this.hiddenNodes.clear();
@@ -91,6 +111,17 @@ export class GraphModel {
     this.arrivals.clear();
     this.emit();
     return snapshot;
+  }
+
+  /** The whole state of the view's graph: for undo, and for `clear`'s own undo. */
+  snapshot(): GraphSnapshot {
+    return {
+      graph: this.graph.export(),
+      elements: [...this.elements],
+      hiddenNodes: [...this.hiddenNodes],
+      hiddenTypes: [...this.hiddenTypes],
+      hiddenPredicates: [...this.hiddenPredicates],
+    };
   }
 
   /** Puts back what `clear` took (nodes where they were). */
@@ -101,8 +132,68 @@ export class GraphModel {
     for (const [k, v] of s.elements) this.elements.set(k, v);
     this.hiddenNodes.clear();
     for (const n of s.hiddenNodes) this.hiddenNodes.add(n);
+    if (s.hiddenTypes) {
+      this.hiddenTypes.clear();
+      for (const t of s.hiddenTypes) this.hiddenTypes.add(t);
+    }
+    if (s.hiddenPredicates) {
+      this.hiddenPredicates.clear();
+      for (const p of s.hiddenPredicates) this.hiddenPredicates.add(p);
+    }
     this.applyFilters();
     this.emit();
+  }
+
+  /**
+   * Records the graph as it is before an action, so `undo` can return to
+   * it. Call it first thing in every action; additions in quick succession
+   * (one expansion fetches and adds in steps) count as one.
+   */
+  checkpoint(kind: string) {
+    if (this.quiet) return;
+    const now = Date.now();
+    const last = this.undoStack.at(-1);
+    if (kind === 'add' && last?.kind === 'add' && now - last.at < ADD_COALESCE_MS) {
+      last.at = now;
+      return;
+    }
+    this.undoStack.push({ snapshot: this.snapshot(), kind, at: now });
+    if (this.undoStack.length > UNDO_DEPTH) this.undoStack.shift();
+    this.redoStack = [];
+  }
+
+  /** Runs `f` without recording undo steps (a refresh is not the user's action). */
+  quietly<T>(f: () => T): T {
+    this.quiet++;
+    try {
+      return f();
+    } finally {
+      this.quiet--;
+    }
+  }
+
+  get canUndo() {
+    return this.undoStack.length > 0;
+  }
+  get canRedo() {
+    return this.redoStack.length > 0;
+  }
+
+  /** Returns to the graph before the last action; `false` when there is none. */
+  undo(): boolean {
+    const step = this.undoStack.pop();
+    if (!step) return false;
+    this.redoStack.push(this.snapshot());
+    this.restore(step.snapshot);
+    return true;
+  }
+
+  redo(): boolean {
+    const next = this.redoStack.pop();
+    if (!next) return false;
+    this.undoStack.push({ snapshot: this.snapshot(), kind: 'redo', at: 0 });
+    this.restore(next);
+    return true;
   }
 
   /** How new a node still is: 1 when it just arrived, 0 after `FRESH_MS`. */
@@ -166,6 +257,7 @@ export class GraphModel {
    */
   add(elements: Iterable<Element>, near?: string): string[] {
     const list = [...elements];
+    if (list.some((e) => !this.graph.hasNode(e.id) && !this.graph.hasEdge(e.id))) this.checkpoint('add');
     const added: string[] = [];
     const centre = near && this.graph.hasNode(near) ? this.graph.getNodeAttributes(near) : { x: 0, y: 0 };
     const spread = Math.max(1, Math.sqrt(this.graph.order + list.length));
@@ -272,33 +364,132 @@ export class GraphModel {
   }
 
   remove(id: string) {
+    this.checkpoint('remove');
     if (this.graph.hasNode(id)) this.graph.dropNode(id);
     if (this.graph.hasEdge(id)) this.graph.dropEdge(id);
     this.elements.delete(id);
     this.emit();
   }
 
-  /** Bigger nodes for better-connected concepts (log-scaled). */
+  /** Hides several nodes as one action. */
+  hideAll(ids: string[]) {
+    this.checkpoint('hide');
+    for (const id of ids) this.hiddenNodes.add(id);
+    this.applyFilters();
+    this.emit();
+  }
+
+  /** Removes several elements as one action. */
+  removeAll(ids: string[]) {
+    this.checkpoint('remove');
+    this.quietly(() => {
+      for (const id of ids) {
+        if (this.graph.hasNode(id)) this.graph.dropNode(id);
+        if (this.graph.hasEdge(id)) this.graph.dropEdge(id);
+        this.elements.delete(id);
+      }
+    });
+    this.emit();
+  }
+
+  /** Pins (or, when all are pinned, unpins) several nodes as one action; returns the new state. */
+  togglePins(ids: string[]): boolean {
+    const nodes = ids.filter((id) => this.graph.hasNode(id));
+    if (!nodes.length) return false;
+    this.checkpoint('pin');
+    const pin = !nodes.every((id) => this.graph.getNodeAttribute(id, 'fixed'));
+    for (const id of nodes) this.graph.setNodeAttribute(id, 'fixed', pin);
+    this.emit();
+    return pin;
+  }
+
+  /** Bigger nodes for better-connected concepts (log-scaled), then the styling rules. */
   updateSizes() {
+    this.restyle();
+  }
+
+  /** Replaces the styling rules and redraws every element's look. */
+  setStyleRules(rules: StyleRule[]) {
+    this.styleRules = rules;
+    this.restyle();
+    this.emit();
+  }
+
+  /** Each element's colour, size and caption: by type and degree, then by the rules. */
+  restyle() {
+    const rules = this.styleRules;
+    const seen = ranges(rules, this.elements.values());
     this.graph.forEachNode((n, a) => {
       if (a.kind !== 'concept') return;
+      const e = this.elements.get(n);
       const size = 5 + Math.min(10, Math.log2(1 + this.graph.degree(n)) * 2);
-      if (a.size !== size) this.graph.setNodeAttribute(n, 'size', size);
+      const base = { color: typeColor(a.kipType), size, label: e && isConcept(e) ? this.labelOf(e) : a.label };
+      const look = rules.length && e ? styleOf(e, base, rules, seen) : base;
+      if (a.size !== look.size || a.color !== look.color || a.label !== look.label) this.graph.mergeNodeAttributes(n, look);
     });
+    this.graph.forEachEdge((id, a) => {
+      if (a.anchor) return;
+      const e = this.elements.get(id);
+      const base = { color: EDGE_COLOR, size: 1.6, label: a.predicate };
+      let look = rules.length && e ? styleOf(e, base, rules, seen, true) : base;
+      if (this.pathLinks.has(id)) look = { ...look, color: PATH_COLOR, size: Math.max(look.size, 3.2) };
+      if (a.size !== look.size || a.color !== look.color || a.label !== look.label) this.graph.mergeEdgeAttributes(id, look);
+    });
+  }
+
+  /** The colour a type's nodes get in the legend: a type rule's, else the type's own. */
+  typeLook(type: string): string {
+    let color = typeColor(type);
+    for (const r of this.styleRules) if (r.on === 'type' && r.name === type && r.color) color = r.color;
+    return color;
+  }
+
+  /** Marks a found path (its nodes ringed, its links coloured); an empty call clears it. */
+  showPaths(nodes: Iterable<string> = [], links: Iterable<string> = []) {
+    this.marked.clear();
+    this.pathLinks.clear();
+    for (const n of nodes) this.marked.add(n);
+    for (const l of links) this.pathLinks.add(l);
+    this.restyle();
+    this.emit();
+  }
+
+  /** Marks elements (nodes ringed) without touching the path's links. */
+  mark(ids: Iterable<string>) {
+    this.marked.clear();
+    for (const id of ids) this.marked.add(id);
+    this.emit();
+  }
+
+  /** Whether an element lies outside the time window (elements without the stamp stay). */
+  private outOfTime(id: string): boolean {
+    const w = this.timeWindow;
+    if (!w) return false;
+    const at = this.elements.get(id)?.metadata[w.field];
+    if (typeof at !== 'string') return false;
+    return at < w.from || at > w.to;
+  }
+
+  /** Shows only elements stamped inside `[from, to]` (ISO 8601) on `field`; `null` shows all. */
+  setTimeWindow(w: GraphModel['timeWindow']) {
+    this.timeWindow = w;
+    this.applyFilters();
+    this.emit();
   }
 
   applyFilters() {
     this.graph.forEachNode((n, a) => {
-      const hidden = this.hiddenNodes.has(n) || (a.kind === 'concept' && this.hiddenTypes.has(a.kipType));
+      const hidden = this.hiddenNodes.has(n) || (a.kind === 'concept' && this.hiddenTypes.has(a.kipType)) || this.outOfTime(n);
       if (!!a.hidden !== hidden) this.graph.setNodeAttribute(n, 'hidden', hidden);
     });
     this.graph.forEachEdge((e, a) => {
-      const hidden = this.hiddenPredicates.has(a.predicate);
+      const hidden = this.hiddenPredicates.has(a.predicate) || (!a.anchor && this.outOfTime(e));
       if (!!a.hidden !== hidden) this.graph.setEdgeAttribute(e, 'hidden', hidden);
     });
   }
 
   toggleType(type: string) {
+    this.checkpoint('filter');
     if (this.hiddenTypes.has(type)) this.hiddenTypes.delete(type);
     else this.hiddenTypes.add(type);
     this.applyFilters();
@@ -306,6 +497,7 @@ export class GraphModel {
   }
 
   togglePredicate(predicate: string) {
+    this.checkpoint('filter');
     if (this.hiddenPredicates.has(predicate)) this.hiddenPredicates.delete(predicate);
     else this.hiddenPredicates.add(predicate);
     this.applyFilters();
@@ -313,12 +505,14 @@ export class GraphModel {
   }
 
   hide(id: string) {
+    this.checkpoint('hide');
     this.hiddenNodes.add(id);
     this.applyFilters();
     this.emit();
   }
 
   showAll() {
+    this.checkpoint('show');
     this.hiddenNodes.clear();
     this.hiddenTypes.clear();
     this.hiddenPredicates.clear();
@@ -328,6 +522,7 @@ export class GraphModel {
 
   togglePin(id: string): boolean {
     if (!this.graph.hasNode(id)) return false;
+    this.checkpoint('pin');
     const pinned = !this.graph.getNodeAttribute(id, 'fixed');
     this.graph.setNodeAttribute(id, 'fixed', pinned);
     this.emit();
@@ -341,7 +536,7 @@ export class GraphModel {
       if (a.kind === 'concept') counts.set(a.kipType, (counts.get(a.kipType) ?? 0) + 1);
     });
     return [...counts]
-      .map(([type, count]) => ({ type, count, color: typeColor(type) }))
+      .map(([type, count]) => ({ type, count, color: this.typeLook(type) }))
       .sort((a, b) => b.count - a.count || a.type.localeCompare(b.type));
   }
 

@@ -12,6 +12,10 @@ export interface Decorations {
   /** 1 for a node that just arrived, falling to 0 (drawn marked, never dimmed). */
   freshness(id: string): number;
   edgeLabelMode(predicate: string): EdgeLabelMode;
+  /** Drawn ringed: on a found path, or changed since a chosen moment. */
+  marked(id: string): boolean;
+  /** Part of a multiple selection (shift-click, lasso): drawn as selected. */
+  inSelection(id: string): boolean;
 }
 
 /** The parts of the view that floating panels cover, in CSS pixels. */
@@ -22,7 +26,7 @@ export interface Overlays {
 }
 
 const NO_OVERLAYS: Overlays = { insets: { top: 0, right: 0, bottom: 0, left: 0 }, rects: [] };
-const NO_DECORATIONS: Decorations = { freshness: () => 0, edgeLabelMode: () => 'auto' };
+const NO_DECORATIONS: Decorations = { freshness: () => 0, edgeLabelMode: () => 'auto', marked: () => false, inSelection: () => false };
 
 export interface RendererEvents {
   clickNode(id: string): void;
@@ -61,6 +65,9 @@ export interface GraphRenderer {
   refresh(): void;
   kill(): void;
 }
+
+/** The ring of marked nodes (a found path, recent changes). */
+const PATH_RING = '#f08c00';
 
 export const LABEL_FONT =
   '"Inter", "Segoe UI", "Noto Sans", "Noto Sans CJK SC", "PingFang SC", "Microsoft YaHei", "Noto Color Emoji", sans-serif';
@@ -188,6 +195,7 @@ class SigmaRenderer implements GraphRenderer {
       nodeReducer: (node, data) => {
         // A node that just arrived is marked and never dimmed.
         if (this.decor.freshness(node) > 0) return { ...data, highlighted: true, forceLabel: true, zIndex: 2 };
+        if (this.decor.inSelection(node) || this.decor.marked(node)) return { ...data, highlighted: true, forceLabel: true, zIndex: 2 };
         if (node === this.hovered) return { ...data, forceLabel: true, zIndex: 2 };
         if (!this.selected) return data;
         if (node === this.selected) return { ...data, highlighted: true, forceLabel: true, zIndex: 2 };
@@ -620,7 +628,7 @@ class CanvasRenderer implements GraphRenderer {
         ctx.stroke();
         ctx.globalAlpha = 1;
       }
-      const dimmed = sel !== null && !this.near.has(n) && fresh === 0;
+      const dimmed = sel !== null && !this.near.has(n) && fresh === 0 && !this.decor.marked(n) && !this.decor.inSelection(n);
       ctx.fillStyle = dimmed ? this.theme.dim : a.color;
       ctx.beginPath();
       if (a.kind === 'link') {
@@ -634,6 +642,23 @@ class CanvasRenderer implements GraphRenderer {
       if (n === sel) {
         ctx.strokeStyle = this.theme.accent;
         ctx.lineWidth = 3;
+        ctx.stroke();
+      }
+      if (this.decor.inSelection(n)) {
+        // Apart from the fill, so it shows on nodes of the accent's hue too.
+        ctx.strokeStyle = this.theme.accent;
+        ctx.lineWidth = 2.5;
+        ctx.setLineDash([4, 3]);
+        ctx.beginPath();
+        ctx.arc(p.x, p.y, r + 3.5, 0, Math.PI * 2);
+        ctx.stroke();
+        ctx.setLineDash([]);
+      }
+      if (this.decor.marked(n)) {
+        ctx.strokeStyle = PATH_RING;
+        ctx.lineWidth = 2.5;
+        ctx.beginPath();
+        ctx.arc(p.x, p.y, r + 4, 0, Math.PI * 2);
         ctx.stroke();
       }
       if (a.fixed) {
@@ -653,7 +678,7 @@ class CanvasRenderer implements GraphRenderer {
     for (const [n, a] of this.bySize()) {
       if (a.hidden || !a.label) continue;
       const fresh = this.freshness(n) > 0;
-      if (sel && !this.near.has(n) && !fresh) continue;
+      if (sel && !this.near.has(n) && !fresh && !this.decor.marked(n) && !this.decor.inSelection(n)) continue;
       if (!showSmall && a.size <= 9 && n !== sel && n !== this.hovered && !fresh) continue;
       const p = this.toScreen(a.x, a.y);
       if (p.x < 0 || p.y < 0 || p.x > this.width || p.y > this.height) continue;

@@ -22,7 +22,7 @@ export type ApiError = { code: ErrorCode, message: string, hint: string, data?: 
  * The operations of the API, by their wire name (`/api/<name>` over HTTP,
  * the command name in the desktop shell).
  */
-export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup";
+export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put";
 
 /**
  * The arguments of `execute_kip` (seed 001 §6.1): exactly one of `command`
@@ -721,6 +721,96 @@ last: BackupDone | null, };
  * What `backup` did, and the schedule now in force.
  */
 export type BackupResponse = { backup: BackupDone | null, schedule: BackupSchedule | null, };
+
+/**
+ * Find the shortest paths between two elements.
+ */
+export type PathsRequest = { from: ElementRef, to: ElementRef, 
+/**
+ * The longest path looked for, in links (default 4, at most 8).
+ */
+max_hops?: number, 
+/**
+ * Walk only links with these predicates (default: every predicate).
+ */
+predicates?: Array<string>, 
+/**
+ * Follow links only from subject to object (default `false`: a path
+ * may walk a link either way, as a curator reads "connected").
+ */
+directed?: boolean, 
+/**
+ * At most this many paths (default 10, at most 100).
+ */
+limit?: number, };
+
+/**
+ * The shortest paths found: all of the same, smallest length.
+ */
+export type PathsResponse = { 
+/**
+ * The length in links of every path returned; `null` when no path of
+ * at most `max_hops` links exists (or none was found within the budget).
+ */
+hops: number | null, 
+/**
+ * In a stable order (the index order of the links walked).
+ */
+paths: Array<GraphPath>, 
+/**
+ * Every element on the returned paths (concepts and links), each once,
+ * as FIND returns it for a bare `?x`.
+ */
+elements: Array<JsonValue>, 
+/**
+ * More paths may exist: the path limit was reached, or the search
+ * stopped at its budget of links examined.
+ */
+truncated: boolean, 
+/**
+ * Links examined.
+ */
+examined: number, };
+
+/**
+ * One path: `nodes[i]` and `nodes[i + 1]` are joined by `links[i]`.
+ */
+export type GraphPath = { 
+/**
+ * Element ids from `from` to `to`.
+ */
+nodes: Array<string>, 
+/**
+ * Proposition ids, one per hop.
+ */
+links: Array<string>, };
+
+/**
+ * Read a client's settings.
+ */
+export type SettingsGetRequest = { 
+/**
+ * Only keys starting with this (default: every key).
+ */
+prefix?: string, };
+
+/**
+ * Store one setting.
+ */
+export type SettingsPutRequest = { 
+/**
+ * Letters, digits and `._-/`, at most 200 bytes (e.g. `ui.styles`).
+ */
+key: string, 
+/**
+ * Any JSON of at most 1 MiB; `null` forgets the key.
+ */
+value: JsonValue, };
+
+/**
+ * Settings by key.
+ */
+export type SettingsResponse = { values: { [key in string]?: JsonValue }, };
 
 /**
  * The `explain` member of a FIND response (and of the error response of
