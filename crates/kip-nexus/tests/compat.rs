@@ -575,7 +575,10 @@ fn update_is_a_write_a_read_only_caller_cannot_send_and_a_dry_run_previews() {
         .as_object_mut()
         .and_then(|o| o.remove("changes"))
         .expect("a preview lists its changes");
-    assert_eq!(result, json!({"updated": drugs, "matched": drugs, "dry_run": true}));
+    assert_eq!(
+        result,
+        json!({"updated": drugs, "matched": drugs, "dry_run": true})
+    );
     let changes = changes.as_array().expect("a list");
     assert_eq!(json!(changes.len()), drugs);
     for c in changes {
