@@ -40,10 +40,26 @@ pub enum Operation {
     /// The watched capsule folder's files and their import status. No body;
     /// answer: [`WatchStatus`].
     WatchStatus,
+    /// Cognitive-trace entries, newest first. Body: `TraceFilter`; answer: `TracePage`.
+    TraceList,
+    /// One trace entry. Body: [`TraceEntryRequest`](crate::TraceEntryRequest); answer: `TraceEntry`.
+    TraceEntry,
+    /// Records a THINK or SAY entry. Body: [`TraceAddRequest`](crate::TraceAddRequest); answer: `TraceEntry`.
+    TraceAdd,
+    /// Sets and clears an entry's flags (the review state). Body:
+    /// [`TraceFlagRequest`](crate::TraceFlagRequest); answer: `TraceEntry`.
+    TraceFlag,
+    /// Reverts the write an entry describes. Body:
+    /// [`TraceRevertRequest`](crate::TraceRevertRequest); answer: `Reverted`.
+    TraceRevert,
+    /// Imports an exported trace (JSON Lines). Body:
+    /// [`TraceImportRequest`](crate::TraceImportRequest); answer:
+    /// [`TraceImportResponse`](crate::TraceImportResponse).
+    TraceImport,
 }
 
 impl Operation {
-    pub const ALL: [Operation; 10] = [
+    pub const ALL: [Operation; 16] = [
         Operation::Execute,
         Operation::ExecuteReadonly,
         Operation::Validate,
@@ -54,6 +70,12 @@ impl Operation {
         Operation::Info,
         Operation::Format,
         Operation::WatchStatus,
+        Operation::TraceList,
+        Operation::TraceEntry,
+        Operation::TraceAdd,
+        Operation::TraceFlag,
+        Operation::TraceRevert,
+        Operation::TraceImport,
     ];
 
     /// The wire name, e.g. `"execute_readonly"`.
@@ -69,6 +91,12 @@ impl Operation {
             Operation::Info => "info",
             Operation::Format => "format",
             Operation::WatchStatus => "watch_status",
+            Operation::TraceList => "trace_list",
+            Operation::TraceEntry => "trace_entry",
+            Operation::TraceAdd => "trace_add",
+            Operation::TraceFlag => "trace_flag",
+            Operation::TraceRevert => "trace_revert",
+            Operation::TraceImport => "trace_import",
         }
     }
 
@@ -78,7 +106,15 @@ impl Operation {
 
     /// Whether the operation can change the nexus (refused on a read-only host).
     pub fn writes(self) -> bool {
-        matches!(self, Operation::Execute | Operation::Import)
+        matches!(
+            self,
+            Operation::Execute
+                | Operation::Import
+                | Operation::TraceAdd
+                | Operation::TraceFlag
+                | Operation::TraceRevert
+                | Operation::TraceImport
+        )
     }
 }
 
@@ -109,6 +145,12 @@ pub struct ExecuteRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, ts(optional))]
     pub explain: Option<bool>,
+    /// An extension of KIP Explorer: why the caller sends this command; it
+    /// becomes a THINK `DecisionRationale` entry of the cognitive trace,
+    /// linked to the command's own entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub reason: Option<String>,
 }
 
 /// One command of a batch: a text using the shared parameters, or an object
@@ -158,6 +200,7 @@ impl From<ExecuteRequest> for kip_nexus::ExecuteKip {
             parameters: r.parameters,
             dry_run: r.dry_run,
             explain: r.explain,
+            reason: r.reason,
         }
     }
 }

@@ -381,8 +381,29 @@ fn token_matches(expected: &str, presented: &str) -> bool {
     expected.as_bytes().ct_eq(presented.as_bytes()).into()
 }
 
-async fn execute_kip(State(state): State<AppState>, body: Bytes) -> Response {
-    call(state.api, Operation::Execute, "execute_kip", body).await
+async fn execute_kip(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    let api = named_by(state.api, &headers);
+    call(api, Operation::Execute, "execute_kip", body).await
+}
+
+/// The header that names who acts, for the cognitive trace (BRIEF §7).
+const ORIGINATOR_HEADER: &str = "x-kip-originator";
+
+/// The API naming the request's `X-KIP-Originator` (else the host's
+/// originator, `http`); `--originator` overrides both.
+fn named_by(api: Api, headers: &HeaderMap) -> Api {
+    if crate::db::originator_override().is_some() {
+        return api;
+    }
+    match headers
+        .get(ORIGINATOR_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+    {
+        Some(name) => api.with_originator(name),
+        None => api,
+    }
 }
 
 async fn call(api: Api, operation: Operation, name: &'static str, body: Bytes) -> Response {
@@ -444,10 +465,11 @@ fn operation_named(name: &str) -> Result<Operation, ApiError> {
 async fn operation_post(
     State(state): State<AppState>,
     Path(name): Path<String>,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Response {
     match operation_named(&name) {
-        Ok(op) => call(state.api, op, op.name(), body).await,
+        Ok(op) => call(named_by(state.api, &headers), op, op.name(), body).await,
         Err(e) => error_response(&e),
     }
 }

@@ -270,10 +270,7 @@ impl Nexus {
             return;
         }
         let code = error.map(|e| e.code.as_str().to_owned());
-        if self
-            .tracer
-            .fold_read(options.originator(), source, code, &now())
-        {
+        if self.tracer.fold_read(options.originator(), source, code) {
             self.flush_trace_folds(false);
         }
     }
@@ -346,8 +343,10 @@ impl Nexus {
         traced: Option<&mut Vec<ElementChange>>,
     ) -> std::result::Result<Outcome, TxnError> {
         let mut w = kml::Writer::new(&self.store, txn, source, now());
-        if !commit || traced.is_some() {
+        if !commit {
             w.collect_changes();
+        } else if traced.is_some() {
+            w.collect_before_image();
         }
         let result = match c {
             Command::Upsert(u) => w.upsert(u)?,

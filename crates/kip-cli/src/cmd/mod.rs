@@ -15,4 +15,5 @@ pub mod export;
 pub mod fmt;
 pub mod import;
 pub mod schema;
+pub mod trace;
 pub mod watch;

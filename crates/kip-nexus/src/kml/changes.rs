@@ -103,6 +103,10 @@ pub struct ElementChange {
 pub(super) struct Changes {
     list: Vec<Option<ElementChange>>,
     at: HashMap<ElementId, usize>,
+    /// Keep a created element's id and names but not its state: a traced
+    /// write's before-image needs only the id to undo a creation, and the
+    /// state is in the graph (and in the command's text).
+    lean: bool,
 }
 
 impl Changes {
@@ -145,6 +149,15 @@ impl Changes {
     }
 }
 
+/// Metadata `confidence` below 0.5: the trace flags the write `Uncertain`,
+/// so a lean before-image keeps such a creation's state.
+fn uncertain(metadata: &Map<String, Json>) -> bool {
+    metadata
+        .get("confidence")
+        .and_then(Json::as_f64)
+        .is_some_and(|c| c < 0.5)
+}
+
 fn state(attributes: &Map<String, Json>, metadata: &Map<String, Json>) -> State {
     State {
         attributes: attributes.clone(),
@@ -156,6 +169,20 @@ impl Writer<'_, '_> {
     /// Starts collecting the command's changes (for a dry run's preview).
     pub fn collect_changes(&mut self) {
         self.changes = Some(Changes::default());
+    }
+
+    /// Collects changes as a before-image: creations without their state
+    /// (see `Changes::lean`), which keeps tracing bulk imports cheap.
+    pub fn collect_before_image(&mut self) {
+        self.changes = Some(Changes {
+            lean: true,
+            ..Changes::default()
+        });
+    }
+
+    /// Whether creations are noted without their state.
+    fn lean(&self) -> bool {
+        self.changes.as_ref().is_some_and(|c| c.lean)
     }
 
     /// The collected changes, taken (empty when none were collected): a
@@ -197,6 +224,7 @@ impl Writer<'_, '_> {
         let Some(rec) = after.or(before).filter(|_| self.previewing()) else {
             return Ok(());
         };
+        let keep_after = !(op == Op::Created && self.lean());
         let change = ElementChange {
             op,
             kind: Kind::Concept,
@@ -207,7 +235,9 @@ impl Writer<'_, '_> {
             predicate: None,
             object: None,
             before: before.map(|r| state(&r.attributes, &r.metadata)),
-            after: after.map(|r| state(&r.attributes, &r.metadata)),
+            after: after
+                .filter(|r| keep_after || uncertain(&r.metadata))
+                .map(|r| state(&r.attributes, &r.metadata)),
         };
         if let Some(c) = &mut self.changes {
             c.note(ElementId::Concept(id), change);
@@ -228,6 +258,7 @@ impl Writer<'_, '_> {
             return Ok(());
         };
         let predicate = self.graph(|g| Ok(g.predicate_name(rec.predicate)?.to_string()))?;
+        let keep_after = !(op == Op::Created && self.lean());
         let change = ElementChange {
             op,
             kind: Kind::Proposition,
@@ -238,7 +269,9 @@ impl Writer<'_, '_> {
             predicate: Some(predicate),
             object: Some(self.end(rec.object)?),
             before: before.map(|r| state(&r.attributes, &r.metadata)),
-            after: after.map(|r| state(&r.attributes, &r.metadata)),
+            after: after
+                .filter(|r| keep_after || uncertain(&r.metadata))
+                .map(|r| state(&r.attributes, &r.metadata)),
         };
         if let Some(c) = &mut self.changes {
             c.note(ElementId::Proposition(id), change);

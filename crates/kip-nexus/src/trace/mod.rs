@@ -46,6 +46,7 @@ pub const FOLD_WINDOW_SECS: u64 = 60;
 
 /// The four kinds of entry of seed 003.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "TraceEntryType"))]
 #[serde(rename_all = "UPPERCASE")]
 pub enum EntryType {
     Trace,
@@ -78,6 +79,7 @@ impl EntryType {
 /// One entry, as every face shows it and as `kip trace export` writes it
 /// (one JSON object per line).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "TraceEntry"))]
 pub struct Entry {
     /// `T:{n}`.
     pub id: String,
@@ -97,6 +99,7 @@ pub struct Entry {
     /// or the error code), `duration_ms`, `change_seq`, `elements` and the
     /// before-image `changes`; for folded reads `count` and `last_at`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional, type = "Record<string, unknown>"))]
     pub data: Option<Json>,
 }
 
@@ -160,27 +163,49 @@ pub struct NewEntry {
 }
 
 /// Which entries to list.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(default)]
 pub struct TraceFilter {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub originator: Option<String>,
-    #[serde(rename = "type")]
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub kind: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub tag: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub flag: Option<String>,
     /// ISO 8601; entries at or after.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub since: Option<String>,
     /// ISO 8601; entries at or before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub until: Option<String>,
     /// Free text, case-insensitive, over the message, the command and the
     /// originator.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub text: Option<String>,
     /// Only entries that touched this element (`C:…` / `P:…`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub element: Option<String>,
     /// Paging: entries older than this id (`T:…`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub before: Option<String>,
     /// Entries newer than this id, oldest first (for live updates).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub after: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub limit: Option<usize>,
 }
 
@@ -193,7 +218,9 @@ pub(crate) struct Tracer {
 
 #[derive(Debug, Default)]
 struct Folder {
-    open: HashMap<(String, String), Fold>,
+    /// Open folds by originator, then by text (looked up without
+    /// allocating: a read that folds costs a lock and two hash lookups).
+    open: HashMap<String, HashMap<String, Fold>>,
     /// Folds whose window closed, waiting for a write.
     ready: Vec<Fold>,
     since_flush: Option<Instant>,
@@ -204,7 +231,7 @@ pub(crate) struct Fold {
     originator: String,
     text: String,
     first_at: String,
-    last_at: String,
+    last: std::time::SystemTime,
     started: Instant,
     count: u64,
     error: Option<String>,
@@ -651,51 +678,47 @@ impl Tracer {
 
     /// Counts a read in the folder; `true` if a closed window waits long
     /// enough that the caller should flush it with a small write.
-    pub fn fold_read(&self, originator: &str, text: &str, error: Option<String>, at: &str) -> bool {
+    pub fn fold_read(&self, originator: &str, text: &str, error: Option<String>) -> bool {
         let Ok(mut f) = self.folder.lock() else {
             return false;
         };
         let now = Instant::now();
         let window = Duration::from_secs(FOLD_WINDOW_SECS);
-        let key = (originator.to_owned(), text.to_owned());
-        if let Some(open) = f.open.get_mut(&key) {
-            if now.duration_since(open.started) < window {
-                open.count += 1;
-                at.clone_into(&mut open.last_at);
-                if error.is_some() {
-                    open.error = error;
-                }
-                return false;
+        if let Some(open) = f.open.get_mut(originator).and_then(|m| m.get_mut(text))
+            && now.duration_since(open.started) < window
+        {
+            open.count += 1;
+            open.last = std::time::SystemTime::now();
+            if error.is_some() {
+                open.error = error;
             }
-            if let Some(done) = f.open.remove(&key) {
-                f.ready.push(done);
-            }
+            return false;
         }
-        f.open.insert(
-            key,
+        // A new window: close every window that ended (this one included).
+        let mut closed = Vec::new();
+        for texts in f.open.values_mut() {
+            texts.retain(|_, v| {
+                let ended = now.duration_since(v.started) >= window;
+                if ended {
+                    closed.push(v.clone());
+                }
+                !ended
+            });
+        }
+        f.open.retain(|_, m| !m.is_empty());
+        f.ready.extend(closed);
+        f.open.entry(originator.to_owned()).or_default().insert(
+            text.to_owned(),
             Fold {
                 originator: originator.to_owned(),
                 text: text.to_owned(),
-                first_at: at.to_owned(),
-                last_at: at.to_owned(),
+                first_at: crate::run::now(),
+                last: std::time::SystemTime::now(),
                 started: now,
                 count: 1,
                 error,
             },
         );
-        // Close every window that ended, and ask for a flush at most once a
-        // window.
-        let ended: Vec<(String, String)> = f
-            .open
-            .iter()
-            .filter(|(_, v)| now.duration_since(v.started) >= window)
-            .map(|(k, _)| k.clone())
-            .collect();
-        for k in ended {
-            if let Some(done) = f.open.remove(&k) {
-                f.ready.push(done);
-            }
-        }
         let due = !f.ready.is_empty()
             && f.since_flush
                 .is_none_or(|t| now.duration_since(t) >= window);
@@ -714,7 +737,7 @@ impl Tracer {
         };
         let mut out = std::mem::take(&mut f.ready);
         if all {
-            out.extend(f.open.drain().map(|(_, v)| v));
+            out.extend(f.open.drain().flat_map(|(_, m)| m.into_values()));
         }
         out
     }
@@ -768,7 +791,7 @@ fn fold_draft(f: &Fold) -> Draft {
         "read_only": true,
         "count": f.count,
         "first_at": f.first_at,
-        "last_at": f.last_at,
+        "last_at": rfc3339(f.last),
     });
     let mut tag = vec!["ToolOutput".to_owned()];
     if let Some(code) = &f.error {
@@ -864,4 +887,16 @@ pub(crate) fn declare_genesis(store: &Store, txn: &mut RwTxn<'_>, at: String) ->
         },
     )?;
     Ok(())
+}
+
+/// `t` as ISO 8601, UTC, whole seconds.
+fn rfc3339(t: std::time::SystemTime) -> String {
+    time::OffsetDateTime::from(t)
+        .replace_nanosecond(0)
+        .ok()
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .unwrap_or_default()
 }

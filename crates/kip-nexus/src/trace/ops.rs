@@ -22,10 +22,12 @@ pub const MAX_TRACE_PAGE: usize = 1000;
 
 /// One page of entries, newest first (oldest first when listing `after`).
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TracePage {
     pub entries: Vec<Entry>,
     /// Pass as `before` for the next (older) page, if there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub next_before: Option<String>,
     /// The id of the newest entry of the whole trace (`T:0` if none).
     pub last_id: String,
@@ -33,6 +35,7 @@ pub struct TracePage {
 
 /// What a revert did.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Reverted {
     /// The entry reverted.
     pub reverted: String,
