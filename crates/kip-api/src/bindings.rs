@@ -124,6 +124,17 @@ pub(crate) fn generate() -> String {
         kip_nexus::ChangeKind,
         kip_nexus::ChangeEnd,
         kip_nexus::ChangeState,
+        crate::TraceEntryRequest,
+        crate::TraceAddRequest,
+        crate::TraceFlagRequest,
+        crate::TraceRevertRequest,
+        crate::TraceImportRequest,
+        crate::TraceImportResponse,
+        kip_nexus::TraceFilter,
+        kip_nexus::TracePage,
+        kip_nexus::TraceEntry,
+        kip_nexus::TraceEntryType,
+        kip_nexus::Reverted,
     );
     out
 }

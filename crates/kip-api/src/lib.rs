@@ -36,6 +36,7 @@ pub mod paths;
 mod paths_between;
 mod settings;
 pub mod tools;
+mod trace;
 pub mod types;
 mod validate;
 mod watch;
@@ -52,6 +53,10 @@ pub use kip_capsule::{ImportReport, KnowledgeSchema};
 pub use maintenance::store_check;
 pub use neighbourhood::{DEFAULT_PAGE, MAX_PAGE};
 pub use paths_between::{DEFAULT_MAX_HOPS, DEFAULT_PATHS, LINK_BUDGET, MAX_HOPS, MAX_PATHS};
+pub use trace::{
+    TraceAddRequest, TraceEntryRequest, TraceFlagRequest, TraceImportRequest, TraceImportResponse,
+    TraceRevertRequest, jsonl_line,
+};
 pub use types::*;
 pub use validate::position;
 pub use watch::WatchBoard;
@@ -62,6 +67,11 @@ pub use watch::WatchBoard;
 pub struct Api {
     nexus: Arc<Nexus>,
     origin: Origin,
+    /// Who the cognitive trace says acts through this API (see
+    /// [`Api::with_originator`]); `None` names the origin.
+    originator: Option<String>,
+    /// The caller is an agent: its writes are flagged `Unverified`.
+    agent: bool,
     read_only: bool,
     watch: Option<WatchBoard>,
     /// The logic-property resolver, made on first use (its LLM comes from
@@ -80,7 +90,28 @@ impl Api {
             read_only: false,
             watch: None,
             resolver: Arc::new(OnceLock::new()),
+            originator: None,
+            agent: false,
         }
+    }
+
+    /// Names who acts, for the cognitive trace (BRIEF §7): an MCP client's
+    /// `clientInfo.name`, the HTTP header `X-KIP-Originator`, `curator`,
+    /// `watcher`, `cli`. Cheap: hosts call it per request.
+    pub fn with_originator(mut self, originator: impl Into<String>) -> Api {
+        self.originator = Some(originator.into());
+        self
+    }
+
+    /// Marks the caller as an agent: its writes are flagged `Unverified`.
+    pub fn as_agent(mut self, agent: bool) -> Api {
+        self.agent = agent;
+        self
+    }
+
+    /// Who the trace names for this API's requests.
+    pub fn originator(&self) -> &str {
+        self.originator.as_deref().unwrap_or(&self.origin.name)
     }
 
     /// Resolves logic properties with `resolver` instead of one made from
@@ -174,6 +205,8 @@ impl Api {
         Context {
             origin: self.origin.clone(),
             access,
+            originator: self.originator.clone(),
+            agent: self.agent,
         }
     }
 
@@ -339,7 +372,47 @@ impl Api {
             Operation::Paths => to_json(&self.paths(&parse(name, body)?)?),
             Operation::SettingsGet => to_json(&self.settings_get(&parse(name, body)?)?),
             Operation::SettingsPut => to_json(&self.settings_put(&parse(name, body)?)?),
+            Operation::TraceList => to_json(&self.nexus.trace_list(&parse(name, body)?)?),
+            Operation::TraceEntry => {
+                let r: TraceEntryRequest = parse(name, body)?;
+                to_json(&self.nexus.trace_entry(&r.id)?)
+            }
+            Operation::TraceAdd => {
+                self.refuse_if_read_only("recording a trace entry")?;
+                to_json(&trace::add(
+                    &self.nexus,
+                    self.originator(),
+                    parse(name, body)?,
+                )?)
+            }
+            Operation::TraceFlag => {
+                self.refuse_if_read_only("flagging a trace entry")?;
+                let r: TraceFlagRequest = parse(name, body)?;
+                let by = self.originator();
+                to_json(&self.nexus.trace_flag(&r.id, &r.set, &r.clear, by)?)
+            }
+            Operation::TraceRevert => {
+                self.refuse_if_read_only("reverting")?;
+                to_json(&trace::revert(
+                    &self.nexus,
+                    self.originator(),
+                    &parse(name, body)?,
+                )?)
+            }
+            Operation::TraceImport => {
+                self.refuse_if_read_only("importing a trace")?;
+                let r: TraceImportRequest = parse(name, body)?;
+                let imported = self.nexus.trace_import(&r.jsonl)?;
+                to_json(&TraceImportResponse { imported })
+            }
         }
+    }
+
+    fn refuse_if_read_only(&self, what: &str) -> Result<(), ApiError> {
+        if self.read_only {
+            return Err(ApiError::read_only(what));
+        }
+        Ok(())
     }
 
     /// [`Api::call`] with the operation given by its wire name.

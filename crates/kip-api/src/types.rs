@@ -64,10 +64,26 @@ pub enum Operation {
     /// Stores (or, with `null`, forgets) one setting. Body:
     /// [`SettingsPutRequest`]; answer: [`SettingsResponse`] (that key's new value).
     SettingsPut,
+    /// Cognitive-trace entries, newest first. Body: `TraceFilter`; answer: `TracePage`.
+    TraceList,
+    /// One trace entry. Body: [`TraceEntryRequest`](crate::TraceEntryRequest); answer: `TraceEntry`.
+    TraceEntry,
+    /// Records a THINK or SAY entry. Body: [`TraceAddRequest`](crate::TraceAddRequest); answer: `TraceEntry`.
+    TraceAdd,
+    /// Sets and clears an entry's flags (the review state). Body:
+    /// [`TraceFlagRequest`](crate::TraceFlagRequest); answer: `TraceEntry`.
+    TraceFlag,
+    /// Reverts the write an entry describes. Body:
+    /// [`TraceRevertRequest`](crate::TraceRevertRequest); answer: `Reverted`.
+    TraceRevert,
+    /// Imports an exported trace (JSON Lines). Body:
+    /// [`TraceImportRequest`](crate::TraceImportRequest); answer:
+    /// [`TraceImportResponse`](crate::TraceImportResponse).
+    TraceImport,
 }
 
 impl Operation {
-    pub const ALL: [Operation; 16] = [
+    pub const ALL: [Operation; 22] = [
         Operation::Execute,
         Operation::ExecuteReadonly,
         Operation::Validate,
@@ -84,6 +100,12 @@ impl Operation {
         Operation::Paths,
         Operation::SettingsGet,
         Operation::SettingsPut,
+        Operation::TraceList,
+        Operation::TraceEntry,
+        Operation::TraceAdd,
+        Operation::TraceFlag,
+        Operation::TraceRevert,
+        Operation::TraceImport,
     ];
 
     /// The wire name, e.g. `"execute_readonly"`.
@@ -105,6 +127,12 @@ impl Operation {
             Operation::Paths => "paths",
             Operation::SettingsGet => "settings_get",
             Operation::SettingsPut => "settings_put",
+            Operation::TraceList => "trace_list",
+            Operation::TraceEntry => "trace_entry",
+            Operation::TraceAdd => "trace_add",
+            Operation::TraceFlag => "trace_flag",
+            Operation::TraceRevert => "trace_revert",
+            Operation::TraceImport => "trace_import",
         }
     }
 
@@ -118,7 +146,14 @@ impl Operation {
     pub fn writes(self) -> bool {
         matches!(
             self,
-            Operation::Execute | Operation::Import | Operation::Backup | Operation::SettingsPut
+            Operation::Execute
+                | Operation::Import
+                | Operation::Backup
+                | Operation::SettingsPut
+                | Operation::TraceAdd
+                | Operation::TraceFlag
+                | Operation::TraceRevert
+                | Operation::TraceImport
         )
     }
 }
@@ -150,6 +185,12 @@ pub struct ExecuteRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, ts(optional))]
     pub explain: Option<bool>,
+    /// An extension of KIP Explorer: why the caller sends this command; it
+    /// becomes a THINK `DecisionRationale` entry of the cognitive trace,
+    /// linked to the command's own entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub reason: Option<String>,
 }
 
 /// One command of a batch: a text using the shared parameters, or an object
@@ -199,6 +240,7 @@ impl From<ExecuteRequest> for kip_nexus::ExecuteKip {
             parameters: r.parameters,
             dry_run: r.dry_run,
             explain: r.explain,
+            reason: r.reason,
         }
     }
 }

@@ -5,7 +5,7 @@
 //! The default is [`kip_api::paths`], which the desktop shell shares.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use kip_api::Api;
 
@@ -15,6 +15,34 @@ pub fn db_dir(cli_db: Option<PathBuf>) -> anyhow::Result<PathBuf> {
         .ok_or_else(|| anyhow::anyhow!("no data directory on this platform; pass --db DIR"))
 }
 
+/// `--originator`: who the cognitive trace names, overriding every face's
+/// default.
+static ORIGINATOR: OnceLock<String> = OnceLock::new();
+
+/// Records `--originator` (once, at start-up).
+pub fn set_originator(name: Option<String>) {
+    if let Some(name) = name {
+        let _ = ORIGINATOR.set(name);
+    }
+}
+
+/// `--originator`, if given.
+pub fn originator_override() -> Option<&'static str> {
+    ORIGINATOR.get().map(String::as_str)
+}
+
+/// The trace's originator of a host (BRIEF §7): `--originator`, else `cli`
+/// for the command line and `http` for `kip serve` (whose requests may name
+/// themselves with `X-KIP-Originator`); `kip mcp` names each client.
+fn default_originator(origin: &str) -> &str {
+    match origin {
+        "kip-cli" => "cli",
+        "kip-serve" => "http",
+        "kip-mcp" => "mcp",
+        other => other,
+    }
+}
+
 /// Opens (creating if need be) the nexus named by `--db` and the API over
 /// it that writes under `origin` (`kip-cli`, `kip-serve`, …).
 pub fn open_api(db: Option<PathBuf>, origin: &str) -> anyhow::Result<Api> {
@@ -22,7 +50,8 @@ pub fn open_api(db: Option<PathBuf>, origin: &str) -> anyhow::Result<Api> {
     let nexus = kip_nexus::Nexus::open(&dir).map_err(|e| {
         anyhow::anyhow!("cannot open the nexus at {}: {}", dir.display(), e.message)
     })?;
-    Ok(Api::new(Arc::new(nexus), origin))
+    let originator = originator_override().unwrap_or(default_originator(origin));
+    Ok(Api::new(Arc::new(nexus), origin).with_originator(originator))
 }
 
 /// Opens the nexus named by `--db` only if one is there (a folder without

@@ -32,6 +32,9 @@ struct Cli {
     /// The nexus folder (default: $KIP_DB, else the platform data directory's kip-explorer/nexus).
     #[arg(long, global = true, value_name = "DIR")]
     db: Option<PathBuf>,
+    /// Who the cognitive trace names as acting (default: cli, http, the MCP client's name, …).
+    #[arg(long, global = true, value_name = "NAME")]
+    originator: Option<String>,
     #[command(subcommand)]
     command: Cmd,
 }
@@ -54,6 +57,11 @@ enum Cmd {
         /// A full execute_kip arguments object from FILE, or `-` for standard input.
         #[arg(long, value_name = "FILE", conflicts_with_all = ["command", "params", "dry_run", "explain"])]
         request: Option<PathBuf>,
+    },
+    /// The cognitive trace: who changed the nexus, when and why; review and revert.
+    Trace {
+        #[command(subcommand)]
+        action: cmd::trace::Action,
     },
     /// Build the generated benchmark graph (once per --db) and measure the BRIEF §6 workloads.
     Bench {
@@ -203,7 +211,9 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let db = cli.db;
+    db::set_originator(cli.originator);
     match cli.command {
+        Cmd::Trace { action } => cmd::trace::run(db, action),
         Cmd::Exec {
             command,
             params,

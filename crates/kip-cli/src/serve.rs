@@ -503,13 +503,35 @@ fn token_matches(expected: &str, presented: &str) -> bool {
 
 async fn execute_kip(
     State(state): State<AppState>,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let body = match read_body(body) {
         Ok(b) => b,
         Err(r) => return r,
     };
-    call(state.api, Operation::Execute, "execute_kip", body).await
+    let api = named_by(state.api, &headers);
+    call(api, Operation::Execute, "execute_kip", body).await
+}
+
+/// The header that names who acts, for the cognitive trace (BRIEF §7).
+const ORIGINATOR_HEADER: &str = "x-kip-originator";
+
+/// The API naming the request's `X-KIP-Originator` (else the host's
+/// originator, `http`); `--originator` overrides both.
+fn named_by(api: Api, headers: &HeaderMap) -> Api {
+    if crate::db::originator_override().is_some() {
+        return api;
+    }
+    match headers
+        .get(ORIGINATOR_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+    {
+        Some(name) => api.with_originator(name),
+        None => api,
+    }
 }
 
 async fn call(api: Api, operation: Operation, name: &'static str, body: Bytes) -> Response {
@@ -578,6 +600,7 @@ fn operation_named(name: &str) -> Result<Operation, ApiError> {
 async fn operation_post(
     State(state): State<AppState>,
     Path(name): Path<String>,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let body = match read_body(body) {
@@ -585,7 +608,7 @@ async fn operation_post(
         Err(r) => return r,
     };
     match operation_named(&name) {
-        Ok(op) => call(state.api, op, op.name(), body).await,
+        Ok(op) => call(named_by(state.api, &headers), op, op.name(), body).await,
         Err(e) => error_response(&e),
     }
 }

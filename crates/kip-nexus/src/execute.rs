@@ -13,6 +13,7 @@ use serde_json::{Map, Value as Json, json};
 use crate::graph::Result;
 use crate::request::{BatchItem, ExecuteKip};
 use crate::run::{Mode, Origin, Outcome, RunOptions, response};
+use crate::trace::TraceNote;
 use crate::{Nexus, explain};
 
 /// What a caller may do: everything, or only KQL and META.
@@ -29,6 +30,11 @@ pub enum Access {
 pub struct Context {
     pub origin: Origin,
     pub access: Access,
+    /// Who the cognitive trace says acted (else the origin's name): an MCP
+    /// client's name, `X-KIP-Originator`, `curator`, `cli`, `watcher`.
+    pub originator: Option<String>,
+    /// The caller is an agent: its writes are flagged `Unverified`.
+    pub agent: bool,
 }
 
 impl Context {
@@ -37,7 +43,21 @@ impl Context {
         Context {
             origin: Origin::new(origin),
             access: Access::ReadWrite,
+            originator: None,
+            agent: false,
         }
+    }
+
+    /// Names who acts, for the cognitive trace.
+    pub fn with_originator(mut self, originator: impl Into<String>) -> Context {
+        self.originator = Some(originator.into());
+        self
+    }
+
+    /// Marks the caller as an agent (see [`Context::agent`]).
+    pub fn as_agent(mut self, agent: bool) -> Context {
+        self.agent = agent;
+        self
     }
 
     pub fn with_access(mut self, access: Access) -> Context {
@@ -87,6 +107,13 @@ impl Nexus {
             mode: Mode::dry_run_if(request.dry_run.unwrap_or(false)),
             explain: request.explain.unwrap_or(false),
             origin: ctx.origin.clone(),
+            trace: TraceNote {
+                originator: ctx.originator.clone(),
+                parameters: request.parameters.clone().map(Json::Object),
+                agent: ctx.agent,
+                reason: request.reason.clone(),
+                ..TraceNote::default()
+            },
         };
         if request.command.is_some() {
             let Some(one) = parsed.into_iter().next() else {

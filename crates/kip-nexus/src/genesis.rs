@@ -70,6 +70,7 @@ pub fn ensure(store: &Store) -> Result<u64> {
                 }
             }
             store.put_state(txn, SECRET_KEY, &serde_json::json!(secret))?;
+            crate::trace::declare_genesis(store, txn, now)?;
             Ok(secret)
         })
         .map_err(|e| e.0)

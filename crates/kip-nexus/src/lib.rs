@@ -25,6 +25,9 @@
 //! - The change log ([`Nexus::last_change_seq`], [`Nexus::changes_since`])
 //!   and a small key-value state table for hosts ([`Nexus::state`] and
 //!   friends).
+//! - The cognitive trace (BRIEF §7): every command's entry, written with
+//!   it; [`Nexus::trace_list`], [`Nexus::trace_add`], [`Nexus::trace_flag`],
+//!   [`Nexus::revert`] and friends.
 //!
 //! Every command runs in one LMDB transaction: readers see a consistent
 //! snapshot, a KML command is atomic (any error aborts everything it did),
@@ -56,6 +59,7 @@ mod schema;
 mod search;
 mod stats;
 mod tokenize;
+mod trace;
 mod value;
 
 use std::path::Path;
@@ -83,12 +87,27 @@ pub use request::{BatchItem, ExecuteKip};
 pub use run::{Mode, Origin, Outcome, RunOptions, Snapshot, response};
 pub use schema::{has_immutable_id, is_protected, type_list};
 pub use stats::Stats;
+pub use trace::{
+    DEFAULT_TRACE_PAGE, Entry as TraceEntry, EntryType as TraceEntryType, MAX_TRACE_PAGE,
+    NewEntry as NewTraceEntry, Reverted, TraceFilter, TraceNote, TracePage, TraceSettings,
+};
 
 /// A Cognitive Nexus on disk.
 pub struct Nexus {
     store: Store,
     /// Keys the cursors this nexus issues (see `cursor`).
     secret: u64,
+    /// The cognitive trace's settings and folded reads (see `trace`).
+    tracer: trace::Tracer,
+}
+
+impl Drop for Nexus {
+    fn drop(&mut self) {
+        // Folded reads live in memory until a write takes them along.
+        if self.tracer.has_folds() {
+            self.flush_trace_folds(true);
+        }
+    }
 }
 
 impl std::fmt::Debug for Nexus {
@@ -113,7 +132,11 @@ impl Nexus {
     pub fn open(dir: &Path) -> Result<Nexus> {
         let store = Store::open(dir).kip()?;
         let secret = genesis::ensure(&store)?;
-        Ok(Nexus { store, secret })
+        Ok(Nexus {
+            store,
+            secret,
+            tracer: trace::Tracer::default(),
+        })
     }
 
     /// Opens the nexus in `dir` only if one is there: a folder without a

@@ -23,6 +23,11 @@ pub struct ExecuteKip {
     /// (plan, rows per step, samples) and, when it found nothing, why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<bool>,
+    /// An extension of KIP Explorer: why the caller sends this command. It
+    /// becomes a THINK `DecisionRationale` entry of the cognitive trace,
+    /// linked to the command's own entry (writes only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// One command of a batch: text using the shared parameters, or an object

@@ -5,14 +5,18 @@
 //! its commands in one write transaction (any error aborts everything), and
 //! a dry run either checks reads against the schema or executes the writes
 //! exactly and aborts. Every committed write that changed something appends
-//! a change-log entry with its origin in the same transaction.
+//! a change-log entry with its origin in the same transaction, and every
+//! committed write appends its cognitive-trace entry (with the before-image
+//! of what it changed) in that transaction too; reads are folded in memory
+//! and written later (see `trace`).
 
 use kip_lang::ast::{Command, CommandKind, FindQuery};
 use kip_lang::{ErrorCode, KipError};
 use serde_json::{Value as Json, json};
 
 use crate::graph::{Graph, Result, TxnError};
-use crate::kml::{self, Stats};
+use crate::kml::{self, ElementChange, Stats};
+use crate::trace::{self, Append, CommandRecord, TraceNote};
 use crate::{Nexus, export, kql, meta};
 
 /// Who sent a command: recorded in the change log so that other processes
@@ -60,6 +64,8 @@ pub struct RunOptions {
     pub explain: bool,
     /// Who the change log says wrote.
     pub origin: Origin,
+    /// Who the cognitive trace says acted, and what it adds.
+    pub trace: TraceNote,
 }
 
 impl RunOptions {
@@ -79,6 +85,19 @@ impl RunOptions {
     pub fn with_explain(mut self, explain: bool) -> RunOptions {
         self.explain = explain;
         self
+    }
+
+    pub fn with_trace(mut self, trace: TraceNote) -> RunOptions {
+        self.trace = trace;
+        self
+    }
+
+    /// Who the trace names: the note's originator, else the origin.
+    pub fn originator(&self) -> &str {
+        self.trace
+            .originator
+            .as_deref()
+            .unwrap_or(&self.origin.name)
     }
 }
 
@@ -122,8 +141,19 @@ impl Nexus {
         let writes = commands.iter().any(|c| c.kind() == CommandKind::Kml);
         match (writes, options.mode) {
             (false, Mode::DryRun) => self.check_reads(source, commands),
-            (false, Mode::Commit) => self.run_reads(source, commands, options.explain),
-            (true, mode) => self.run_writes(source, commands, options, mode),
+            (false, Mode::Commit) => {
+                let outcome = self.run_reads(source, commands, options.explain);
+                self.trace_read(source, options, outcome.as_ref().err());
+                outcome
+            }
+            (true, Mode::DryRun) => self.run_writes(source, commands, options, Mode::DryRun),
+            (true, Mode::Commit) => {
+                let outcome = self.run_writes(source, commands, options, Mode::Commit);
+                if let Err(e) = &outcome {
+                    self.trace_failure(source, commands, options, e);
+                }
+                outcome
+            }
         }
     }
 
@@ -158,15 +188,27 @@ impl Nexus {
     ) -> Result<Outcome> {
         let secret = self.secret;
         let commit = mode == Mode::Commit;
+        let settings = self.tracer.settings();
+        let tracing = commit && settings.enabled;
+        let started = std::time::Instant::now();
+        // Taken before the closure, which may run twice (see `Store::write`).
+        let folds = if tracing {
+            self.tracer.take_folds(true)
+        } else {
+            Vec::new()
+        };
         let run = |txn: &mut kip_store::RwTxn<'_>| -> std::result::Result<Outcome, TxnError> {
             let mut outcomes = Vec::new();
             let mut total = Stats::default();
+            let mut changes = Vec::new();
             for c in commands {
                 let outcome = match c {
                     Command::Upsert(_)
                     | Command::Delete(_)
                     | Command::Update(_)
-                    | Command::Merge(_) => self.write_command(txn, source, c, commit)?,
+                    | Command::Merge(_) => {
+                        self.write_command(txn, source, c, commit, tracing.then_some(&mut changes))?
+                    }
                     other => {
                         let g = Graph::new(&self.store, txn);
                         read_command(&g, source, other, secret, options.explain)?
@@ -175,6 +217,7 @@ impl Nexus {
                 total += outcome.stats;
                 outcomes.push(outcome);
             }
+            let mut change_seq = None;
             if total.changed() && commit {
                 let entry = json!({
                     "origin": options.origin.name,
@@ -182,7 +225,28 @@ impl Nexus {
                     "at": now(),
                     "stats": total,
                 });
-                self.store.append_change(txn, &entry)?;
+                change_seq = Some(self.store.append_change(txn, &entry)?);
+            }
+            if tracing {
+                let append = Append {
+                    store: &self.store,
+                    settings: &settings,
+                    at: now(),
+                };
+                trace::Tracer::write_folds(&append, txn, &folds)?;
+                append.command(
+                    txn,
+                    CommandRecord {
+                        originator: options.originator(),
+                        note: &options.trace,
+                        verbs: trace::verbs(commands),
+                        text: source,
+                        stats: total,
+                        changes: std::mem::take(&mut changes),
+                        change_seq,
+                        duration: started.elapsed(),
+                    },
+                )?;
             }
             let mut out = combine(outcomes, commands.len() == 1);
             out.stats = total;
@@ -191,23 +255,98 @@ impl Nexus {
             }
             Ok(out)
         };
-        self.store.write_with(commit, run).map_err(|e| e.0)
+        let outcome = self.store.write_with(commit, run).map_err(|e| e.0);
+        if outcome.is_err() {
+            self.tracer.restore_folds(folds);
+        }
+        outcome
+    }
+
+    /// Folds a read into the trace; writes the closed folds when one has
+    /// waited a whole window (a small write of its own, at most once a
+    /// window).
+    fn trace_read(&self, source: &str, options: &RunOptions, error: Option<&KipError>) {
+        if !self.tracer.settings().enabled {
+            return;
+        }
+        let code = error.map(|e| e.code.as_str().to_owned());
+        if self.tracer.fold_read(options.originator(), source, code) {
+            self.flush_trace_folds(false);
+        }
+    }
+
+    /// Writes the folded reads (all of them, or only those whose window
+    /// closed) in a write of their own. Tracing must never fail a read, so
+    /// a failure puts them back for the next write.
+    pub(crate) fn flush_trace_folds(&self, all: bool) {
+        let folds = self.tracer.take_folds(all);
+        if folds.is_empty() {
+            return;
+        }
+        let settings = self.tracer.settings();
+        let written = self.store.write(|txn| {
+            let append = Append {
+                store: &self.store,
+                settings: &settings,
+                at: now(),
+            };
+            trace::Tracer::write_folds(&append, txn, &folds).map_err(TxnError)
+        });
+        if written.is_err() {
+            self.tracer.restore_folds(folds);
+        }
+    }
+
+    /// The TRACE entry of a write that failed: nothing was committed, so it
+    /// goes in a small write of its own.
+    fn trace_failure(
+        &self,
+        source: &str,
+        commands: &[Command],
+        options: &RunOptions,
+        e: &KipError,
+    ) {
+        let settings = self.tracer.settings();
+        if !settings.enabled {
+            return;
+        }
+        let _ = self.store.write(|txn| {
+            let append = Append {
+                store: &self.store,
+                settings: &settings,
+                at: now(),
+            };
+            append
+                .failure(
+                    txn,
+                    options.originator(),
+                    &options.trace,
+                    &trace::verbs(commands),
+                    source,
+                    e,
+                )
+                .map_err(TxnError)
+        });
     }
 }
 
 impl Nexus {
     /// Runs one KML command in `txn`. A preview (`commit` false) also
-    /// collects each element's change, before → after, into the result.
+    /// collects each element's change, before → after, into the result; a
+    /// traced write collects them into `traced` (the before-image).
     fn write_command(
         &self,
         txn: &mut kip_store::RwTxn<'_>,
         source: &str,
         c: &Command,
         commit: bool,
+        traced: Option<&mut Vec<ElementChange>>,
     ) -> std::result::Result<Outcome, TxnError> {
         let mut w = kml::Writer::new(&self.store, txn, source, now());
         if !commit {
             w.collect_changes();
+        } else if traced.is_some() {
+            w.collect_before_image();
         }
         let result = match c {
             Command::Upsert(u) => w.upsert(u)?,
@@ -221,6 +360,9 @@ impl Nexus {
                 )));
             }
         };
+        if let Some(traced) = traced {
+            traced.extend(w.take_changes());
+        }
         Ok(Outcome {
             stats: w.stats,
             ..Outcome::of(w.with_changes(result))

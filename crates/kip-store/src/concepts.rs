@@ -53,6 +53,29 @@ impl Store {
         Ok(id)
     }
 
+    /// Re-creates a deleted concept under the id it had (a revert restores
+    /// the element itself, so references to its id stay valid). Fails if
+    /// `id` was never issued, is in use, or `(type_id, name)` is taken.
+    pub fn restore_concept(
+        &self,
+        txn: &mut RwTxn<'_>,
+        id: ConceptId,
+        record: &ConceptRecord,
+    ) -> Result<(), StoreError> {
+        if id.0 == 0 || id.0 >= self.peek_id(txn, meta_key::NEXT_CONCEPT_ID)? {
+            return Err(StoreError::invalid(format!("{id} was never issued")));
+        }
+        if self.db.concepts.get(txn, &id).lmdb()?.is_some() {
+            return Err(StoreError::invalid(format!("{id} exists")));
+        }
+        let key = type_name_key(record.type_id, &record.name);
+        if !insert_new(self.db.concept_keys, txn, &key, &id)? {
+            return Err(self.key_taken(txn, record.type_id, &record.name)?);
+        }
+        self.put_concept(txn, id, record)?;
+        self.index_concept_rest(txn, id, record.type_id, &record.name)
+    }
+
     /// The concept `id`, decoded.
     pub fn get_concept(
         &self,

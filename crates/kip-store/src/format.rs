@@ -20,7 +20,7 @@ use crate::env::EnvHandle;
 use crate::error::{Lmdb as _, StoreError};
 
 /// The format this version of the crate writes.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// `meta` keys.
 pub(crate) mod meta_key {
@@ -28,6 +28,7 @@ pub(crate) mod meta_key {
     pub const NEXT_CONCEPT_ID: &str = "next_concept_id";
     pub const NEXT_PROPOSITION_ID: &str = "next_proposition_id";
     pub const LAST_CHANGE_SEQ: &str = "last_change_seq";
+    pub const LAST_TRACE_ID: &str = "last_trace_id";
 }
 
 fn decode_version(bytes: &[u8]) -> Result<u32, StoreError> {
@@ -109,11 +110,16 @@ impl Store {
 
     /// Upgrades a store of format `from` to `from + 1`, in `txn`.
     ///
-    /// One arm per released format older than [`FORMAT_VERSION`]. Version 1
-    /// is the first released format, so today no arm migrates anything.
+    /// One arm per released format older than [`FORMAT_VERSION`].
     fn migrate(&self, _txn: &mut RwTxn<'_>, from: u32) -> Result<(), StoreError> {
         match from {
             0 => Err(StoreError::corrupt("format version 0 was never released")),
+            // Format 2 added the cognitive trace's databases (`trace`,
+            // `trace_seqs`, `trace_elements`, `trace_touches`). Opening
+            // creates them empty, so a format-1 store has nothing to convert;
+            // the bump keeps a format-1 program, which would write without
+            // tracing, from opening a traced store.
+            1 => Ok(()),
             FORMAT_VERSION.. => Ok(()),
         }
     }

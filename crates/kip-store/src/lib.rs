@@ -2,7 +2,7 @@
 //!
 //! One [`Store`] per folder: concept and proposition records, their indexes,
 //! interned names, counters, the text index's postings, application state,
-//! a change log and the format version, all in one LMDB environment
+//! a change log, the cognitive trace and the format version, all in one LMDB environment
 //! (`data.mdb` + `lock.mdb`). Several processes may open the same folder at
 //! once. The crate knows nothing of KIP syntax or semantics: the engine
 //! (`kip-nexus`) decides what to store; this crate stores it atomically,
@@ -35,7 +35,7 @@
 //! assert_eq!(id.to_string(), "C:1");
 //! ```
 //!
-//! # On-disk layout (format version 1)
+//! # On-disk layout (format version 2)
 //!
 //! All integers in keys are big-endian and fixed-width, so keys sort as the
 //! numbers they encode. An element id is 9 bytes: a tag (`0x00` concept,
@@ -47,7 +47,7 @@
 //!
 //! | database (`db_name`) | key | value |
 //! |---|---|---|
-//! | `meta` | `format_version`, `next_concept_id`, `next_proposition_id`, `last_change_seq` | `u32` / `u64` BE |
+//! | `meta` | `format_version`, `next_concept_id`, `next_proposition_id`, `last_change_seq`, `last_trace_id` | `u32` / `u64` BE |
 //! | `names` | namespace byte · name key | id `u32` |
 //! | `name_ids` | namespace byte · id `u32` | name (UTF-8) |
 //! | `concepts` | concept id `u64` | type `u32` · len-prefixed name · len-prefixed attribute fields · metadata fields ([`codec::concept`]) |
@@ -63,6 +63,10 @@
 //! | `documents` | element (9) | length `u32` · the document's terms with frequencies ([`codec::document`]) |
 //! | `state` | name key of the state key | len-prefixed full key · value ([`codec::state`]) |
 //! | `changes` | sequence `u64` | value ([`codec::value`]) |
+//! | `trace` | entry id `u64` | the entry, JSON text (since format 2) |
+//! | `trace_seqs` | originator (UTF-8, ≤ 256 bytes) | its last sequence number `u64` |
+//! | `trace_elements` | element (9) · entry id `u64` | empty (the entries that touched an element) |
+//! | `trace_touches` | entry id `u64` | the elements it touched, 9 bytes each |
 //!
 //! Namespace bytes: 1 concept types, 2 predicates, 3 attribute and metadata
 //! keys. Ids of every kind start at 1 and are never reused.
@@ -101,6 +105,7 @@ mod propositions;
 mod state;
 mod store;
 mod text;
+mod trace;
 
 pub use changes::MAX_CHANGES;
 pub use check::{CheckCounts, CheckReport, MAX_LISTED_VIOLATIONS, Violation};
@@ -115,6 +120,7 @@ pub use names::Namespace;
 pub use propositions::{PropositionMatch, PropositionMatches, PropositionRecord};
 pub use store::Store;
 pub use text::PrefixPosting;
+pub use trace::{MAX_ORIGINATOR_LEN, TraceSlot};
 
 /// The names of the store's LMDB databases (see the table in the crate
 /// documentation for their keys and values).
@@ -137,9 +143,13 @@ pub mod db_name {
     pub const DOCUMENTS: &str = "documents";
     pub const STATE: &str = "state";
     pub const CHANGES: &str = "changes";
+    pub const TRACE: &str = "trace";
+    pub const TRACE_SEQS: &str = "trace_seqs";
+    pub const TRACE_ELEMENTS: &str = "trace_elements";
+    pub const TRACE_TOUCHES: &str = "trace_touches";
 
     /// Every database, in creation order.
-    pub const ALL: [&str; 18] = [
+    pub const ALL: [&str; 22] = [
         META,
         NAMES,
         NAME_IDS,
@@ -158,5 +168,9 @@ pub mod db_name {
         DOCUMENTS,
         STATE,
         CHANGES,
+        TRACE,
+        TRACE_SEQS,
+        TRACE_ELEMENTS,
+        TRACE_TOUCHES,
     ];
 }

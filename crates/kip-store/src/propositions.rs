@@ -79,6 +79,35 @@ impl Store {
         Ok(id)
     }
 
+    /// Re-creates a deleted proposition under the id it had (see
+    /// [`Store::restore_concept`]), under the checks of
+    /// [`Store::create_proposition`].
+    pub fn restore_proposition(
+        &self,
+        txn: &mut RwTxn<'_>,
+        id: PropositionId,
+        record: &PropositionRecord,
+    ) -> Result<(), StoreError> {
+        if id.0 == 0 || id.0 >= self.peek_id(txn, meta_key::NEXT_PROPOSITION_ID)? {
+            return Err(StoreError::invalid(format!("{id} was never issued")));
+        }
+        if self.db.propositions.get(txn, &id).lmdb()?.is_some() {
+            return Err(StoreError::invalid(format!("{id} exists")));
+        }
+        let triple = record.triple();
+        self.ensure_ends_exist(txn, &triple)?;
+        let spo_key = Spo::encode(&triple);
+        if !insert_new(self.db.spo, txn, &spo_key, &id)? {
+            let existing =
+                self.db.spo.get(txn, &spo_key).lmdb()?.ok_or_else(|| {
+                    StoreError::corrupt("a taken triple vanished in its transaction")
+                })?;
+            return Err(StoreError::DuplicateProposition { existing });
+        }
+        self.put_proposition(txn, id, record)?;
+        self.index_proposition_rest(txn, id, &triple)
+    }
+
     /// Creates many propositions at once and returns their ids, in the
     /// order of `records`: the same result and the same checks as calling
     /// [`Store::create_proposition`] on each in turn, several times faster

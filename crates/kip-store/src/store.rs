@@ -54,6 +54,10 @@ pub(crate) struct Databases<'t> {
     pub documents: Database<'t, ElementIdCodec, DocumentCodec>,
     pub state: Database<'t, RawKey, StateCodec>,
     pub changes: Database<'t, U64Be, ValueCodec>,
+    pub trace: Database<'t, U64Be, Bytes>,
+    pub trace_seqs: Database<'t, Str, Bytes>,
+    pub trace_elements: Database<'t, Bytes, Unit>,
+    pub trace_touches: Database<'t, U64Be, Bytes>,
 }
 
 impl<'t> Databases<'t> {
@@ -81,6 +85,10 @@ impl<'t> Databases<'t> {
             documents: opener.create_database(txn, Some(n::DOCUMENTS))?,
             state: opener.create_database(txn, Some(n::STATE))?,
             changes: opener.create_database(txn, Some(n::CHANGES))?,
+            trace: opener.create_database(txn, Some(n::TRACE))?,
+            trace_seqs: opener.create_database(txn, Some(n::TRACE_SEQS))?,
+            trace_elements: opener.create_database(txn, Some(n::TRACE_ELEMENTS))?,
+            trace_touches: opener.create_database(txn, Some(n::TRACE_TOUCHES))?,
         })
     }
 }
@@ -108,6 +116,10 @@ impl OnCommit for Databases<'_> {
             documents: self.documents.on_commit(token),
             state: self.state.on_commit(token),
             changes: self.changes.on_commit(token),
+            trace: self.trace.on_commit(token),
+            trace_seqs: self.trace_seqs.on_commit(token),
+            trace_elements: self.trace_elements.on_commit(token),
+            trace_touches: self.trace_touches.on_commit(token),
         }
     }
 }

@@ -66,5 +66,6 @@ fn request(args: Args) -> anyhow::Result<ExecuteRequest> {
         parameters,
         dry_run: args.dry_run.then_some(true),
         explain: args.explain.then_some(true),
+        reason: None,
     })
 }

@@ -17,4 +17,5 @@ pub mod import;
 pub mod resolve;
 pub mod schema;
 pub mod store;
+pub mod trace;
 pub mod watch;

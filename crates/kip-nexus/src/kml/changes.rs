@@ -3,8 +3,9 @@
 //! (BRIEF §7) can keep as a write's before-image.
 //!
 //! The [`Writer`] collects only when asked ([`Writer::collect_changes`]):
-//! committed writes pay nothing for it and their result shape stays as it
-//! was. Each element appears once per command, in the order it was first
+//! a preview adds them to its result; a traced committed write keeps them in
+//! its trace entry ([`Writer::take_changes`]) and its result shape stays as
+//! it was. Each element appears once per command, in the order it was first
 //! touched; several touches fold into one change (created then updated is
 //! "created" with the final state, updated then deleted is "deleted" with
 //! the state before the command, created then deleted disappears).
@@ -14,14 +15,14 @@
 use std::collections::HashMap;
 
 use kip_store::{ConceptId, ConceptRecord, ElementId, PropositionId, PropositionRecord};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
 use super::Writer;
 use crate::graph::Result;
 
 /// What happened to an element.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "ChangeOp"))]
 #[serde(rename_all = "lowercase")]
 pub enum Op {
@@ -31,7 +32,7 @@ pub enum Op {
 }
 
 /// Whether the element is a concept or a proposition (a link).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "ChangeKind"))]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
@@ -41,20 +42,20 @@ pub enum Kind {
 
 /// One end of a link, named so a reader need not look it up: a concept's
 /// type and name, or for a link about a link only its id.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "ChangeEnd"))]
 pub struct End {
     pub id: String,
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub type_name: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub name: Option<String>,
 }
 
 /// The part of an element a write can change.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "ChangeState"))]
 pub struct State {
     #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown>"))]
@@ -66,7 +67,7 @@ pub struct State {
 /// One element's change. A concept carries `type` and `name`; a
 /// proposition carries `subject`, `predicate` and `object`. `before` is
 /// absent for a creation, `after` for a deletion.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ElementChange {
     pub op: Op,
@@ -74,25 +75,25 @@ pub struct ElementChange {
     /// `C:…` or `P:…`. In a dry run, a created element's id is the one it
     /// would have had; the aborted transaction frees it again.
     pub id: String,
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub type_name: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub name: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub subject: Option<End>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub predicate: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub object: Option<End>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub before: Option<State>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub after: Option<State>,
 }
@@ -102,6 +103,10 @@ pub struct ElementChange {
 pub(super) struct Changes {
     list: Vec<Option<ElementChange>>,
     at: HashMap<ElementId, usize>,
+    /// Keep a created element's id and names but not its state: a traced
+    /// write's before-image needs only the id to undo a creation, and the
+    /// state is in the graph (and in the command's text).
+    lean: bool,
 }
 
 impl Changes {
@@ -144,6 +149,15 @@ impl Changes {
     }
 }
 
+/// Metadata `confidence` below 0.5: the trace flags the write `Uncertain`,
+/// so a lean before-image keeps such a creation's state.
+fn uncertain(metadata: &Map<String, Json>) -> bool {
+    metadata
+        .get("confidence")
+        .and_then(Json::as_f64)
+        .is_some_and(|c| c < 0.5)
+}
+
 fn state(attributes: &Map<String, Json>, metadata: &Map<String, Json>) -> State {
     State {
         attributes: attributes.clone(),
@@ -155,6 +169,29 @@ impl Writer<'_, '_> {
     /// Starts collecting the command's changes (for a dry run's preview).
     pub fn collect_changes(&mut self) {
         self.changes = Some(Changes::default());
+    }
+
+    /// Collects changes as a before-image: creations without their state
+    /// (see `Changes::lean`), which keeps tracing bulk imports cheap.
+    pub fn collect_before_image(&mut self) {
+        self.changes = Some(Changes {
+            lean: true,
+            ..Changes::default()
+        });
+    }
+
+    /// Whether creations are noted without their state.
+    fn lean(&self) -> bool {
+        self.changes.as_ref().is_some_and(|c| c.lean)
+    }
+
+    /// The collected changes, taken (empty when none were collected): a
+    /// committed write's before-image for the cognitive trace.
+    pub fn take_changes(&mut self) -> Vec<ElementChange> {
+        self.changes
+            .take()
+            .map(Changes::into_list)
+            .unwrap_or_default()
     }
 
     /// Whether changes are being collected.
@@ -187,6 +224,7 @@ impl Writer<'_, '_> {
         let Some(rec) = after.or(before).filter(|_| self.previewing()) else {
             return Ok(());
         };
+        let keep_after = !(op == Op::Created && self.lean());
         let change = ElementChange {
             op,
             kind: Kind::Concept,
@@ -197,7 +235,9 @@ impl Writer<'_, '_> {
             predicate: None,
             object: None,
             before: before.map(|r| state(&r.attributes, &r.metadata)),
-            after: after.map(|r| state(&r.attributes, &r.metadata)),
+            after: after
+                .filter(|r| keep_after || uncertain(&r.metadata))
+                .map(|r| state(&r.attributes, &r.metadata)),
         };
         if let Some(c) = &mut self.changes {
             c.note(ElementId::Concept(id), change);
@@ -218,6 +258,7 @@ impl Writer<'_, '_> {
             return Ok(());
         };
         let predicate = self.graph(|g| Ok(g.predicate_name(rec.predicate)?.to_string()))?;
+        let keep_after = !(op == Op::Created && self.lean());
         let change = ElementChange {
             op,
             kind: Kind::Proposition,
@@ -228,7 +269,9 @@ impl Writer<'_, '_> {
             predicate: Some(predicate),
             object: Some(self.end(rec.object)?),
             before: before.map(|r| state(&r.attributes, &r.metadata)),
-            after: after.map(|r| state(&r.attributes, &r.metadata)),
+            after: after
+                .filter(|r| keep_after || uncertain(&r.metadata))
+                .map(|r| state(&r.attributes, &r.metadata)),
         };
         if let Some(c) = &mut self.changes {
             c.note(ElementId::Proposition(id), change);

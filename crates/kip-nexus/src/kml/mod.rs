@@ -25,6 +25,7 @@ use crate::{schema, search};
 mod changes;
 mod delete;
 mod merge;
+mod restore;
 mod update;
 mod upsert;
 

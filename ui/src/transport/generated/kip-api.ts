@@ -22,7 +22,7 @@ export type ApiError = { code: ErrorCode, message: string, hint: string, data?: 
  * The operations of the API, by their wire name (`/api/<name>` over HTTP,
  * the command name in the desktop shell).
  */
-export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put";
+export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import";
 
 /**
  * The arguments of `execute_kip` (seed 001 §6.1): exactly one of `command`
@@ -49,7 +49,13 @@ dry_run?: boolean,
  * An extension of KIP Explorer: also return how a FIND was evaluated
  * (plan, rows per step, samples) and, when it found nothing, why.
  */
-explain?: boolean, };
+explain?: boolean, 
+/**
+ * An extension of KIP Explorer: why the caller sends this command; it
+ * becomes a THINK `DecisionRationale` entry of the cognitive trace,
+ * linked to the command's own entry.
+ */
+reason?: string, };
 
 /**
  * One command of a batch: a text using the shared parameters, or an object
@@ -1021,3 +1027,139 @@ export type ChangeEnd = { id: string, type?: string, name?: string, };
  * The part of an element a write can change.
  */
 export type ChangeState = { attributes: Record<string, unknown>, metadata: Record<string, unknown>, };
+
+/**
+ * `trace_entry`: one entry by id.
+ */
+export type TraceEntryRequest = { 
+/**
+ * `T:…`.
+ */
+id: string, };
+
+/**
+ * `trace_add`: a THINK or SAY entry (an agent's reasoning, a curator's
+ * note). `originator` defaults to the host's.
+ */
+export type TraceAddRequest = { originator?: string, 
+/**
+ * `THINK` or `SAY`.
+ */
+type: string, message: string, tag: Array<string>, flags: Array<string>, data?: Record<string, unknown>, };
+
+/**
+ * `trace_flag`: the review state of an entry.
+ */
+export type TraceFlagRequest = { id: string, 
+/**
+ * Flags to set, e.g. `["Reviewed"]`.
+ */
+set: Array<string>, 
+/**
+ * Flags to clear.
+ */
+clear: Array<string>, };
+
+/**
+ * `trace_revert`: undo the write an entry describes.
+ */
+export type TraceRevertRequest = { id: string, 
+/**
+ * Revert even though later writes touched the same elements.
+ */
+force: boolean, };
+
+/**
+ * `trace_import`: an exported trace, JSON Lines.
+ */
+export type TraceImportRequest = { jsonl: string, };
+
+/**
+ * What `trace_import` did.
+ */
+export type TraceImportResponse = { imported: number, };
+
+/**
+ * Which entries to list.
+ */
+export type TraceFilter = { originator?: string, type?: string, tag?: string, flag?: string, 
+/**
+ * ISO 8601; entries at or after.
+ */
+since?: string, 
+/**
+ * ISO 8601; entries at or before.
+ */
+until?: string, 
+/**
+ * Free text, case-insensitive, over the message, the command and the
+ * originator.
+ */
+text?: string, 
+/**
+ * Only entries that touched this element (`C:…` / `P:…`).
+ */
+element?: string, 
+/**
+ * Paging: entries older than this id (`T:…`).
+ */
+before?: string, 
+/**
+ * Entries newer than this id, oldest first (for live updates).
+ */
+after?: string, limit?: number, };
+
+/**
+ * One page of entries, newest first (oldest first when listing `after`).
+ */
+export type TracePage = { entries: Array<TraceEntry>, 
+/**
+ * Pass as `before` for the next (older) page, if there is one.
+ */
+next_before?: string, 
+/**
+ * The id of the newest entry of the whole trace (`T:0` if none).
+ */
+last_id: string, };
+
+/**
+ * One entry, as every face shows it and as `kip trace export` writes it
+ * (one JSON object per line).
+ */
+export type TraceEntry = { 
+/**
+ * `T:{n}`.
+ */
+id: string, originator: string, type: TraceEntryType, 
+/**
+ * The entry's decimal sequence number within its originator.
+ */
+seq: string, message: string, tag: Array<string>, flags: Array<string>, 
+/**
+ * ISO 8601, UTC.
+ */
+at: string, 
+/**
+ * For commands: `command`, `parameters`, `outcome` (the change counts
+ * or the error code), `duration_ms`, `change_seq`, `elements` and the
+ * before-image `changes`; for folded reads `count` and `last_at`.
+ */
+data?: Record<string, unknown>, };
+
+/**
+ * The four kinds of entry of seed 003.
+ */
+export type TraceEntryType = "TRACE" | "THINK" | "SAY" | "SPACE";
+
+/**
+ * What a revert did.
+ */
+export type Reverted = { 
+/**
+ * The entry reverted.
+ */
+reverted: string, 
+/**
+ * The compensating write's own entry.
+ */
+entry: TraceEntry, };

@@ -1,0 +1,110 @@
+//! The cognitive trace's operations (BRIEF §7): list and show entries,
+//! record THINK / SAY entries, review flags, revert a write, import an
+//! exported trace. Entries name [`crate::Api`]'s originator unless a request
+//! says otherwise.
+
+use kip_nexus::{NewTraceEntry, Nexus, Reverted, TraceEntry};
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+use crate::error::ApiError;
+
+/// `trace_entry`: one entry by id.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct TraceEntryRequest {
+    /// `T:…`.
+    pub id: String,
+}
+
+/// `trace_add`: a THINK or SAY entry (an agent's reasoning, a curator's
+/// note). `originator` defaults to the host's.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct TraceAddRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub originator: Option<String>,
+    /// `THINK` or `SAY`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub message: String,
+    #[serde(default)]
+    pub tag: Vec<String>,
+    #[serde(default)]
+    pub flags: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional, type = "Record<string, unknown>"))]
+    pub data: Option<Json>,
+}
+
+/// `trace_flag`: the review state of an entry.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct TraceFlagRequest {
+    pub id: String,
+    /// Flags to set, e.g. `["Reviewed"]`.
+    #[serde(default)]
+    pub set: Vec<String>,
+    /// Flags to clear.
+    #[serde(default)]
+    pub clear: Vec<String>,
+}
+
+/// `trace_revert`: undo the write an entry describes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct TraceRevertRequest {
+    pub id: String,
+    /// Revert even though later writes touched the same elements.
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// `trace_import`: an exported trace, JSON Lines.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct TraceImportRequest {
+    pub jsonl: String,
+}
+
+/// What `trace_import` did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct TraceImportResponse {
+    pub imported: u64,
+}
+
+pub(crate) fn add(
+    nexus: &Nexus,
+    originator: &str,
+    r: TraceAddRequest,
+) -> Result<TraceEntry, ApiError> {
+    let new = NewTraceEntry {
+        originator: r.originator.unwrap_or_else(|| originator.to_owned()),
+        kind: r.kind,
+        message: r.message,
+        tag: r.tag,
+        flags: r.flags,
+        data: r.data,
+    };
+    Ok(nexus.trace_add(&new)?)
+}
+
+pub(crate) fn revert(
+    nexus: &Nexus,
+    originator: &str,
+    r: &TraceRevertRequest,
+) -> Result<Reverted, ApiError> {
+    Ok(nexus.revert(&r.id, originator, r.force)?)
+}
+
+/// An entry as one line of JSON Lines (the seed's field names).
+pub fn jsonl_line(entry: &TraceEntry) -> String {
+    serde_json::to_string(entry).unwrap_or_default()
+}

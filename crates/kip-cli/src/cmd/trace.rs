@@ -1,0 +1,207 @@
+//! `kip trace`: the cognitive trace on the command line (BRIEF §7). Lists
+//! and exports print JSON Lines with the seed's field names; everything goes
+//! through [`kip_api::Api`]'s trace operations.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use kip_api::{Api, Operation};
+use serde_json::{Value as Json, json};
+
+use crate::stdio::{out, print_error, read_input};
+
+/// What `kip trace` does.
+#[derive(Debug, clap::Subcommand)]
+pub enum Action {
+    /// List entries, newest first, as JSON Lines.
+    List(Filters),
+    /// One entry, pretty-printed.
+    Show { id: String },
+    /// Record a THINK or SAY entry (as --originator, default cli).
+    Add {
+        /// THINK or SAY.
+        #[arg(long = "type", value_name = "TYPE")]
+        kind: String,
+        /// The entry's message.
+        message: String,
+        /// A tag (repeatable), e.g. DecisionRationale.
+        #[arg(long)]
+        tag: Vec<String>,
+        /// A flag (repeatable), e.g. Uncertain.
+        #[arg(long)]
+        flag: Vec<String>,
+    },
+    /// Revert the write an entry describes, as one new traced write.
+    Revert {
+        id: String,
+        /// Revert even if later writes touched the same elements.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Set or clear an entry's flags (the review state: Reviewed, Rejected, …).
+    Flag {
+        id: String,
+        /// A flag to set (repeatable).
+        #[arg(long)]
+        set: Vec<String>,
+        /// A flag to clear (repeatable).
+        #[arg(long)]
+        clear: Vec<String>,
+    },
+    /// Every entry matching the filters, oldest first, as JSON Lines.
+    Export(Filters),
+    /// Import an exported trace (JSON Lines): the whole file or nothing.
+    Import {
+        /// The file, or `-` for standard input.
+        file: Option<PathBuf>,
+    },
+}
+
+/// The filters of `list` and `export`.
+#[derive(Debug, clap::Args)]
+pub struct Filters {
+    #[arg(long)]
+    originator: Option<String>,
+    /// TRACE, THINK, SAY or SPACE.
+    #[arg(long = "type", value_name = "TYPE")]
+    kind: Option<String>,
+    #[arg(long)]
+    tag: Option<String>,
+    #[arg(long)]
+    flag: Option<String>,
+    /// ISO 8601: entries at or after.
+    #[arg(long)]
+    since: Option<String>,
+    /// ISO 8601: entries at or before.
+    #[arg(long)]
+    until: Option<String>,
+    /// Free text in the message, the command or the originator.
+    #[arg(long)]
+    text: Option<String>,
+    /// Only entries that touched this element (C:… or P:…).
+    #[arg(long)]
+    element: Option<String>,
+    /// At most this many entries (list: default 100).
+    #[arg(long)]
+    limit: Option<usize>,
+}
+
+impl Filters {
+    fn body(&self) -> serde_json::Map<String, Json> {
+        let mut b = serde_json::Map::new();
+        let fields = [
+            ("originator", &self.originator),
+            ("type", &self.kind),
+            ("tag", &self.tag),
+            ("flag", &self.flag),
+            ("since", &self.since),
+            ("until", &self.until),
+            ("text", &self.text),
+            ("element", &self.element),
+        ];
+        for (k, v) in fields {
+            if let Some(v) = v {
+                b.insert(k.into(), json!(v));
+            }
+        }
+        b
+    }
+}
+
+fn answer(api: &Api, op: Operation, body: Json) -> anyhow::Result<Result<Json, ExitCode>> {
+    match api.call(op, body) {
+        Ok(v) => Ok(Ok(v)),
+        Err(e) => print_error(&e).map(Err),
+    }
+}
+
+fn lines(entries: &[Json]) {
+    let mut text = String::new();
+    for e in entries {
+        text += &serde_json::to_string(e).unwrap_or_default();
+        text.push('\n');
+    }
+    out(&text);
+}
+
+pub fn run(db: Option<PathBuf>, action: Action) -> anyhow::Result<ExitCode> {
+    let api = crate::db::open_api(db, "kip-cli")?;
+    let result = match action {
+        Action::List(f) => {
+            let mut body = f.body();
+            if let Some(l) = f.limit {
+                body.insert("limit".into(), json!(l));
+            }
+            answer(&api, Operation::TraceList, Json::Object(body))?.map(|page| {
+                lines(
+                    page["entries"]
+                        .as_array()
+                        .map(Vec::as_slice)
+                        .unwrap_or_default(),
+                );
+            })
+        }
+        Action::Export(f) => export(&api, &f)?,
+        Action::Show { id } => answer(&api, Operation::TraceEntry, json!({"id": id}))?
+            .map(|e| out(&format!("{e:#}\n"))),
+        Action::Add {
+            kind,
+            message,
+            tag,
+            flag,
+        } => {
+            let body = json!({"type": kind, "message": message, "tag": tag, "flags": flag});
+            answer(&api, Operation::TraceAdd, body)?.map(|e| lines(&[e]))
+        }
+        Action::Revert { id, force } => answer(
+            &api,
+            Operation::TraceRevert,
+            json!({"id": id, "force": force}),
+        )?
+        .map(|r| out(&format!("{r:#}\n"))),
+        Action::Flag { id, set, clear } => answer(
+            &api,
+            Operation::TraceFlag,
+            json!({"id": id, "set": set, "clear": clear}),
+        )?
+        .map(|e| lines(&[e])),
+        Action::Import { file } => {
+            let jsonl = read_input(file.as_ref())?;
+            answer(&api, Operation::TraceImport, json!({"jsonl": jsonl}))?
+                .map(|r| out(&format!("{r}\n")))
+        }
+    };
+    Ok(match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(code) => code,
+    })
+}
+
+/// Every matching entry, oldest first: pages newest first, then reversed.
+fn export(api: &Api, f: &Filters) -> anyhow::Result<Result<(), ExitCode>> {
+    let mut all = Vec::new();
+    let mut before: Option<String> = None;
+    loop {
+        let mut body = f.body();
+        body.insert("limit".into(), json!(kip_nexus::MAX_TRACE_PAGE));
+        if let Some(b) = &before {
+            body.insert("before".into(), json!(b));
+        }
+        let page = match answer(api, Operation::TraceList, Json::Object(body))? {
+            Ok(p) => p,
+            Err(code) => return Ok(Err(code)),
+        };
+        all.extend(page["entries"].as_array().cloned().unwrap_or_default());
+        match page["next_before"].as_str() {
+            Some(b) => before = Some(b.to_owned()),
+            None => break,
+        }
+        if f.limit.is_some_and(|l| all.len() >= l) {
+            all.truncate(f.limit.unwrap_or(usize::MAX));
+            break;
+        }
+    }
+    all.reverse();
+    lines(&all);
+    Ok(Ok(()))
+}

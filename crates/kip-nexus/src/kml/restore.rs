@@ -1,0 +1,145 @@
+//! Undoing a write: the compensating change of a list of [`ElementChange`]s
+//! (a traced write's before-image), applied in the caller's transaction.
+//!
+//! Each element is put back exactly as it was: a created element is deleted
+//! (with the DETACH cascade), an updated one gets its attributes and
+//! metadata back (engine metadata included, so `_version` returns to what
+//! it was), and a deleted one is re-created under its former id, links
+//! removed by a DETACH cascade included. The changes are noted like any
+//! write's, so the compensating write is itself traced and revertible.
+
+use kip_lang::{ErrorCode, KipError};
+use kip_store::{ConceptId, ConceptRecord, ElementId, PropositionId, PropositionRecord};
+
+use super::Writer;
+use super::changes::{ElementChange, Kind, Op};
+use crate::graph::{BELONGS_TO_DOMAIN, OrInternal as _, Result};
+use crate::search;
+
+fn element(c: &ElementChange) -> Result<ElementId> {
+    c.id.parse().map_err(|_| {
+        KipError::new(
+            ErrorCode::InternalError,
+            format!("a trace entry names `{}`, which is not an element id", c.id),
+        )
+    })
+}
+
+fn end_id(end: Option<&super::changes::End>) -> Result<ElementId> {
+    let id = end.map(|e| e.id.as_str()).unwrap_or_default();
+    id.parse().map_err(|_| {
+        KipError::new(
+            ErrorCode::InternalError,
+            format!("a trace entry names a link end `{id}` that is not an element id"),
+        )
+    })
+}
+
+impl Writer<'_, '_> {
+    /// Applies the inverse of `changes` (one write's before-image, in the
+    /// order the write touched its elements).
+    pub fn restore(&mut self, changes: &[ElementChange]) -> Result<()> {
+        // Creations are undone newest first (links before the concepts they
+        // join); deletions are undone concepts first, then links, so every
+        // link's ends exist again when it returns.
+        for c in changes.iter().rev() {
+            if c.op == Op::Created {
+                let e = element(c)?;
+                if self.store.contains(self.txn, e).kip()? {
+                    self.delete_element(e)?;
+                }
+            }
+        }
+        for c in changes.iter().filter(|c| c.op == Op::Updated) {
+            self.restore_state(c)?;
+        }
+        for kind in [Kind::Concept, Kind::Proposition] {
+            for c in changes
+                .iter()
+                .filter(|c| c.op == Op::Deleted && c.kind == kind)
+            {
+                self.recreate(c)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn restore_state(&mut self, c: &ElementChange) -> Result<()> {
+        let Some(before) = &c.before else {
+            return Ok(());
+        };
+        match element(c)? {
+            ElementId::Concept(id) => {
+                let Some(old) = self.store.get_concept(self.txn, id).kip()? else {
+                    return Ok(());
+                };
+                let rec = ConceptRecord {
+                    attributes: before.attributes.clone(),
+                    metadata: before.metadata.clone(),
+                    ..old.clone()
+                };
+                self.store.update_concept(self.txn, id, &rec).kip()?;
+                search::index_concept(self.store, self.txn, id, &rec)?;
+                self.note_concept(Op::Updated, id, Some(&old), Some(&rec))?;
+                self.stats.concepts_updated += 1;
+            }
+            ElementId::Proposition(id) => {
+                let Some(old) = self.store.get_proposition(self.txn, id).kip()? else {
+                    return Ok(());
+                };
+                let rec = PropositionRecord {
+                    attributes: before.attributes.clone(),
+                    metadata: before.metadata.clone(),
+                    ..old.clone()
+                };
+                self.store.update_proposition(self.txn, id, &rec).kip()?;
+                self.reindex_proposition(id, &rec)?;
+                self.note_proposition(Op::Updated, id, Some(&old), Some(&rec))?;
+                self.stats.propositions_updated += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn recreate(&mut self, c: &ElementChange) -> Result<()> {
+        let before = c.before.clone().unwrap_or_else(|| super::changes::State {
+            attributes: Default::default(),
+            metadata: Default::default(),
+        });
+        match element(c)? {
+            ElementId::Concept(ConceptId(n)) => {
+                let id = ConceptId(n);
+                let type_name = c.type_name.as_deref().unwrap_or_default();
+                let rec = ConceptRecord {
+                    type_id: self.intern_type(type_name)?,
+                    name: c.name.clone().unwrap_or_default(),
+                    attributes: before.attributes,
+                    metadata: before.metadata,
+                };
+                self.store.restore_concept(self.txn, id, &rec).kip()?;
+                search::index_concept(self.store, self.txn, id, &rec)?;
+                self.note_concept(Op::Created, id, None, Some(&rec))?;
+                self.stats.concepts_created += 1;
+            }
+            ElementId::Proposition(PropositionId(n)) => {
+                let id = PropositionId(n);
+                let predicate = c.predicate.as_deref().unwrap_or_default();
+                let rec = PropositionRecord {
+                    subject: end_id(c.subject.as_ref())?,
+                    predicate: self.intern_predicate(predicate)?,
+                    object: end_id(c.object.as_ref())?,
+                    attributes: before.attributes,
+                    metadata: before.metadata,
+                };
+                self.store.restore_proposition(self.txn, id, &rec).kip()?;
+                if predicate == BELONGS_TO_DOMAIN {
+                    self.count_domain_member(&rec, 1)?;
+                }
+                self.reindex_proposition(id, &rec)?;
+                self.note_proposition(Op::Created, id, None, Some(&rec))?;
+                self.stats.propositions_created += 1;
+            }
+        }
+        Ok(())
+    }
+}

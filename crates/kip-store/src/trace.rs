@@ -1,0 +1,249 @@
+//! The cognitive trace's databases (BRIEF §7): entries numbered by one
+//! monotonic sequence, a per-originator sequence, and an index from each
+//! element to the entries that touched it.
+//!
+//! The store keeps entries as JSON and never looks inside them: what an
+//! entry says is the engine's business (`kip-nexus` writes a command's
+//! entry in the same write transaction as the command, so an entry exists
+//! exactly when its change was committed). The store owns the numbering,
+//! the element index and retention ([`Store::trim_trace`]).
+//!
+//! Unlike the change log, the trace is not part of the graph: no counts, no
+//! text index, never seen by KQL.
+
+use heed::{RoTxn, RwTxn};
+use serde_json::Value;
+
+use crate::Store;
+use crate::codec::element;
+use crate::error::{Lmdb as _, StoreError};
+use crate::format::meta_key;
+use crate::ids::ElementId;
+
+/// The longest originator name, in bytes (it is a key of `trace_seqs`).
+pub const MAX_ORIGINATOR_LEN: usize = 256;
+
+/// The numbers an entry gets when it is appended: its id (`T:{id}`) and its
+/// sequence number within its originator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceSlot {
+    pub id: u64,
+    pub seq: u64,
+}
+
+fn element_key(e: ElementId, entry: u64) -> [u8; element::LEN + 8] {
+    let mut key = [0; element::LEN + 8];
+    key[..element::LEN].copy_from_slice(&element::encode(e));
+    key[element::LEN..].copy_from_slice(&entry.to_be_bytes());
+    key
+}
+
+fn decode_u64(bytes: &[u8], what: &str) -> Result<u64, StoreError> {
+    <[u8; 8]>::try_from(bytes)
+        .map(u64::from_be_bytes)
+        .map_err(|_| StoreError::corrupt(format!("{what} is not 8 bytes")))
+}
+
+fn decode_entry(bytes: &[u8]) -> Result<Value, StoreError> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| StoreError::corrupt(format!("a trace entry is not JSON: {e}")))
+}
+
+fn encode_entry(body: &Value) -> Result<Vec<u8>, StoreError> {
+    serde_json::to_vec(body).map_err(|e| StoreError::invalid(format!("a trace entry: {e}")))
+}
+
+fn check_originator(originator: &str) -> Result<(), StoreError> {
+    if originator.is_empty() || originator.len() > MAX_ORIGINATOR_LEN {
+        return Err(StoreError::invalid(format!(
+            "an originator must hold 1 to {MAX_ORIGINATOR_LEN} bytes"
+        )));
+    }
+    Ok(())
+}
+
+impl Store {
+    /// Claims the next entry id and `originator`'s next sequence number
+    /// (both start at 1 and are never reused, even after retention dropped
+    /// the entries that had them).
+    pub fn next_trace_slot(
+        &self,
+        txn: &mut RwTxn<'_>,
+        originator: &str,
+    ) -> Result<TraceSlot, StoreError> {
+        check_originator(originator)?;
+        let id = self.last_trace_id(txn)? + 1;
+        self.db
+            .meta
+            .put(txn, meta_key::LAST_TRACE_ID, &id.to_be_bytes())
+            .lmdb()?;
+        let seq = match self.db.trace_seqs.get(txn, originator).lmdb()? {
+            Some(bytes) => decode_u64(bytes, "a trace sequence")? + 1,
+            None => 1,
+        };
+        self.db
+            .trace_seqs
+            .put(txn, originator, &seq.to_be_bytes())
+            .lmdb()?;
+        Ok(TraceSlot { id, seq })
+    }
+
+    /// Writes entry `id` (from [`Store::next_trace_slot`]) with the elements
+    /// it touched, which [`Store::trace_touching`] then finds.
+    pub fn put_trace(
+        &self,
+        txn: &mut RwTxn<'_>,
+        id: u64,
+        body: &Value,
+        elements: &[ElementId],
+    ) -> Result<(), StoreError> {
+        self.db.trace.put(txn, &id, &encode_entry(body)?).lmdb()?;
+        if elements.is_empty() {
+            return Ok(());
+        }
+        let mut touched = Vec::with_capacity(elements.len() * element::LEN);
+        for &e in elements {
+            touched.extend_from_slice(&element::encode(e));
+            self.db
+                .trace_elements
+                .put(txn, &element_key(e, id), &())
+                .lmdb()?;
+        }
+        self.db.trace_touches.put(txn, &id, &touched).lmdb()
+    }
+
+    /// Replaces the body of an existing entry (its flags changed, or a
+    /// folded read counted once more); `false` if there is no entry `id`.
+    pub fn set_trace_body(
+        &self,
+        txn: &mut RwTxn<'_>,
+        id: u64,
+        body: &Value,
+    ) -> Result<bool, StoreError> {
+        if self.db.trace.get(txn, &id).lmdb()?.is_none() {
+            return Ok(false);
+        }
+        self.db.trace.put(txn, &id, &encode_entry(body)?).lmdb()?;
+        Ok(true)
+    }
+
+    /// Entry `id`'s body.
+    pub fn trace_entry(&self, txn: &RoTxn<'_>, id: u64) -> Result<Option<Value>, StoreError> {
+        match self.db.trace.get(txn, &id).lmdb()? {
+            Some(bytes) => decode_entry(bytes).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The elements entry `id` touched, in the order they were given.
+    pub fn trace_elements(&self, txn: &RoTxn<'_>, id: u64) -> Result<Vec<ElementId>, StoreError> {
+        let Some(bytes) = self.db.trace_touches.get(txn, &id).lmdb()? else {
+            return Ok(Vec::new());
+        };
+        bytes
+            .chunks(element::LEN)
+            .map(|c| element::decode(c).map_err(|e| StoreError::corrupt(e.to_string())))
+            .collect()
+    }
+
+    /// The entries that touched `element`, oldest first.
+    pub fn trace_touching(&self, txn: &RoTxn<'_>, e: ElementId) -> Result<Vec<u64>, StoreError> {
+        let prefix = element::encode(e);
+        let mut out = Vec::new();
+        for item in self.db.trace_elements.prefix_iter(txn, &prefix).lmdb()? {
+            let (key, ()) = item.lmdb()?;
+            out.push(decode_u64(&key[element::LEN..], "a trace element key")?);
+        }
+        Ok(out)
+    }
+
+    /// Visits entries in id order (`newest_first` reverses it), within
+    /// `after < id < before`, until `visit` returns `false`.
+    pub fn visit_trace(
+        &self,
+        txn: &RoTxn<'_>,
+        after: Option<u64>,
+        before: Option<u64>,
+        newest_first: bool,
+        mut visit: impl FnMut(u64, Value) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError> {
+        let low = after.map_or(0, |a| a.saturating_add(1));
+        let high = before.unwrap_or(u64::MAX);
+        if low >= high {
+            return Ok(());
+        }
+        let range = low..high;
+        if newest_first {
+            for item in self.db.trace.rev_range(txn, &range).lmdb()? {
+                let (id, bytes) = item.lmdb()?;
+                if !visit(id, decode_entry(bytes)?)? {
+                    break;
+                }
+            }
+        } else {
+            for item in self.db.trace.range(txn, &range).lmdb()? {
+                let (id, bytes) = item.lmdb()?;
+                if !visit(id, decode_entry(bytes)?)? {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The id of the last entry ever appended (0 if none): one tiny read,
+    /// for polling.
+    pub fn last_trace_id(&self, txn: &RoTxn<'_>) -> Result<u64, StoreError> {
+        match self.db.meta.get(txn, meta_key::LAST_TRACE_ID).lmdb()? {
+            Some(bytes) => decode_u64(bytes, "meta `last_trace_id`"),
+            None => Ok(0),
+        }
+    }
+
+    /// How many entries the trace holds now.
+    pub fn trace_len(&self, txn: &RoTxn<'_>) -> Result<u64, StoreError> {
+        self.db.trace.len(txn).lmdb()
+    }
+
+    /// Retention: drops the oldest entries until at most `keep` remain, and
+    /// any oldest entries `expired` says are too old; returns how many were
+    /// dropped. Entries are visited oldest first and the age check stops at
+    /// the first entry that is not expired (entries are appended in time
+    /// order).
+    pub fn trim_trace(
+        &self,
+        txn: &mut RwTxn<'_>,
+        keep: u64,
+        expired: Option<&dyn Fn(&Value) -> bool>,
+    ) -> Result<u64, StoreError> {
+        let len = self.trace_len(txn)?;
+        let mut excess = len.saturating_sub(keep);
+        let mut doomed = Vec::new();
+        for item in self.db.trace.iter(txn).lmdb()? {
+            let (id, bytes) = item.lmdb()?;
+            if excess > 0 {
+                excess -= 1;
+                doomed.push(id);
+                continue;
+            }
+            if let Some(expired) = expired
+                && expired(&decode_entry(bytes)?)
+            {
+                doomed.push(id);
+                continue;
+            }
+            break;
+        }
+        for &id in &doomed {
+            for e in self.trace_elements(txn, id)? {
+                self.db
+                    .trace_elements
+                    .delete(txn, &element_key(e, id))
+                    .lmdb()?;
+            }
+            self.db.trace_touches.delete(txn, &id).lmdb()?;
+            self.db.trace.delete(txn, &id).lmdb()?;
+        }
+        Ok(doomed.len() as u64)
+    }
+}
