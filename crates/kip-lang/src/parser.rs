@@ -641,69 +641,86 @@ impl<'s> Lower<'s> {
         group.unwrap_or_default()
     }
 
+    // Blocks nest through `group`, `pattern` and `inner_group`: plain loops
+    // rather than iterator adapters, whose closures would add frames to
+    // every level of recursion in a debug build.
     fn group(&mut self, pair: Pair<'_, Rule>) -> Group {
         let span = span_of(&pair);
-        let items = pair
-            .into_inner()
-            .filter(|p| p.as_rule() != Rule::close_brace)
-            .map(|p| self.pattern(p))
-            .collect();
+        let mut items = Vec::new();
+        for p in pair.into_inner() {
+            if p.as_rule() != Rule::close_brace {
+                items.push(self.pattern(p));
+            }
+        }
         Group { items, span }
     }
 
     fn inner_group(&mut self, pair: Pair<'_, Rule>) -> Group {
-        let group = children(pair).find(|p| p.as_rule() == Rule::group);
-        group.map(|g| self.group(g)).unwrap_or_default()
+        for p in children(pair) {
+            if p.as_rule() == Rule::group {
+                return self.group(p);
+            }
+        }
+        Group::default()
     }
 
+    /// A WHERE item. A dispatcher only, like [`Lower::expr_at`]: NOT /
+    /// OPTIONAL / UNION blocks recurse through here, so each kind is
+    /// lowered by its own function to keep a level's frame small.
     fn pattern(&mut self, pair: Pair<'_, Rule>) -> Pattern {
         match pair.as_rule() {
-            Rule::concept_clause => {
-                let span = span_of(&pair);
-                let mut var = None;
-                let mut matcher = None;
-                for part in children(pair) {
-                    match part.as_rule() {
-                        Rule::variable => var = Some(self.variable(&part)),
-                        _ => matcher = Some(self.concept_pattern(part, PatternPlace::Query)),
-                    }
-                }
-                Pattern::Concept(ConceptClause {
-                    var,
-                    matcher: matcher.unwrap_or_else(empty_matcher),
-                    span,
-                })
-            }
-            Rule::proposition_clause => {
-                let span = span_of(&pair);
-                let mut var = None;
-                let mut matcher = None;
-                for part in children(pair) {
-                    match part.as_rule() {
-                        Rule::variable => var = Some(self.variable(&part)),
-                        _ => matcher = Some(self.proposition_pattern(part, PatternPlace::Query)),
-                    }
-                }
-                Pattern::Proposition(PropositionClause {
-                    var,
-                    matcher: matcher.unwrap_or_else(|| PropositionMatcher::Id(empty_text())),
-                    span,
-                })
-            }
-            Rule::filter_clause => {
-                let span = span_of(&pair);
-                let expr = pair
-                    .into_inner()
-                    .find(|p| p.as_rule() == Rule::expr)
-                    .map(|e| self.expr(e))
-                    .unwrap_or(Expr::Value(Value::Bool(true), span));
-                Pattern::Filter(Filter { expr, span })
-            }
+            Rule::concept_clause => self.concept_clause(pair),
+            Rule::proposition_clause => self.proposition_clause(pair),
+            Rule::filter_clause => self.filter_clause(pair),
             Rule::not_clause => Pattern::Not(self.inner_group(pair)),
             Rule::optional_clause => Pattern::Optional(self.inner_group(pair)),
             Rule::union_clause => Pattern::Union(self.inner_group(pair)),
             other => unreachable!("grammar: unexpected where item {other:?}"),
         }
+    }
+
+    fn concept_clause(&mut self, pair: Pair<'_, Rule>) -> Pattern {
+        let span = span_of(&pair);
+        let mut var = None;
+        let mut matcher = None;
+        for part in children(pair) {
+            match part.as_rule() {
+                Rule::variable => var = Some(self.variable(&part)),
+                _ => matcher = Some(self.concept_pattern(part, PatternPlace::Query)),
+            }
+        }
+        Pattern::Concept(ConceptClause {
+            var,
+            matcher: matcher.unwrap_or_else(empty_matcher),
+            span,
+        })
+    }
+
+    fn proposition_clause(&mut self, pair: Pair<'_, Rule>) -> Pattern {
+        let span = span_of(&pair);
+        let mut var = None;
+        let mut matcher = None;
+        for part in children(pair) {
+            match part.as_rule() {
+                Rule::variable => var = Some(self.variable(&part)),
+                _ => matcher = Some(self.proposition_pattern(part, PatternPlace::Query)),
+            }
+        }
+        Pattern::Proposition(PropositionClause {
+            var,
+            matcher: matcher.unwrap_or_else(|| PropositionMatcher::Id(empty_text())),
+            span,
+        })
+    }
+
+    fn filter_clause(&mut self, pair: Pair<'_, Rule>) -> Pattern {
+        let span = span_of(&pair);
+        let expr = pair
+            .into_inner()
+            .find(|p| p.as_rule() == Rule::expr)
+            .map(|e| self.expr(e))
+            .unwrap_or(Expr::Value(Value::Bool(true), span));
+        Pattern::Filter(Filter { expr, span })
     }
 
     // ------------------------------------------------------------ patterns
