@@ -283,8 +283,8 @@ fn a_parameter_counts_as_if_written_in_place() {
         (e["data"]["line"].as_u64(), e["data"]["column"].as_u64()),
         (Some(4), Some(27))
     );
-    // The deepest a JSON reader lets through (serde_json stops at 128)
-    // inside the deepest text that allows it.
+    // About the deepest a JSON reader lets through (serde_json refuses a
+    // 128th level) inside the deepest text that leaves room for it.
     let in_filter = format!(
         "FIND(?x.name) WHERE {{ ?x {{type: \"Thing\"}} {}FILTER(IN(?x.name, :v)){} }}",
         "OPTIONAL { ".repeat(MAX - 131),
