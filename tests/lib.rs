@@ -8,6 +8,9 @@
 //!   API operations, server-sent events, read-only, tokens, and what a web
 //!   page must not be able to do).
 //! - `mcp.rs` — `kip mcp` driven by rmcp's own client over stdio.
+//! - `nesting.rs` — inputs nested 100,000 and 1,000,000 deep through
+//!   `kip exec`, `kip import` and `kip serve`: a positioned error, never a
+//!   signal.
 //! - `tidy.rs` — the architecture's rules, checked: crate layering from
 //!   `cargo metadata`, forbidden imports from a source scan.
 //!

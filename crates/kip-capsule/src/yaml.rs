@@ -24,8 +24,14 @@ use serde_json::{Map, Number, Value as Json};
 
 use crate::text::CharToByte;
 
-/// How deep collections may nest.
-pub(crate) const MAX_DEPTH: usize = 200;
+/// How deep collections may nest: the one nesting limit of KIP Explorer,
+/// as for KIP text (the tree is built without recursion, and every pass
+/// over it — conversion to JSON, schema validation, the import's checks —
+/// relies on this bound).
+pub(crate) const MAX_DEPTH: usize = kip_lang::MAX_DEPTH;
+/// How deep saphyr lets flow collections (`[…]`, `{…}`) nest: it counts
+/// them in a `u8` (see [`flow_too_deep`]).
+const MAX_FLOW_LEVELS: usize = u8::MAX as usize;
 /// The floor of the node budget (aliases expand into copies).
 pub(crate) const MAX_NODES: usize = 1_000_000;
 
@@ -160,6 +166,10 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, YamlError> {
     while let Some(event) = parser.next_event() {
         let (event, span) = match event {
             Ok(e) => e,
+            Err(e) if e.info() == "recursion limit exceeded" => {
+                let offset = bytes.byte(e.marker().index());
+                return Err(flow_too_deep(text, offset));
+            }
             Err(e) => {
                 let offset = bytes.byte(e.marker().index());
                 return Err(error(
@@ -176,6 +186,49 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, YamlError> {
         }
     }
     Ok(tree.root)
+}
+
+/// saphyr counts flow levels in a `u8`, so its scanner (which reads ahead
+/// of the events this reader counts) refuses a 256th level of `[…]` /
+/// `{…}`. Under a block collection, that flow collection is at least 257
+/// levels deep: past [`MAX_DEPTH`], and said as our own limit. Only a
+/// document whose root is itself a flow collection meets saphyr's bound
+/// first, one level before ours.
+fn flow_too_deep(text: &str, offset: usize) -> YamlError {
+    let hint = format!(
+        "A bundle may nest lists and mappings at most {MAX_DEPTH} levels deep, and `[…]` / `{{…}}` at most {MAX_FLOW_LEVELS}. Flatten the structure, or store the deep value as a string."
+    );
+    let message = if root_is_flow(text) {
+        format!(
+            "this collection is nested deeper than {MAX_FLOW_LEVELS} levels of `[…]` and `{{…}}`"
+        )
+    } else {
+        format!("this collection is nested deeper than {MAX_DEPTH} levels")
+    };
+    error(offset, message, hint)
+}
+
+/// Whether the document's root is a flow collection: its first token,
+/// after comments, directives, `---`, anchors and tags, is `[` or `{`.
+fn root_is_flow(text: &str) -> bool {
+    for line in text.trim_start_matches('\u{feff}').lines() {
+        let mut rest = line.trim_start();
+        if rest.starts_with('#') || rest.starts_with('%') {
+            continue;
+        }
+        if let Some(after) = rest.strip_prefix("---") {
+            rest = after.trim_start();
+        }
+        while rest.starts_with(['&', '!']) {
+            let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+            rest = rest[end..].trim_start();
+        }
+        if rest.is_empty() || rest.starts_with('#') {
+            continue;
+        }
+        return rest.starts_with(['[', '{']);
+    }
+    false
 }
 
 /// The tree being built from the event stream, with its budgets.
@@ -316,8 +369,10 @@ impl Tree {
         if self.stack.len() >= MAX_DEPTH {
             return Err(error(
                 start,
-                format!("collections nest more than {MAX_DEPTH} levels deep"),
-                "Flatten the structure.",
+                format!("this collection is nested deeper than {MAX_DEPTH} levels"),
+                format!(
+                    "A bundle may nest lists and mappings at most {MAX_DEPTH} levels deep. Flatten the structure, or store the deep value as a string."
+                ),
             ));
         }
         self.stack.push(frame);

@@ -5,12 +5,17 @@
 //! Every problem is collected: a missing parameter is `KIP_3001` naming it;
 //! a parameter of the wrong JSON type where the grammar needs a string (a
 //! type, name, predicate, search term, cursor) or a count (LIMIT) is
-//! `KIP_2004`.
+//! `KIP_2004`. A value counts as if its JSON were written in place of the
+//! placeholder: with the brackets around it, it may not nest deeper than
+//! [`crate::MAX_DEPTH`] (`KIP_1001` at the placeholder). The depth is
+//! measured without recursing and before the value is copied, so even a
+//! value built deeper than any JSON reader allows is refused, not followed.
 
 use serde_json::{Map, Value as Json};
 
 use crate::ast::*;
 use crate::error::{ErrorCode, Errors, KipError};
+use crate::nesting::{DepthIndex, MAX_DEPTH, json_depth};
 
 /// Replaces every placeholder of `commands` with its parameter's value.
 pub fn bind(
@@ -21,6 +26,7 @@ pub fn bind(
     let mut binder = Binder {
         source,
         params,
+        depths: None,
         errors: Vec::new(),
     };
     for command in &mut commands {
@@ -120,12 +126,16 @@ impl ParamVisitor for Spans {
 struct Binder<'a> {
     source: &'a str,
     params: &'a Map<String, Json>,
+    /// The bracket depth of `source`, built when a value parameter first
+    /// needs it.
+    depths: Option<DepthIndex>,
     errors: Vec<KipError>,
 }
 
-impl Binder<'_> {
-    fn lookup(&mut self, p: &Param) -> Option<&Json> {
-        let found = self.params.get(&p.name);
+impl<'a> Binder<'a> {
+    fn lookup(&mut self, p: &Param) -> Option<&'a Json> {
+        let params: &'a Map<String, Json> = self.params;
+        let found = params.get(&p.name);
         if found.is_none() {
             let mut known: Vec<&str> = self.params.keys().map(String::as_str).collect();
             known.sort_unstable();
@@ -151,7 +161,37 @@ impl Binder<'_> {
                 .with_suggestions(&suggestions),
             );
         }
-        self.params.get(&p.name)
+        found
+    }
+
+    /// Whether `json`, bound at `p`, would nest deeper than [`MAX_DEPTH`]
+    /// with the brackets around `p`; if so, reports it.
+    fn too_deep(&mut self, p: &Param, json: &Json) -> bool {
+        let depth = json_depth(json);
+        if depth == 0 {
+            return false;
+        }
+        let source = self.source;
+        let around = self
+            .depths
+            .get_or_insert_with(|| DepthIndex::new(source))
+            .at(p.span.start);
+        if around + depth <= MAX_DEPTH {
+            return false;
+        }
+        self.errors.push(
+            crate::nesting::too_deep(
+                self.source,
+                p.span,
+                &format!("parameter :{}", p.name),
+                &format!(
+                    "A parameter counts as if written in place of :{}: its value nests {depth} levels inside {around} around the placeholder, and at most {MAX_DEPTH} are allowed. Pass a flatter value, or store the deep part as a string.",
+                    p.name
+                ),
+            )
+            .with_data("parameter", p.name.clone()),
+        );
+        true
     }
 
     fn wrong_type(&mut self, p: &Param, expected: &str, found: &Json) {
@@ -186,9 +226,9 @@ impl ParamVisitor for Binder<'_> {
     fn text(&mut self, arg: &mut Arg<String>) {
         let Arg::Param(p) = arg else { return };
         let p = p.clone();
-        match self.lookup(&p).cloned() {
-            Some(Json::String(s)) => *arg = Arg::Lit(s, p.span),
-            Some(other) => self.wrong_type(&p, "a string", &other),
+        match self.lookup(&p) {
+            Some(Json::String(s)) => *arg = Arg::Lit(s.clone(), p.span),
+            Some(other) => self.wrong_type(&p, "a string", other),
             None => {}
         }
     }
@@ -196,11 +236,11 @@ impl ParamVisitor for Binder<'_> {
     fn count(&mut self, arg: &mut Arg<u64>) {
         let Arg::Param(p) = arg else { return };
         let p = p.clone();
-        match self.lookup(&p).cloned() {
+        match self.lookup(&p) {
             Some(Json::Number(n)) if n.as_u64().is_some() => {
                 *arg = Arg::Lit(n.as_u64().unwrap_or_default(), p.span);
             }
-            Some(other) => self.wrong_type(&p, "a non-negative integer", &other),
+            Some(other) => self.wrong_type(&p, "a non-negative integer", other),
             None => {}
         }
     }
@@ -209,8 +249,10 @@ impl ParamVisitor for Binder<'_> {
         match value {
             Value::Param(p) => {
                 let p = p.clone();
-                if let Some(json) = self.lookup(&p).cloned() {
-                    *value = Value::from_json(&json, p.span);
+                if let Some(json) = self.lookup(&p)
+                    && !self.too_deep(&p, json)
+                {
+                    *value = Value::from_json(json, p.span);
                 }
             }
             Value::Array(items) => items.iter_mut().for_each(|v| self.value(v)),

@@ -14,11 +14,17 @@
 //! storage or I/O, and it does not know which types or predicates exist (the
 //! engine checks those against the store). Entry points: [`parse`],
 //! [`bind`], [`format_source`], [`parse_where_items`].
+//!
+//! Nothing nests deeper than [`MAX_DEPTH`] (256) levels: a deeper text,
+//! FILTER expression or bound parameter is a positioned `KIP_1001` found
+//! before anything recurses, so no input can overflow a stack here or in
+//! the engine (see the `nesting` module).
 
 pub mod ast;
 mod bind;
 mod error;
 mod format;
+mod nesting;
 mod parser;
 mod position;
 pub mod suggest;
@@ -27,6 +33,7 @@ mod validate;
 pub use bind::{bind, placeholders, placeholders_of};
 pub use error::{ErrorCode, Errors, KipError};
 pub use format::{Comment, WIDTH, format_commands, format_source, scan_comments};
+pub use nesting::{MAX_DEPTH, json_depth};
 pub use parser::{is_identifier, is_type_name};
 pub use position::Position;
 pub use validate::{bound_vars, expr_vars};

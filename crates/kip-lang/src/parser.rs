@@ -14,6 +14,7 @@ use pest::iterators::Pair;
 
 use crate::ast::*;
 use crate::error::{ErrorCode, Errors, KipError};
+use crate::nesting::MAX_DEPTH;
 use crate::suggest;
 
 #[derive(pest_derive::Parser)]
@@ -25,6 +26,8 @@ struct KipParser;
 /// which each faulty node is replaced by a harmless stand-in, so that the
 /// checks of [`crate::validate`] can still run and report theirs too.
 pub(crate) fn parse_script(source: &str) -> Result<(Vec<Command>, Vec<KipError>), Errors> {
+    // pest recurses once per bracket: bound the depth before it starts.
+    crate::nesting::check_text(source).map_err(|e| Errors(vec![e]))?;
     let pairs = KipParser::parse(Rule::script, source)
         .map_err(|e| Errors(vec![syntax_error(source, &e)]))?;
     let mut lower = Lower::new(source);
@@ -39,6 +42,7 @@ pub(crate) fn parse_script(source: &str) -> Result<(Vec<Command>, Vec<KipError>)
 
 /// Parses the body of a WHERE block (used to test clause fragments).
 pub(crate) fn parse_where_items(source: &str) -> Result<Group, Errors> {
+    crate::nesting::check_text(source).map_err(|e| Errors(vec![e]))?;
     let pairs = KipParser::parse(Rule::where_items, source)
         .map_err(|e| Errors(vec![syntax_error(source, &e)]))?;
     let mut lower = Lower::new(source);
@@ -483,6 +487,25 @@ fn comment_start(line: &str) -> Option<usize> {
     None
 }
 
+/// The operand that an expression level holds alone: `(x)`, an `||` or
+/// `&&` level with one operand, a comparison without an operator, an operand
+/// without `!`. Such levels add nothing to the tree, so lowering steps
+/// through them in a loop rather than recursing: redundant parentheses
+/// cost no stack.
+fn skip_single_operands(mut pair: Pair<'_, Rule>) -> Pair<'_, Rule> {
+    while matches!(
+        pair.as_rule(),
+        Rule::expr | Rule::and_expr | Rule::unary_expr | Rule::comparison
+    ) {
+        let mut inner = children(pair.clone());
+        match (inner.next(), inner.next()) {
+            (Some(only), None) if only.as_rule() != Rule::not_op => pair = only,
+            _ => break,
+        }
+    }
+    pair
+}
+
 /// Whether `s` matches `[a-zA-Z_][a-zA-Z0-9_]*`.
 pub fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
@@ -618,69 +641,86 @@ impl<'s> Lower<'s> {
         group.unwrap_or_default()
     }
 
+    // Blocks nest through `group`, `pattern` and `inner_group`: plain loops
+    // rather than iterator adapters, whose closures would add frames to
+    // every level of recursion in a debug build.
     fn group(&mut self, pair: Pair<'_, Rule>) -> Group {
         let span = span_of(&pair);
-        let items = pair
-            .into_inner()
-            .filter(|p| p.as_rule() != Rule::close_brace)
-            .map(|p| self.pattern(p))
-            .collect();
+        let mut items = Vec::new();
+        for p in pair.into_inner() {
+            if p.as_rule() != Rule::close_brace {
+                items.push(self.pattern(p));
+            }
+        }
         Group { items, span }
     }
 
     fn inner_group(&mut self, pair: Pair<'_, Rule>) -> Group {
-        let group = children(pair).find(|p| p.as_rule() == Rule::group);
-        group.map(|g| self.group(g)).unwrap_or_default()
+        for p in children(pair) {
+            if p.as_rule() == Rule::group {
+                return self.group(p);
+            }
+        }
+        Group::default()
     }
 
+    /// A WHERE item. A dispatcher only, like [`Lower::expr_at`]: NOT /
+    /// OPTIONAL / UNION blocks recurse through here, so each kind is
+    /// lowered by its own function to keep a level's frame small.
     fn pattern(&mut self, pair: Pair<'_, Rule>) -> Pattern {
         match pair.as_rule() {
-            Rule::concept_clause => {
-                let span = span_of(&pair);
-                let mut var = None;
-                let mut matcher = None;
-                for part in children(pair) {
-                    match part.as_rule() {
-                        Rule::variable => var = Some(self.variable(&part)),
-                        _ => matcher = Some(self.concept_pattern(part, PatternPlace::Query)),
-                    }
-                }
-                Pattern::Concept(ConceptClause {
-                    var,
-                    matcher: matcher.unwrap_or_else(empty_matcher),
-                    span,
-                })
-            }
-            Rule::proposition_clause => {
-                let span = span_of(&pair);
-                let mut var = None;
-                let mut matcher = None;
-                for part in children(pair) {
-                    match part.as_rule() {
-                        Rule::variable => var = Some(self.variable(&part)),
-                        _ => matcher = Some(self.proposition_pattern(part, PatternPlace::Query)),
-                    }
-                }
-                Pattern::Proposition(PropositionClause {
-                    var,
-                    matcher: matcher.unwrap_or_else(|| PropositionMatcher::Id(empty_text())),
-                    span,
-                })
-            }
-            Rule::filter_clause => {
-                let span = span_of(&pair);
-                let expr = pair
-                    .into_inner()
-                    .find(|p| p.as_rule() == Rule::expr)
-                    .map(|e| self.expr(e))
-                    .unwrap_or(Expr::Value(Value::Bool(true), span));
-                Pattern::Filter(Filter { expr, span })
-            }
+            Rule::concept_clause => self.concept_clause(pair),
+            Rule::proposition_clause => self.proposition_clause(pair),
+            Rule::filter_clause => self.filter_clause(pair),
             Rule::not_clause => Pattern::Not(self.inner_group(pair)),
             Rule::optional_clause => Pattern::Optional(self.inner_group(pair)),
             Rule::union_clause => Pattern::Union(self.inner_group(pair)),
             other => unreachable!("grammar: unexpected where item {other:?}"),
         }
+    }
+
+    fn concept_clause(&mut self, pair: Pair<'_, Rule>) -> Pattern {
+        let span = span_of(&pair);
+        let mut var = None;
+        let mut matcher = None;
+        for part in children(pair) {
+            match part.as_rule() {
+                Rule::variable => var = Some(self.variable(&part)),
+                _ => matcher = Some(self.concept_pattern(part, PatternPlace::Query)),
+            }
+        }
+        Pattern::Concept(ConceptClause {
+            var,
+            matcher: matcher.unwrap_or_else(empty_matcher),
+            span,
+        })
+    }
+
+    fn proposition_clause(&mut self, pair: Pair<'_, Rule>) -> Pattern {
+        let span = span_of(&pair);
+        let mut var = None;
+        let mut matcher = None;
+        for part in children(pair) {
+            match part.as_rule() {
+                Rule::variable => var = Some(self.variable(&part)),
+                _ => matcher = Some(self.proposition_pattern(part, PatternPlace::Query)),
+            }
+        }
+        Pattern::Proposition(PropositionClause {
+            var,
+            matcher: matcher.unwrap_or_else(|| PropositionMatcher::Id(empty_text())),
+            span,
+        })
+    }
+
+    fn filter_clause(&mut self, pair: Pair<'_, Rule>) -> Pattern {
+        let span = span_of(&pair);
+        let expr = pair
+            .into_inner()
+            .find(|p| p.as_rule() == Rule::expr)
+            .map(|e| self.expr(e))
+            .unwrap_or(Expr::Value(Value::Bool(true), span));
+        Pattern::Filter(Filter { expr, span })
     }
 
     // ------------------------------------------------------------ patterns
@@ -949,7 +989,7 @@ impl<'s> Lower<'s> {
             Rule::dot_path => Projection::Path(self.dot_path(pair)),
             Rule::call => {
                 let span = span_of(&pair);
-                match self.call(pair) {
+                match self.call(pair).0 {
                     CallOrAggregate::Aggregate(agg) => Projection::Aggregate(agg),
                     CallOrAggregate::Call(call) => {
                         self.error(
@@ -1051,7 +1091,21 @@ impl<'s> Lower<'s> {
     }
 
     fn expr(&mut self, pair: Pair<'_, Rule>) -> Expr {
-        let span = span_of(&pair);
+        self.expr_at(pair).0
+    }
+
+    /// An expression and the depth of its tree. Brackets bound how deep
+    /// lowering recurses, but not how deep the tree it builds is: a chain
+    /// of `||` / `&&` operands or of `!` adds a level per operator without
+    /// a bracket. Every node built here is checked against [`MAX_DEPTH`],
+    /// so the passes that recurse over expressions later (validation, the
+    /// formatter, the engine) never meet a deeper one; an expression past
+    /// the limit is reported once and replaced by a stand-in.
+    fn expr_at(&mut self, pair: Pair<'_, Rule>) -> (Expr, usize) {
+        let pair = skip_single_operands(pair);
+        // A dispatcher only: every kind has its own function, so that the
+        // frame of each level of recursion holds one kind's locals (a
+        // debug build gives every local of a function its own slot).
         match pair.as_rule() {
             Rule::expr => self.fold(pair, Rule::and_expr, |l, r| {
                 Expr::Or(Box::new(l), Box::new(r))
@@ -1059,68 +1113,135 @@ impl<'s> Lower<'s> {
             Rule::and_expr => self.fold(pair, Rule::unary_expr, |l, r| {
                 Expr::And(Box::new(l), Box::new(r))
             }),
-            Rule::unary_expr => {
-                let mut nots = 0;
-                let mut operand = None;
-                for part in children(pair) {
-                    match part.as_rule() {
-                        Rule::not_op => nots += 1,
-                        _ => operand = Some(self.expr(part)),
-                    }
-                }
-                let mut e = operand.unwrap_or(Expr::Value(Value::Null, span));
-                for _ in 0..nots {
-                    e = Expr::Not(Box::new(e));
-                }
-                e
+            Rule::unary_expr => self.negation(pair),
+            Rule::comparison => self.comparison(pair),
+            Rule::call => self.call_expr(pair),
+            Rule::dot_path => (Expr::Path(self.dot_path(pair)), 1),
+            Rule::value => {
+                let span = span_of(&pair);
+                (Expr::Value(self.value(pair), span), 1)
             }
-            Rule::comparison => {
-                let mut inner = children(pair);
-                let left = inner.next().map(|p| self.expr(p));
-                let op = inner.next().map(|p| match p.as_str() {
-                    "==" => CompareOp::Eq,
-                    "!=" => CompareOp::Ne,
-                    "<=" => CompareOp::Le,
-                    ">=" => CompareOp::Ge,
-                    "<" => CompareOp::Lt,
-                    _ => CompareOp::Gt,
-                });
-                let right = inner.next().map(|p| self.expr(p));
-                match (left, op, right) {
-                    (Some(l), Some(op), Some(r)) => Expr::Compare(op, Box::new(l), Box::new(r)),
-                    (Some(l), _, _) => l,
-                    _ => unreachable!("grammar: a comparison has an operand"),
-                }
-            }
-            Rule::call => match self.call(pair) {
-                CallOrAggregate::Call(call) => Expr::Call(call),
-                CallOrAggregate::Aggregate(agg) if self.in_aggregate => {
-                    self.error(
-                        ErrorCode::InvalidSyntax,
-                        span,
-                        format!(
-                            "the aggregate `{}` cannot be nested inside another aggregate",
-                            agg.func.keyword()
-                        ),
-                        Some("Aggregate a variable or dot path directly, e.g. COUNT(?x).".into()),
-                    );
-                    Expr::Value(Value::Null, span)
-                }
-                CallOrAggregate::Aggregate(agg) => {
-                    self.error(
-                        ErrorCode::InvalidSyntax,
-                        span,
-                        format!("the aggregate `{}` cannot be used inside FILTER", agg.func.keyword()),
-                        Some("FILTER tests one row at a time; aggregates belong in FIND(…) or ORDER BY.".into()),
-                    );
-                    Expr::Value(Value::Null, span)
-                }
-                CallOrAggregate::Invalid => Expr::Value(Value::Null, span),
-            },
-            Rule::dot_path => Expr::Path(self.dot_path(pair)),
-            Rule::value => Expr::Value(self.value(pair), span),
             other => unreachable!("grammar: unexpected {other:?} in expression"),
         }
+    }
+
+    /// An operand with its `!`s.
+    fn negation(&mut self, pair: Pair<'_, Rule>) -> (Expr, usize) {
+        let span = span_of(&pair);
+        let mut nots = Vec::new();
+        let mut operand = None;
+        for part in children(pair) {
+            match part.as_rule() {
+                Rule::not_op => nots.push(span_of(&part)),
+                _ => operand = Some(self.expr_at(part)),
+            }
+        }
+        let (mut e, mut depth) = operand.unwrap_or((Expr::Value(Value::Null, span), 1));
+        // The `!` nearest the operand applies first.
+        for not in nots.into_iter().rev() {
+            depth += 1;
+            if self.too_deep(depth, not) {
+                return (Expr::Value(Value::Null, span), 1);
+            }
+            e = Expr::Not(Box::new(e));
+        }
+        (e, depth)
+    }
+
+    fn comparison(&mut self, pair: Pair<'_, Rule>) -> (Expr, usize) {
+        let span = span_of(&pair);
+        let mut inner = children(pair);
+        let left = inner.next().map(|p| self.expr_at(p));
+        let op = inner.next().map(|p| match p.as_str() {
+            "==" => CompareOp::Eq,
+            "!=" => CompareOp::Ne,
+            "<=" => CompareOp::Le,
+            ">=" => CompareOp::Ge,
+            "<" => CompareOp::Lt,
+            _ => CompareOp::Gt,
+        });
+        let right = inner.next().map(|p| self.expr_at(p));
+        match (left, op, right) {
+            (Some((l, ld)), Some(op), Some((r, rd))) => {
+                let depth = ld.max(rd) + 1;
+                if self.too_deep(depth, span) {
+                    return (Expr::Value(Value::Null, span), 1);
+                }
+                (Expr::Compare(op, Box::new(l), Box::new(r)), depth)
+            }
+            (Some(l), _, _) => l,
+            _ => unreachable!("grammar: a comparison has an operand"),
+        }
+    }
+
+    /// A call inside FILTER: a function (an aggregate is an error here).
+    fn call_expr(&mut self, pair: Pair<'_, Rule>) -> (Expr, usize) {
+        let span = span_of(&pair);
+        let (call, args_depth) = self.call(pair);
+        let depth = args_depth + 1;
+        if self.too_deep(depth, span) {
+            return (Expr::Value(Value::Null, span), 1);
+        }
+        let expr = match call {
+            CallOrAggregate::Call(call) => Expr::Call(call),
+            CallOrAggregate::Aggregate(agg) => {
+                self.misplaced_aggregate(&agg, span);
+                Expr::Value(Value::Null, span)
+            }
+            CallOrAggregate::Invalid => Expr::Value(Value::Null, span),
+        };
+        (expr, depth)
+    }
+
+    /// An aggregate inside FILTER, or inside another aggregate.
+    #[inline(never)]
+    fn misplaced_aggregate(&mut self, agg: &Aggregate, span: Span) {
+        if self.in_aggregate {
+            self.error(
+                ErrorCode::InvalidSyntax,
+                span,
+                format!(
+                    "the aggregate `{}` cannot be nested inside another aggregate",
+                    agg.func.keyword()
+                ),
+                Some("Aggregate a variable or dot path directly, e.g. COUNT(?x).".into()),
+            );
+        } else {
+            self.error(
+                ErrorCode::InvalidSyntax,
+                span,
+                format!(
+                    "the aggregate `{}` cannot be used inside FILTER",
+                    agg.func.keyword()
+                ),
+                Some(
+                    "FILTER tests one row at a time; aggregates belong in FIND(…) or ORDER BY."
+                        .into(),
+                ),
+            );
+        }
+    }
+
+    /// Whether an expression tree `depth` deep is past [`MAX_DEPTH`]; if so,
+    /// reports it at `span`.
+    fn too_deep(&mut self, depth: usize, span: Span) -> bool {
+        if depth <= MAX_DEPTH {
+            return false;
+        }
+        self.report_too_deep(span);
+        true
+    }
+
+    #[inline(never)]
+    fn report_too_deep(&mut self, span: Span) {
+        self.errors.push(crate::nesting::too_deep(
+            self.source,
+            span,
+            "this expression",
+            &format!(
+                "A FILTER expression may nest at most {MAX_DEPTH} levels (each `!`, `&&`, `||`, comparison and function call adds one). Split a long `&&` chain into several FILTER clauses (all must hold), and write a long `||` chain of equalities as IN(?x, [...])."
+            ),
+        ));
     }
 
     fn fold(
@@ -1128,19 +1249,30 @@ impl<'s> Lower<'s> {
         pair: Pair<'_, Rule>,
         operand_rule: Rule,
         combine: impl Fn(Expr, Expr) -> Expr,
-    ) -> Expr {
-        let mut acc: Option<Expr> = None;
+    ) -> (Expr, usize) {
+        let span = span_of(&pair);
+        let mut acc: Option<(Expr, usize)> = None;
         for part in children(pair).filter(|p| p.as_rule() == operand_rule) {
-            let e = self.expr(part);
+            let part_span = span_of(&part);
+            let (e, d) = self.expr_at(part);
             acc = Some(match acc {
-                None => e,
-                Some(l) => combine(l, e),
+                None => (e, d),
+                Some((l, ld)) => {
+                    let depth = ld.max(d) + 1;
+                    if self.too_deep(depth, part_span) {
+                        // The rest of the chain is not lowered: one error
+                        // for the chain, not one per operand past the limit.
+                        return (Expr::Value(Value::Null, span), 1);
+                    }
+                    (combine(l, e), depth)
+                }
             });
         }
-        acc.unwrap_or(Expr::Value(Value::Null, Span::default()))
+        acc.unwrap_or((Expr::Value(Value::Null, Span::default()), 1))
     }
 
-    fn call(&mut self, pair: Pair<'_, Rule>) -> CallOrAggregate {
+    /// A call, and the depth of its deepest argument's tree.
+    fn call(&mut self, pair: Pair<'_, Rule>) -> (CallOrAggregate, usize) {
         let span = span_of(&pair);
         let mut inner = children(pair);
         let Some(name_pair) = inner.next() else {
@@ -1149,6 +1281,7 @@ impl<'s> Lower<'s> {
         let name = name_pair.as_str();
         let mut distinct = false;
         let mut args = Vec::new();
+        let mut args_depth = 0;
         let errors_before = self.errors.len();
         let outer = std::mem::replace(
             &mut self.in_aggregate,
@@ -1157,14 +1290,19 @@ impl<'s> Lower<'s> {
         for part in inner {
             match part.as_rule() {
                 Rule::kw_distinct => distinct = true,
-                _ => args.push(self.expr(part)),
+                _ => {
+                    let (arg, depth) = self.expr_at(part);
+                    args_depth = args_depth.max(depth);
+                    args.push(arg);
+                }
             }
         }
         self.in_aggregate = outer;
         if let Some(func) = AggregateFunc::from_keyword(name) {
-            return self.aggregate(func, name, distinct, &args, span, errors_before);
+            let aggregate = self.aggregate(func, name, distinct, &args, span, errors_before);
+            return (aggregate, args_depth);
         }
-        self.function(&name_pair, distinct, args, span)
+        (self.function(&name_pair, distinct, args, span), args_depth)
     }
 
     /// An aggregate: exactly one argument, a variable or dot path. An

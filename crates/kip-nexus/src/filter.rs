@@ -43,30 +43,61 @@ impl RegexCache {
 }
 
 /// Evaluates `expr` to a JSON value; `resolve` reads dot paths.
+///
+/// Recursive: an expression is at most [`kip_lang::MAX_DEPTH`] deep (the
+/// parser refuses deeper ones), and each kind is evaluated by its own small
+/// function so that a level of recursion costs a small frame even in a
+/// debug build (one function holding every arm's temporaries took 6 KiB a
+/// level, too much for 256 levels on a 2 MiB thread).
 pub fn eval(
     expr: &Expr,
     resolve: &mut dyn FnMut(&DotPath) -> Result<Json, KipError>,
     regexes: &mut RegexCache,
 ) -> Result<Json, KipError> {
-    Ok(match expr {
-        Expr::Or(l, r) => {
-            let left = value::truthy(&eval(l, resolve, regexes)?);
-            Json::Bool(left || value::truthy(&eval(r, resolve, regexes)?))
-        }
-        Expr::And(l, r) => {
-            let left = value::truthy(&eval(l, resolve, regexes)?);
-            Json::Bool(left && value::truthy(&eval(r, resolve, regexes)?))
-        }
-        Expr::Not(e) => Json::Bool(!value::truthy(&eval(e, resolve, regexes)?)),
-        Expr::Compare(op, l, r) => {
-            let a = eval(l, resolve, regexes)?;
-            let b = eval(r, resolve, regexes)?;
-            Json::Bool(compare(*op, &a, &b))
-        }
-        Expr::Call(call) => self::call(call, resolve, regexes)?,
-        Expr::Path(path) => resolve(path)?,
-        Expr::Value(v, _) => v.to_json().unwrap_or(Json::Null),
-    })
+    match expr {
+        Expr::Or(l, r) => logic(true, l, r, resolve, regexes),
+        Expr::And(l, r) => logic(false, l, r, resolve, regexes),
+        Expr::Not(e) => negation(e, resolve, regexes),
+        Expr::Compare(op, l, r) => comparison(*op, l, r, resolve, regexes),
+        Expr::Call(call) => self::call(call, resolve, regexes),
+        Expr::Path(path) => resolve(path),
+        Expr::Value(v, _) => Ok(v.to_json().unwrap_or(Json::Null)),
+    }
+}
+
+/// `l || r` (`or`) or `l && r`, short-circuiting.
+fn logic(
+    or: bool,
+    l: &Expr,
+    r: &Expr,
+    resolve: &mut dyn FnMut(&DotPath) -> Result<Json, KipError>,
+    regexes: &mut RegexCache,
+) -> Result<Json, KipError> {
+    let left = value::truthy(&eval(l, resolve, regexes)?);
+    if left == or {
+        return Ok(Json::Bool(left));
+    }
+    Ok(Json::Bool(value::truthy(&eval(r, resolve, regexes)?)))
+}
+
+fn negation(
+    e: &Expr,
+    resolve: &mut dyn FnMut(&DotPath) -> Result<Json, KipError>,
+    regexes: &mut RegexCache,
+) -> Result<Json, KipError> {
+    Ok(Json::Bool(!value::truthy(&eval(e, resolve, regexes)?)))
+}
+
+fn comparison(
+    op: CompareOp,
+    l: &Expr,
+    r: &Expr,
+    resolve: &mut dyn FnMut(&DotPath) -> Result<Json, KipError>,
+    regexes: &mut RegexCache,
+) -> Result<Json, KipError> {
+    let a = eval(l, resolve, regexes)?;
+    let b = eval(r, resolve, regexes)?;
+    Ok(Json::Bool(compare(op, &a, &b)))
 }
 
 /// Whether `expr` holds for a row.

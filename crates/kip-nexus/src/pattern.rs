@@ -2,6 +2,9 @@
 //! proposition clauses are edges, FILTER / NOT / OPTIONAL / UNION are
 //! badges and nested blocks (issue 6, the console's query debugger).
 //!
+//! The builder recurses once per nested block: it relies on the parser's
+//! proof that blocks nest at most `kip_lang::MAX_DEPTH` deep.
+//!
 //! The outline is read off the syntax tree alone — no store, no names
 //! resolved — so an editor can draw it while the user types, and `explain`
 //! can lay its per-step counts over it. Every element carries the source

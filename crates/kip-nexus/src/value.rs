@@ -7,6 +7,10 @@
 //!
 //! ORDER BY needs a total order instead: `null` < booleans < numbers <
 //! strings < arrays < objects, each ordered within its kind.
+//!
+//! Comparisons recurse into arrays and objects: values are at most
+//! `kip_lang::MAX_DEPTH` deep (the parser and parameter binding refuse
+//! deeper ones, and the store's codec holds the same limit).
 
 use std::cmp::Ordering;
 

@@ -6,6 +6,11 @@
 //!
 //! Compiling reads names and ids, never instances: what matches is the
 //! executor's business.
+//!
+//! Compiling and executing recurse once per nested block and FILTER
+//! expression level, relying on the parser's proof that neither nests
+//! deeper than `kip_lang::MAX_DEPTH` (`tests/nesting.rs` runs both limits
+//! at once on a 2 MiB stack).
 
 use kip_lang::ast::*;
 use kip_lang::{ErrorCode, KipError};
@@ -150,34 +155,42 @@ impl Compiler<'_, '_, '_> {
             span: group.span,
             ..CompiledGroup::default()
         };
+        // Blocks recurse here once per level (up to `kip_lang::MAX_DEPTH`):
+        // the other items are compiled by functions of their own, so that
+        // this frame stays small.
         for item in &group.items {
             match item {
-                Pattern::Concept(c) => {
-                    let var = match &c.var {
-                        Some(v) => self.vars.slot(&v.name),
-                        None => self.vars.hidden(),
-                    };
-                    let test = self.concept_test(&c.matcher)?;
-                    let matcher = c.matcher.clone();
-                    out.atoms
-                        .push((Atom::Concept { var, test, matcher }, c.span));
-                }
+                Pattern::Concept(c) => self.concept_clause(c, &mut out)?,
                 Pattern::Proposition(p) => {
                     let var = p.var.as_ref().map(|v| self.vars.slot(&v.name));
                     self.proposition(&p.matcher, var, p.span, &mut out.atoms)?;
                 }
-                Pattern::Filter(f) => {
-                    let mut refs = Vec::new();
-                    kip_lang::expr_vars(&f.expr, &mut refs);
-                    let slots = refs.iter().map(|v| self.vars.slot(&v.name)).collect();
-                    out.filters.push((f.expr.clone(), slots, f.span));
-                }
+                Pattern::Filter(f) => self.filter(f, &mut out),
                 Pattern::Not(g) => out.nots.push(self.group(g)?),
                 Pattern::Optional(g) => out.optionals.push(self.group(g)?),
                 Pattern::Union(g) => out.unions.push(self.group(g)?),
             }
         }
         Ok(out)
+    }
+
+    fn concept_clause(&mut self, c: &ConceptClause, out: &mut CompiledGroup) -> Result<()> {
+        let var = match &c.var {
+            Some(v) => self.vars.slot(&v.name),
+            None => self.vars.hidden(),
+        };
+        let test = self.concept_test(&c.matcher)?;
+        let matcher = c.matcher.clone();
+        out.atoms
+            .push((Atom::Concept { var, test, matcher }, c.span));
+        Ok(())
+    }
+
+    fn filter(&mut self, f: &Filter, out: &mut CompiledGroup) {
+        let mut refs = Vec::new();
+        kip_lang::expr_vars(&f.expr, &mut refs);
+        let slots = refs.iter().map(|v| self.vars.slot(&v.name)).collect();
+        out.filters.push((f.expr.clone(), slots, f.span));
     }
 
     fn text<'a>(&self, arg: &'a Arg<String>) -> Result<&'a str> {

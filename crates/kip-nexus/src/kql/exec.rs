@@ -243,12 +243,28 @@ impl<'g, 't> Executor<'g, 't> {
             }
         }
         if tracing {
-            let mut step = self.step("not", not.span, rows_in, &kept, started);
-            step.detail
-                .insert("rows_removed".into(), json!(rows_in - kept.len()));
-            self.record(step, input_copy, Failed::Not);
+            self.trace_not(not, rows_in, &kept, started, input_copy);
         }
         Ok(kept)
+    }
+
+    // The steps of blocks are recorded by functions of their own, so that
+    // the frames of `eval`, `anti_join`, `left_join` and `add_union` — one
+    // set per level of nested blocks, up to `kip_lang::MAX_DEPTH` — do not
+    // hold a `Step` each.
+    #[inline(never)]
+    fn trace_not(
+        &mut self,
+        not: &CompiledGroup,
+        rows_in: usize,
+        kept: &[Row],
+        started: Instant,
+        input_copy: Option<Vec<Row>>,
+    ) {
+        let mut step = self.step("not", not.span, rows_in, kept, started);
+        step.detail
+            .insert("rows_removed".into(), json!(rows_in - kept.len()));
+        self.record(step, input_copy, Failed::Not);
     }
 
     /// OPTIONAL: each row extended by the block's rows, or kept as it is
@@ -277,13 +293,25 @@ impl<'g, 't> Executor<'g, 't> {
             }
         }
         if tracing {
-            let mut step = self.step("optional", optional.span, rows_in, &out, started);
-            step.detail
-                .insert("rows_extended".into(), json!(extended_rows));
-            step.detail.insert("rows_padded".into(), json!(padded));
-            self.record(step, None, Failed::Other);
+            self.trace_optional(optional, rows_in, &out, started, (extended_rows, padded));
         }
         Ok(out)
+    }
+
+    #[inline(never)]
+    fn trace_optional(
+        &mut self,
+        optional: &CompiledGroup,
+        rows_in: usize,
+        out: &[Row],
+        started: Instant,
+        (extended_rows, padded): (usize, usize),
+    ) {
+        let mut step = self.step("optional", optional.span, rows_in, out, started);
+        step.detail
+            .insert("rows_extended".into(), json!(extended_rows));
+        step.detail.insert("rows_padded".into(), json!(padded));
+        self.record(step, None, Failed::Other);
     }
 
     /// UNION: adds the rows of a branch evaluated from an empty row, in its
@@ -303,11 +331,23 @@ impl<'g, 't> Executor<'g, 't> {
             return Err(rows_exceeded());
         }
         if tracing {
-            let mut step = self.step("union", union.span, rows_in, rows, started);
-            step.detail.insert("branch_rows".into(), json!(added));
-            self.record(step, None, Failed::Other);
+            self.trace_union(union, rows_in, rows, started, added);
         }
         Ok(())
+    }
+
+    #[inline(never)]
+    fn trace_union(
+        &mut self,
+        union: &CompiledGroup,
+        rows_in: usize,
+        rows: &[Row],
+        started: Instant,
+        added: usize,
+    ) {
+        let mut step = self.step("union", union.span, rows_in, rows, started);
+        step.detail.insert("branch_rows".into(), json!(added));
+        self.record(step, None, Failed::Other);
     }
 
     fn apply_ready_filters(

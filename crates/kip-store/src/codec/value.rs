@@ -33,6 +33,12 @@ use super::{DecodeError, Reader, boxed, varint, write_bytes};
 /// Values nested deeper than this are refused when written and reported as
 /// corrupt when read, so neither direction can overflow the stack. Values
 /// parsed from JSON text are limited to 128 levels by serde_json anyway.
+///
+/// The same number as `kip_lang::MAX_DEPTH`, the one nesting limit of KIP
+/// Explorer, which this crate (below the language) cannot name; a test of
+/// `kip-nexus` (`tests/nesting.rs`) pins the two equal. The engine never
+/// hands this codec a deeper value: the parser and parameter binding refuse
+/// one first, with a positioned `KIP_1001`.
 pub const MAX_DEPTH: usize = 256;
 
 const NULL: u8 = 0x00;
