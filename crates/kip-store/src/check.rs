@@ -576,8 +576,109 @@ impl Store {
             ),
         }
 
+        self.check_trace(txn, &mut f)?;
+
         f.report.ok = f.report.violations.is_empty() && f.report.unlisted == 0;
         Ok(f.report)
+    }
+
+    /// The cognitive trace's databases agree: every entry decodes, no entry
+    /// id is above `last_trace_id`, every entry's touched elements are
+    /// indexed by element and every element index entry points at an entry
+    /// that lists it, and every per-originator sequence is 8 bytes.
+    fn check_trace(&self, txn: &RoTxn<'_>, f: &mut Findings) -> Result<(), StoreError> {
+        let last = self.last_trace_id(txn)?;
+        let mut listed: HashSet<(Vec<u8>, u64)> = HashSet::new();
+        for item in self.db.trace.iter(txn).lmdb()? {
+            let (id, body) = item.lmdb()?;
+            if id > last {
+                f.add(
+                    "trace-order",
+                    db_name::TRACE,
+                    format!("entry {id} is above last_trace_id {last}"),
+                );
+            }
+            if serde_json::from_slice::<serde_json::Value>(body).is_err() {
+                f.add(
+                    "trace-entry",
+                    db_name::TRACE,
+                    format!("entry {id} is not a JSON document"),
+                );
+            }
+        }
+        for item in self.db.trace_touches.iter(txn).lmdb()? {
+            let (id, touched) = item.lmdb()?;
+            if self.db.trace.get(txn, &id).lmdb()?.is_none() {
+                f.add(
+                    "trace-index",
+                    db_name::TRACE_TOUCHES,
+                    format!("entry {id} touches elements but does not exist"),
+                );
+            }
+            if touched.len() % element::LEN != 0 {
+                f.add(
+                    "trace-index",
+                    db_name::TRACE_TOUCHES,
+                    format!("entry {id}'s element list is {} bytes", touched.len()),
+                );
+                continue;
+            }
+            for e in touched.chunks(element::LEN) {
+                listed.insert((e.to_vec(), id));
+                let mut key = e.to_vec();
+                key.extend_from_slice(&id.to_be_bytes());
+                if raw(self.db.trace_elements).get(txn, &key).lmdb()?.is_none() {
+                    f.add(
+                        "trace-index",
+                        db_name::TRACE_ELEMENTS,
+                        format!(
+                            "entry {id} touched {} but the element index lacks it",
+                            hex(e)
+                        ),
+                    );
+                }
+            }
+        }
+        for item in raw(self.db.trace_elements).iter(txn).lmdb()? {
+            let (key, _) = item.lmdb()?;
+            let Some((e, id)) = key.split_at_checked(element::LEN) else {
+                f.add(
+                    "trace-index",
+                    db_name::TRACE_ELEMENTS,
+                    format!("a key of {} bytes", key.len()),
+                );
+                continue;
+            };
+            let id = <[u8; 8]>::try_from(id).map(u64::from_be_bytes);
+            match id {
+                Ok(id) if listed.contains(&(e.to_vec(), id)) => {}
+                Ok(id) => f.add(
+                    "trace-index",
+                    db_name::TRACE_ELEMENTS,
+                    format!("{} → entry {id}, which does not list it", hex(e)),
+                ),
+                Err(_) => f.add(
+                    "trace-index",
+                    db_name::TRACE_ELEMENTS,
+                    format!("a key of {} bytes", key.len()),
+                ),
+            }
+        }
+        for item in raw(self.db.trace_seqs).iter(txn).lmdb()? {
+            let (originator, seq) = item.lmdb()?;
+            if seq.len() != 8 {
+                f.add(
+                    "trace-seq",
+                    db_name::TRACE_SEQS,
+                    format!(
+                        "the sequence of {} is {} bytes",
+                        String::from_utf8_lossy(originator),
+                        seq.len()
+                    ),
+                );
+            }
+        }
+        Ok(())
     }
 }
 
@@ -763,5 +864,40 @@ mod tests {
             found.contains(&("counter-equals-count", "stats")),
             "{found:?}"
         );
+    }
+
+    #[test]
+    fn trace_entries_and_their_element_index_are_checked() {
+        let (_d, store) = sample();
+        store
+            .write(|txn| {
+                let slot = store.next_trace_slot(txn, "tester")?;
+                store.put_trace(
+                    txn,
+                    slot.id,
+                    &json!({"type": "TRACE", "message": "a write"}),
+                    &[crate::ElementId::Concept(crate::ConceptId(1))],
+                )
+            })
+            .expect("a trace entry");
+        assert!(store.check().expect("check").ok, "{:?}", invariants(&store));
+        tamper(&store, |s, txn| {
+            // The element index loses the entry's one element, and a stray
+            // key points at an entry that does not list it.
+            raw(s.db.trace_elements).clear(txn)?;
+            let mut stray =
+                element::encode(crate::ElementId::Concept(crate::ConceptId(2))).to_vec();
+            stray.extend_from_slice(&1u64.to_be_bytes());
+            raw(s.db.trace_elements).put(txn, &stray, &[])?;
+            raw(s.db.trace).put(txn, &99u64.to_be_bytes(), b"not json")?;
+            Ok(())
+        });
+        let found = invariants(&store);
+        assert!(
+            found.contains(&("trace-index", "trace_elements")),
+            "{found:?}"
+        );
+        assert!(found.contains(&("trace-order", "trace")), "{found:?}");
+        assert!(found.contains(&("trace-entry", "trace")), "{found:?}");
     }
 }
