@@ -137,7 +137,23 @@ impl Api {
         &self,
         request: ResolveRequest,
     ) -> Result<ResolveResponse, kip_logic::ResolveError> {
-        self.resolver().resolve_blocking(request)
+        // Recorded as a read (BRIEF §7): folded like KIP reads, so a
+        // dashboard polling the same resolve costs one entry with a count.
+        let text = format!(
+            "RESOLVE {} ({}) FOR {} instance{}",
+            request.ot_id,
+            request.properties.join(", "),
+            request.unique_identities.len(),
+            if request.unique_identities.len() == 1 {
+                ""
+            } else {
+                "s"
+            },
+        );
+        let answer = self.resolver().resolve_blocking(request);
+        let code = answer.as_ref().err().map(|e| e.code.as_str());
+        self.nexus.trace_fold_read(self.originator(), &text, code);
+        answer
     }
 
     /// [`Api::resolve_logic_properties`] on a JSON body, failing in the

@@ -19,6 +19,8 @@ import {
   type JsonValue,
   type PathsRequest,
   type PathsResponse,
+  type ResolveRequest,
+  type ResolveResponse,
   type SettingsResponse,
   type Transport,
   type ValidateRequest,
@@ -102,6 +104,9 @@ export class HttpTransport implements Transport {
   }
   changes(request: ChangesRequest): Promise<ChangesResponse> {
     return this.post('/api/changes', request);
+  }
+  resolveLogicProperties(request: ResolveRequest): Promise<ResolveResponse> {
+    return this.post('/api/resolve_logic_properties', request);
   }
   paths(request: PathsRequest): Promise<PathsResponse> {
     return this.post('/api/paths', request);

@@ -21,6 +21,8 @@ import {
   type JsonValue,
   type PathsRequest,
   type PathsResponse,
+  type ResolveRequest,
+  type ResolveResponse,
   type SettingsResponse,
   type Transport,
   type ValidateRequest,
@@ -93,6 +95,9 @@ export class TauriTransport implements Transport {
   }
   changes(request: ChangesRequest): Promise<ChangesResponse> {
     return api('changes', request);
+  }
+  resolveLogicProperties(request: ResolveRequest): Promise<ResolveResponse> {
+    return api('resolve_logic_properties', request);
   }
   paths(request: PathsRequest): Promise<PathsResponse> {
     return api('paths', request);

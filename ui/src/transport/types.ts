@@ -19,6 +19,8 @@ import type {
   NexusInfo,
   PathsRequest,
   PathsResponse,
+  ResolveRequest,
+  ResolveResponse,
   SettingsResponse,
   ValidateRequest,
   ValidateResponse,
@@ -94,6 +96,12 @@ export interface Transport {
   format(text: string): Promise<string>;
   /** The shortest paths between two elements (the engine's bounded search). */
   paths(request: PathsRequest): Promise<PathsResponse>;
+  /**
+   * Computes a type's logic properties for instances, in one batch
+   * (`resolve_logic_properties`); fails with `MISSING_INPUT_PARAMS` naming
+   * the inputs to ask for.
+   */
+  resolveLogicProperties(request: ResolveRequest): Promise<ResolveResponse>;
   /** Settings kept with the nexus (styling, saved queries, scenes), by key. */
   settingsGet(prefix?: string): Promise<SettingsResponse>;
   /** Stores one setting with the nexus; `null` forgets it. */
