@@ -136,36 +136,36 @@ mod tests {
 
     #[test]
     fn what_is_written_is_read_back() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().expect("a temp folder");
         let file = dir.path().join("deep/kip-explorer/prefs.json");
         assert_eq!(
             load(&file),
             (Map::new(), None),
             "no file: no preferences, no warning"
         );
-        set(&file, "theme", json!("dark")).unwrap();
-        set(&file, "window", json!({"width": 1200, "height": 800})).unwrap();
+        set(&file, "theme", json!("dark")).expect("saved");
+        set(&file, "window", json!({"width": 1200, "height": 800})).expect("saved");
         let (prefs, warning) = load(&file);
         assert_eq!(warning, None);
         assert_eq!(prefs["theme"], json!("dark"));
         assert_eq!(prefs["window"]["width"], json!(1200));
-        set(&file, "theme", Json::Null).unwrap();
+        set(&file, "theme", Json::Null).expect("saved");
         assert!(!load(&file).0.contains_key("theme"));
         assert!(!file.with_extension("json.tmp").exists());
     }
 
     #[test]
     fn a_corrupt_file_gives_the_defaults_and_a_warning() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().expect("a temp folder");
         let file = dir.path().join("prefs.json");
         for bad in ["{\"theme\": \"da", "[1, 2]", "\u{0}\u{1}garbage"] {
-            std::fs::write(&file, bad).unwrap();
+            std::fs::write(&file, bad).expect("written");
             let (prefs, warning) = load(&file);
             assert!(prefs.is_empty());
-            assert!(warning.unwrap().contains("using the defaults"));
+            assert!(warning.expect("a warning").contains("using the defaults"));
         }
         // Writing over a corrupt file keeps only what was written.
-        set(&file, "theme", json!("light")).unwrap();
+        set(&file, "theme", json!("light")).expect("saved");
         assert_eq!(
             load(&file),
             (Map::from_iter([("theme".to_owned(), json!("light"))]), None)
@@ -174,7 +174,7 @@ mod tests {
 
     #[test]
     fn the_operations_filter_by_prefix_and_check_keys() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().expect("a temp folder");
         let file = dir.path().join("prefs.json");
         let put_one = |key: &str, value: Json| {
             put(
@@ -185,8 +185,8 @@ mod tests {
                 },
             )
         };
-        put_one("panels.inspector", json!(true)).unwrap();
-        put_one("theme", json!("dark")).unwrap();
+        put_one("panels.inspector", json!(true)).expect("saved");
+        put_one("theme", json!("dark")).expect("saved");
         let got = get(
             &file,
             &SettingsGetRequest {
