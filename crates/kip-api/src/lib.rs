@@ -34,6 +34,7 @@ mod maintenance;
 mod neighbourhood;
 pub mod paths;
 mod paths_between;
+pub mod prefs;
 mod settings;
 pub mod tools;
 mod trace;
@@ -74,6 +75,8 @@ pub struct Api {
     agent: bool,
     read_only: bool,
     watch: Option<WatchBoard>,
+    /// The host's preferences file (`prefs_get` / `prefs_put`); `None`: it keeps none.
+    prefs: Option<std::path::PathBuf>,
     /// The logic-property resolver, made on first use (its LLM comes from
     /// the environment: `KIP_LLM_URL`, `KIP_LLM_MODEL`, `KIP_LLM_API_KEY`).
     resolver: Arc<OnceLock<kip_logic::Resolver>>,
@@ -89,10 +92,17 @@ impl Api {
             },
             read_only: false,
             watch: None,
+            prefs: None,
             resolver: Arc::new(OnceLock::new()),
             originator: None,
             agent: false,
         }
+    }
+
+    /// Answers `prefs_get` / `prefs_put` from `file` (see [`prefs`]).
+    pub fn with_prefs(mut self, file: std::path::PathBuf) -> Api {
+        self.prefs = Some(file);
+        self
     }
 
     /// Names who acts, for the cognitive trace (BRIEF §7): an MCP client's
@@ -270,6 +280,27 @@ impl Api {
         settings::get(&self.nexus, request)
     }
 
+    fn prefs_file(&self) -> Result<&std::path::Path, ApiError> {
+        self.prefs.as_deref().ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::BadRequest,
+                "this host keeps no preferences",
+                "Keep them in the client (e.g. the browser's local storage).",
+            )
+        })
+    }
+
+    /// This machine's preferences, by key (see [`prefs`]).
+    pub fn prefs_get(&self, request: &SettingsGetRequest) -> Result<SettingsResponse, ApiError> {
+        Ok(prefs::get(self.prefs_file()?, request))
+    }
+
+    /// Stores one preference (`null` forgets it). Allowed on a read-only
+    /// host: it writes the config folder, never the nexus.
+    pub fn prefs_put(&self, request: &SettingsPutRequest) -> Result<SettingsResponse, ApiError> {
+        prefs::put(self.prefs_file()?, request)
+    }
+
     /// Stores one setting (`null` forgets it). Refused on a read-only host:
     /// it writes the nexus folder, though not its knowledge.
     pub fn settings_put(&self, request: &SettingsPutRequest) -> Result<SettingsResponse, ApiError> {
@@ -388,6 +419,8 @@ impl Api {
             Operation::Paths => to_json(&self.paths(&parse(name, body)?)?),
             Operation::SettingsGet => to_json(&self.settings_get(&parse(name, body)?)?),
             Operation::SettingsPut => to_json(&self.settings_put(&parse(name, body)?)?),
+            Operation::PrefsGet => to_json(&self.prefs_get(&parse(name, body)?)?),
+            Operation::PrefsPut => to_json(&self.prefs_put(&parse(name, body)?)?),
             Operation::TraceList => to_json(&self.nexus.trace_list(&parse(name, body)?)?),
             Operation::TraceEntry => {
                 let r: TraceEntryRequest = parse(name, body)?;

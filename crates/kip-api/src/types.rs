@@ -66,6 +66,13 @@ pub enum Operation {
     SettingsPut,
     /// Cognitive-trace entries, newest first. Body: `TraceFilter`; answer: `TracePage`.
     TraceList,
+    /// This machine's preferences (theme, panels, …), from the host's
+    /// config folder. Body: [`SettingsGetRequest`]; answer:
+    /// [`SettingsResponse`]. Refused by a host that keeps none.
+    PrefsGet,
+    /// Stores (or, with `null`, forgets) one preference. Body:
+    /// [`SettingsPutRequest`]; answer: [`SettingsResponse`].
+    PrefsPut,
     /// One trace entry. Body: [`TraceEntryRequest`](crate::TraceEntryRequest); answer: `TraceEntry`.
     TraceEntry,
     /// Records a THINK or SAY entry. Body: [`TraceAddRequest`](crate::TraceAddRequest); answer: `TraceEntry`.
@@ -83,7 +90,7 @@ pub enum Operation {
 }
 
 impl Operation {
-    pub const ALL: [Operation; 22] = [
+    pub const ALL: [Operation; 24] = [
         Operation::Execute,
         Operation::ExecuteReadonly,
         Operation::Validate,
@@ -106,6 +113,8 @@ impl Operation {
         Operation::TraceFlag,
         Operation::TraceRevert,
         Operation::TraceImport,
+        Operation::PrefsGet,
+        Operation::PrefsPut,
     ];
 
     /// The wire name, e.g. `"execute_readonly"`.
@@ -133,6 +142,8 @@ impl Operation {
             Operation::TraceFlag => "trace_flag",
             Operation::TraceRevert => "trace_revert",
             Operation::TraceImport => "trace_import",
+            Operation::PrefsGet => "prefs_get",
+            Operation::PrefsPut => "prefs_put",
         }
     }
 

@@ -179,6 +179,11 @@ pub fn run(api: Api, options: Options) -> anyhow::Result<ExitCode> {
         );
     }
     let api = api.read_only(options.read_only);
+    // The browser's preferences (theme, panels) in this machine's config folder.
+    let api = match kip_api::paths::prefs_file() {
+        Some(file) => api.with_prefs(file),
+        None => api,
+    };
     // Watching lasts while `_watcher` lives: until the server stops.
     let (api, _watcher) = match &options.capsules {
         Some(dir) => watch_capsules(api, dir)?,

@@ -117,6 +117,12 @@ export class HttpTransport implements Transport {
   settingsPut(key: string, value: JsonValue): Promise<SettingsResponse> {
     return this.post('/api/settings_put', { key, value });
   }
+  prefsGet(prefix?: string): Promise<SettingsResponse> {
+    return this.post('/api/prefs_get', prefix === undefined ? {} : { prefix });
+  }
+  prefsPut(key: string, value: JsonValue): Promise<SettingsResponse> {
+    return this.post('/api/prefs_put', { key, value });
+  }
   async format(text: string): Promise<string> {
     return (await this.post<FormatResponse>('/api/format', { text })).formatted;
   }

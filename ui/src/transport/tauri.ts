@@ -108,6 +108,12 @@ export class TauriTransport implements Transport {
   settingsPut(key: string, value: JsonValue): Promise<SettingsResponse> {
     return api('settings_put', { key, value });
   }
+  prefsGet(prefix?: string): Promise<SettingsResponse> {
+    return api('prefs_get', prefix === undefined ? {} : { prefix });
+  }
+  prefsPut(key: string, value: JsonValue): Promise<SettingsResponse> {
+    return api('prefs_put', { key, value });
+  }
   async format(text: string): Promise<string> {
     return (await api<FormatResponse>('format', { text })).formatted;
   }

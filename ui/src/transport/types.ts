@@ -106,6 +106,10 @@ export interface Transport {
   settingsGet(prefix?: string): Promise<SettingsResponse>;
   /** Stores one setting with the nexus; `null` forgets it. */
   settingsPut(key: string, value: JsonValue): Promise<SettingsResponse>;
+  /** This machine's preferences kept by the host (`prefs_get`); absent or refused where it keeps none. */
+  prefsGet?(prefix?: string): Promise<SettingsResponse>;
+  /** Stores one preference with the host; `null` forgets it. */
+  prefsPut?(key: string, value: JsonValue): Promise<SettingsResponse>;
   /** The watched capsule folder (`folder: null` when this host watches none). */
   watchStatus(): Promise<WatchView>;
   /** Verify the store's invariants (`check_store`); absent where the host does not offer it. */

@@ -22,7 +22,7 @@ export type ApiError = { code: ErrorCode, message: string, hint: string, data?: 
  * The operations of the API, by their wire name (`/api/<name>` over HTTP,
  * the command name in the desktop shell).
  */
-export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import";
+export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "prefs_get" | "prefs_put" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import";
 
 /**
  * The arguments of `execute_kip` (seed 001 §6.1): exactly one of `command`
