@@ -65,6 +65,10 @@ fn main() -> anyhow::Result<()> {
         anyhow::anyhow!("cannot open the nexus at {}: {}", db.display(), e.message)
     })?);
     let title = format!("KIP Explorer — {}", db.display());
+    // The cognitive trace (BRIEF §7): the app acts as `curator`, and says
+    // when it opens and closes the nexus.
+    record_space(&nexus, "SpaceAcquire", "The desktop app opened the nexus.");
+    let closing = nexus.clone();
 
     tauri::Builder::default()
         .invoke_handler(tauri::generate_handler![
@@ -73,7 +77,10 @@ fn main() -> anyhow::Result<()> {
         ])
         .setup(move |app| {
             let handle = app.handle().clone();
-            let host = watch::Host::new(handle.clone(), kip_api::Api::new(nexus.clone(), ORIGIN));
+            let host = watch::Host::new(
+                handle.clone(),
+                kip_api::Api::new(nexus.clone(), ORIGIN).with_originator(CURATOR),
+            );
             app.manage(AppState { host: host.clone() });
             let window =
                 WebviewWindowBuilder::new(app, "main", WebviewUrl::App("index.html".into()))
@@ -102,6 +109,29 @@ fn main() -> anyhow::Result<()> {
             });
             Ok(())
         })
-        .run(tauri::generate_context!())
-        .map_err(|e| anyhow::anyhow!("the window could not run: {e}"))
+        .build(tauri::generate_context!())
+        .map_err(|e| anyhow::anyhow!("the window could not run: {e}"))?
+        .run(move |_, event| {
+            if let tauri::RunEvent::Exit = event {
+                record_space(
+                    &closing,
+                    "SpaceRelease",
+                    "The desktop app closed the nexus.",
+                );
+            }
+        });
+    Ok(())
+}
+
+/// Who the trace names for the app's requests.
+const CURATOR: &str = "curator";
+
+/// A SPACE entry of the app's (a failure is logged: tracing never stops the app).
+fn record_space(nexus: &kip_nexus::Nexus, tag: &str, message: &str) {
+    if let Err(e) = nexus.trace_space(CURATOR, tag, message) {
+        eprintln!(
+            "kip-explorer: cannot record {tag} in the trace: {}",
+            e.message
+        );
+    }
 }

@@ -80,10 +80,14 @@ pub enum Operation {
     /// [`TraceImportRequest`](crate::TraceImportRequest); answer:
     /// [`TraceImportResponse`](crate::TraceImportResponse).
     TraceImport,
+    /// Promotes entries to one episodic memory, an `Event` concept. Body:
+    /// [`TracePromoteRequest`](crate::TracePromoteRequest); answer:
+    /// [`TracePromoteResponse`](crate::TracePromoteResponse).
+    TracePromote,
 }
 
 impl Operation {
-    pub const ALL: [Operation; 22] = [
+    pub const ALL: [Operation; 23] = [
         Operation::Execute,
         Operation::ExecuteReadonly,
         Operation::Validate,
@@ -106,6 +110,7 @@ impl Operation {
         Operation::TraceFlag,
         Operation::TraceRevert,
         Operation::TraceImport,
+        Operation::TracePromote,
     ];
 
     /// The wire name, e.g. `"execute_readonly"`.
@@ -133,6 +138,7 @@ impl Operation {
             Operation::TraceFlag => "trace_flag",
             Operation::TraceRevert => "trace_revert",
             Operation::TraceImport => "trace_import",
+            Operation::TracePromote => "trace_promote",
         }
     }
 
@@ -154,6 +160,7 @@ impl Operation {
                 | Operation::TraceFlag
                 | Operation::TraceRevert
                 | Operation::TraceImport
+                | Operation::TracePromote
         )
     }
 }
