@@ -376,9 +376,11 @@ async fn the_capsule_tools_give_the_schema_and_import_bundles_atomically() {
     client.cancel().await.expect("close the session");
 }
 
-
 /// `kip mcp` as a client that names itself (`clientInfo.name`).
-async fn connect_as(db: &Path, name: &str) -> RunningService<RoleClient, rmcp::model::ClientConfig> {
+async fn connect_as(
+    db: &Path,
+    name: &str,
+) -> RunningService<RoleClient, rmcp::model::ClientConfig> {
     let mut command = tokio::process::Command::new(kip_e2e::kip_bin());
     command.arg("--db").arg(db).arg("mcp");
     let transport = TokioChildProcess::new(command).expect("kip mcp starts");
@@ -399,7 +401,11 @@ fn trace_of(db: &Path) -> Vec<Json> {
         .args(["trace", "export"])
         .output()
         .expect("kip trace export runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
@@ -415,12 +421,14 @@ async fn an_agent_is_traced_under_its_client_name_and_records_its_reasoning() {
         _ => Map::new(),
     };
     let thought = client
-        .call_tool(CallToolRequestParams::new("record_trace").with_arguments(args(json!({
-            "type": "THINK",
-            "message": "I will remember that Alice likes tea.",
-            "tag": ["DecisionRationale"],
-            "flags": ["Uncertain"]
-        }))))
+        .call_tool(
+            CallToolRequestParams::new("record_trace").with_arguments(args(json!({
+                "type": "THINK",
+                "message": "I will remember that Alice likes tea.",
+                "tag": ["DecisionRationale"],
+                "flags": ["Uncertain"]
+            }))),
+        )
         .await
         .expect("record_trace completes");
     assert!(!is_error(&thought), "{thought:?}");
@@ -432,16 +440,20 @@ async fn an_agent_is_traced_under_its_client_name_and_records_its_reasoning() {
 
     // An agent may not write engine entries, nor impersonate another.
     let refused = client
-        .call_tool(CallToolRequestParams::new("record_trace").with_arguments(args(json!({
-            "type": "TRACE", "message": "forged"
-        }))))
+        .call_tool(
+            CallToolRequestParams::new("record_trace").with_arguments(args(json!({
+                "type": "TRACE", "message": "forged"
+            }))),
+        )
         .await
         .expect("record_trace completes");
     assert!(is_error(&refused));
     let empty = client
-        .call_tool(CallToolRequestParams::new("record_trace").with_arguments(args(json!({
-            "type": "SAY", "message": ""
-        }))))
+        .call_tool(
+            CallToolRequestParams::new("record_trace").with_arguments(args(json!({
+                "type": "SAY", "message": ""
+            }))),
+        )
         .await
         .expect("record_trace completes");
     assert!(is_error(&empty));
@@ -467,7 +479,11 @@ async fn an_agent_is_traced_under_its_client_name_and_records_its_reasoning() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
         .collect();
-    assert!(recent.iter().any(|e| e["message"] == "I will remember that Alice likes tea."));
+    assert!(
+        recent
+            .iter()
+            .any(|e| e["message"] == "I will remember that Alice likes tea.")
+    );
     client.cancel().await.expect("the session closes");
 
     // The server records its release after the session ends: wait for it.
@@ -487,23 +503,38 @@ async fn an_agent_is_traced_under_its_client_name_and_records_its_reasoning() {
     // reason as a THINK DecisionRationale entry linked to it.
     let command = mine
         .iter()
-        .find(|e| e["type"] == "TRACE" && e["message"].as_str().is_some_and(|m| m.starts_with("UPSERT")))
+        .find(|e| {
+            e["type"] == "TRACE"
+                && e["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("UPSERT"))
+        })
         .expect("the write's entry");
-    assert!(command["flags"].as_array().is_some_and(|f| f.contains(&json!("Unverified"))));
+    assert!(
+        command["flags"]
+            .as_array()
+            .is_some_and(|f| f.contains(&json!("Unverified")))
+    );
     assert!(mine.iter().any(|e| e["type"] == "THINK"
         && e["message"] == "The user introduced Alice."
         && e["data"]["entry"] == command["id"]));
     // The session's start and end.
     for tag in ["SpaceAcquire", "SpaceRelease"] {
         assert!(
-            mine.iter().any(|e| e["type"] == "SPACE" && e["tag"] == json!([tag])),
+            mine.iter()
+                .any(|e| e["type"] == "SPACE" && e["tag"] == json!([tag])),
             "no {tag} entry in {mine:#?}"
         );
     }
     // seq counts up per originator without gaps.
     let seqs: Vec<u64> = mine
         .iter()
-        .map(|e| e["seq"].as_str().and_then(|s| s.parse().ok()).expect("a decimal seq"))
+        .map(|e| {
+            e["seq"]
+                .as_str()
+                .and_then(|s| s.parse().ok())
+                .expect("a decimal seq")
+        })
         .collect();
     assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
 }
