@@ -9,7 +9,7 @@ import { collectElements, isConcept, isElement, type ConceptNode, type Element, 
 import { loadNexusSettings, nexusSetting, STYLES_KEY } from './nexus-settings.svelte';
 import { readRules } from './graph/styling';
 
-export type View = 'graph' | 'primer' | 'console' | 'import';
+export type View = 'graph' | 'primer' | 'console' | 'import' | 'trace';
 
 export interface TypeDef {
   name: string;
@@ -64,7 +64,7 @@ export const app = $state({
 });
 
 function loadFolded(): Record<View, boolean> {
-  const defaults: Record<View, boolean> = { graph: false, primer: false, console: true, import: false };
+  const defaults: Record<View, boolean> = { graph: false, primer: false, console: true, import: false, trace: true };
   try {
     return { ...defaults, ...JSON.parse(localStorage.getItem('kip-explorer.inspector-folded') ?? '{}') };
   } catch {

@@ -134,6 +134,9 @@ export class HttpTransport implements Transport {
   async backup(request: BackupRequest): Promise<BackupResponse> {
     return await this.post<BackupResponse>('/api/backup', request);
   }
+  operation<T>(name: string, body: unknown = {}): Promise<T> {
+    return this.post<T>(`/api/${name}`, body);
+  }
 
   subscribe(onChange: (notice: ChangeNotice) => void): () => void {
     let stopped = false;
