@@ -87,6 +87,10 @@ fn main() -> anyhow::Result<()> {
         prefs::LAST_NEXUS,
         serde_json::json!(opened),
     );
+    // The cognitive trace (BRIEF §7): the app acts as `curator`, and says
+    // when it opens and closes the nexus.
+    record_space(&nexus, "SpaceAcquire", "The desktop app opened the nexus.");
+    let closing = nexus.clone();
 
     tauri::Builder::default()
         .invoke_handler(tauri::generate_handler![
@@ -95,7 +99,7 @@ fn main() -> anyhow::Result<()> {
         ])
         .setup(move |app| {
             let handle = app.handle().clone();
-            let mut api = kip_api::Api::new(nexus.clone(), ORIGIN);
+            let mut api = kip_api::Api::new(nexus.clone(), ORIGIN).with_originator(CURATOR);
             if let Some(file) = &prefs_file {
                 api = api.with_prefs(file.clone());
             }
@@ -154,6 +158,29 @@ fn main() -> anyhow::Result<()> {
             });
             Ok(())
         })
-        .run(tauri::generate_context!())
-        .map_err(|e| anyhow::anyhow!("the window could not run: {e}"))
+        .build(tauri::generate_context!())
+        .map_err(|e| anyhow::anyhow!("the window could not run: {e}"))?
+        .run(move |_, event| {
+            if let tauri::RunEvent::Exit = event {
+                record_space(
+                    &closing,
+                    "SpaceRelease",
+                    "The desktop app closed the nexus.",
+                );
+            }
+        });
+    Ok(())
+}
+
+/// Who the trace names for the app's requests.
+const CURATOR: &str = "curator";
+
+/// A SPACE entry of the app's (a failure is logged: tracing never stops the app).
+fn record_space(nexus: &kip_nexus::Nexus, tag: &str, message: &str) {
+    if let Err(e) = nexus.trace_space(CURATOR, tag, message) {
+        eprintln!(
+            "kip-explorer: cannot record {tag} in the trace: {}",
+            e.message
+        );
+    }
 }

@@ -55,8 +55,9 @@ pub use maintenance::store_check;
 pub use neighbourhood::{DEFAULT_PAGE, MAX_PAGE};
 pub use paths_between::{DEFAULT_MAX_HOPS, DEFAULT_PATHS, LINK_BUDGET, MAX_HOPS, MAX_PATHS};
 pub use trace::{
-    TraceAddRequest, TraceEntryRequest, TraceFlagRequest, TraceImportRequest, TraceImportResponse,
-    TraceRevertRequest, jsonl_line,
+    INVOLVES, MAX_PROMOTED_ENTRIES, MAX_PROMOTED_LINKS, TraceAddRequest, TraceEntryRequest,
+    TraceFlagRequest, TraceImportRequest, TraceImportResponse, TracePromoteRequest,
+    TracePromoteResponse, TraceRevertRequest, jsonl_line,
 };
 pub use types::*;
 pub use validate::position;
@@ -258,6 +259,7 @@ impl Api {
             request,
             dry_run,
             &self.origin,
+            self.originator(),
         ))
     }
 
@@ -453,6 +455,10 @@ impl Api {
                 let r: TraceImportRequest = parse(name, body)?;
                 let imported = self.nexus.trace_import(&r.jsonl)?;
                 to_json(&TraceImportResponse { imported })
+            }
+            Operation::TracePromote => {
+                self.refuse_if_read_only("promoting trace entries")?;
+                trace::promote(self, &parse(name, body)?)
             }
         }
     }

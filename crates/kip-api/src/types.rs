@@ -87,10 +87,14 @@ pub enum Operation {
     /// [`TraceImportRequest`](crate::TraceImportRequest); answer:
     /// [`TraceImportResponse`](crate::TraceImportResponse).
     TraceImport,
+    /// Promotes entries to one episodic memory, an `Event` concept. Body:
+    /// [`TracePromoteRequest`](crate::TracePromoteRequest); answer:
+    /// [`TracePromoteResponse`](crate::TracePromoteResponse).
+    TracePromote,
 }
 
 impl Operation {
-    pub const ALL: [Operation; 24] = [
+    pub const ALL: [Operation; 25] = [
         Operation::Execute,
         Operation::ExecuteReadonly,
         Operation::Validate,
@@ -115,6 +119,7 @@ impl Operation {
         Operation::TraceImport,
         Operation::PrefsGet,
         Operation::PrefsPut,
+        Operation::TracePromote,
     ];
 
     /// The wire name, e.g. `"execute_readonly"`.
@@ -144,6 +149,7 @@ impl Operation {
             Operation::TraceImport => "trace_import",
             Operation::PrefsGet => "prefs_get",
             Operation::PrefsPut => "prefs_put",
+            Operation::TracePromote => "trace_promote",
         }
     }
 
@@ -165,6 +171,7 @@ impl Operation {
                 | Operation::TraceFlag
                 | Operation::TraceRevert
                 | Operation::TraceImport
+                | Operation::TracePromote
         )
     }
 }

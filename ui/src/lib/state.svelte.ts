@@ -10,7 +10,7 @@ import { loadNexusSettings, nexusSetting, STYLES_KEY } from './nexus-settings.sv
 import { readRules } from './graph/styling';
 import { pref, setPref } from './prefs.svelte';
 
-export type View = 'graph' | 'primer' | 'console' | 'import';
+export type View = 'graph' | 'primer' | 'console' | 'import' | 'trace';
 
 export interface TypeDef {
   name: string;
@@ -66,7 +66,7 @@ export const app = $state({
 
 /** The inspector's folding per view, a preference (lib/prefs.svelte.ts). */
 export function loadFolded(): Record<View, boolean> {
-  const defaults: Record<View, boolean> = { graph: false, primer: false, console: true, import: false };
+  const defaults: Record<View, boolean> = { graph: false, primer: false, console: true, import: false, trace: true };
   const saved = pref<JsonObject>('inspector-folded', {});
   return { ...defaults, ...(saved && typeof saved === 'object' && !Array.isArray(saved) ? saved : {}) } as Record<View, boolean>;
 }

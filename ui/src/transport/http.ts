@@ -36,6 +36,16 @@ import {
 const POLL_MS = 1500;
 const SAFETY_POLL_MS = 5000;
 
+/** Who the cognitive trace names for this UI's requests (BRIEF §7):
+ * `curator`, unless the settings chose another name (`kip.originator`). */
+function originator(): string {
+  try {
+    return globalThis.localStorage?.getItem('kip.originator')?.trim() || 'curator';
+  } catch {
+    return 'curator';
+  }
+}
+
 export class HttpTransport implements Transport {
   readonly kind = 'http' as const;
   constructor(private readonly base = '') {}
@@ -45,7 +55,7 @@ export class HttpTransport implements Transport {
     try {
       response = await fetch(`${this.base}${path}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', 'x-kip-originator': originator() },
         body: JSON.stringify(body ?? {}),
       });
     } catch (e) {
@@ -134,6 +144,9 @@ export class HttpTransport implements Transport {
   }
   async backup(request: BackupRequest): Promise<BackupResponse> {
     return await this.post<BackupResponse>('/api/backup', request);
+  }
+  operation<T>(name: string, body: unknown = {}): Promise<T> {
+    return this.post<T>(`/api/${name}`, body);
   }
 
   subscribe(onChange: (notice: ChangeNotice) => void): () => void {

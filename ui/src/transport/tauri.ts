@@ -76,6 +76,9 @@ export class TauriTransport implements Transport {
   schema(): Promise<KnowledgeSchema> {
     return api('schema');
   }
+  operation<T>(name: string, body: unknown = null): Promise<T> {
+    return api<T>(name, body);
+  }
   async importFile(request: ImportRequest): Promise<ImportReportView> {
     try {
       return toReport(await api('import', request), request.file_name);

@@ -118,6 +118,8 @@ export interface Transport {
   backup?(request: BackupRequest): Promise<BackupResponse>;
   /** Watch another folder (desktop only). */
   setCapsuleFolder?(folder: string): Promise<WatchView>;
+  /** Any other kip-api operation by its wire name (e.g. `trace_list`). */
+  operation<T>(name: string, body?: unknown): Promise<T>;
   /** Calls `onChange` after every committed write, by any process. Returns an unsubscribe. */
   subscribe(onChange: (notice: ChangeNotice) => void): () => void;
   /** Watched-folder status updates (desktop, or a server that watches). */
