@@ -66,13 +66,6 @@ pub enum Operation {
     SettingsPut,
     /// Cognitive-trace entries, newest first. Body: `TraceFilter`; answer: `TracePage`.
     TraceList,
-    /// This machine's preferences (theme, panels, …), from the host's
-    /// config folder. Body: [`SettingsGetRequest`]; answer:
-    /// [`SettingsResponse`]. Refused by a host that keeps none.
-    PrefsGet,
-    /// Stores (or, with `null`, forgets) one preference. Body:
-    /// [`SettingsPutRequest`]; answer: [`SettingsResponse`].
-    PrefsPut,
     /// One trace entry. Body: [`TraceEntryRequest`](crate::TraceEntryRequest); answer: `TraceEntry`.
     TraceEntry,
     /// Records a THINK or SAY entry. Body: [`TraceAddRequest`](crate::TraceAddRequest); answer: `TraceEntry`.
@@ -87,14 +80,10 @@ pub enum Operation {
     /// [`TraceImportRequest`](crate::TraceImportRequest); answer:
     /// [`TraceImportResponse`](crate::TraceImportResponse).
     TraceImport,
-    /// Promotes entries to one episodic memory, an `Event` concept. Body:
-    /// [`TracePromoteRequest`](crate::TracePromoteRequest); answer:
-    /// [`TracePromoteResponse`](crate::TracePromoteResponse).
-    TracePromote,
 }
 
 impl Operation {
-    pub const ALL: [Operation; 25] = [
+    pub const ALL: [Operation; 22] = [
         Operation::Execute,
         Operation::ExecuteReadonly,
         Operation::Validate,
@@ -117,9 +106,6 @@ impl Operation {
         Operation::TraceFlag,
         Operation::TraceRevert,
         Operation::TraceImport,
-        Operation::PrefsGet,
-        Operation::PrefsPut,
-        Operation::TracePromote,
     ];
 
     /// The wire name, e.g. `"execute_readonly"`.
@@ -147,9 +133,6 @@ impl Operation {
             Operation::TraceFlag => "trace_flag",
             Operation::TraceRevert => "trace_revert",
             Operation::TraceImport => "trace_import",
-            Operation::PrefsGet => "prefs_get",
-            Operation::PrefsPut => "prefs_put",
-            Operation::TracePromote => "trace_promote",
         }
     }
 
@@ -171,7 +154,6 @@ impl Operation {
                 | Operation::TraceFlag
                 | Operation::TraceRevert
                 | Operation::TraceImport
-                | Operation::TracePromote
         )
     }
 }

@@ -68,8 +68,6 @@ pub struct WatchOptions {
     pub settle: Duration,
     /// Who the imports are recorded as.
     pub origin: Origin,
-    /// Who the cognitive trace names for the imports (BRIEF §7: `watcher`).
-    pub originator: String,
 }
 
 impl Default for WatchOptions {
@@ -80,7 +78,6 @@ impl Default for WatchOptions {
             origin: Origin {
                 name: "watcher".into(),
             },
-            originator: "watcher".into(),
         }
     }
 }
@@ -429,7 +426,6 @@ impl Work {
         let options = ImportOptions {
             dry_run: false,
             progress: Some(&on_progress),
-            originator: Some(&self.options.originator),
         };
         let name = file.display().to_string();
         let report = import_bytes(&self.nexus, &name, &bytes, &self.options.origin, &options);

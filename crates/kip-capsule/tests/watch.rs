@@ -25,7 +25,6 @@ fn options() -> WatchOptions {
         origin: kip_nexus::Origin {
             name: "watch-test".into(),
         },
-        ..WatchOptions::default()
     }
 }
 
