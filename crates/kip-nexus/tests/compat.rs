@@ -6,29 +6,11 @@
 //! specification run against the medical example graph with its documented
 //! result shape.
 
-use std::path::PathBuf;
-
 use kip_nexus::{Context, ExecuteKip, Nexus};
 use serde_json::{Value as Json, json};
 
-fn examples_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../capsules/examples")
-}
-
-fn fixture() -> (tempfile::TempDir, Nexus) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let nexus = Nexus::open(dir.path()).expect("nexus opens");
-    for name in [
-        "10_medical_schema.kip",
-        "11_medical_data.kip",
-        "12_cognizine.kip",
-    ] {
-        let text = std::fs::read_to_string(examples_dir().join(name)).expect("example capsule");
-        let r = nexus.execute(&ExecuteKip::command(text), &Context::default());
-        assert!(r.get("error").is_none(), "{name}: {r:#}");
-    }
-    (dir, nexus)
-}
+mod common;
+use common::{examples_dir, fixture};
 
 fn exec_with(nexus: &Nexus, command: &str, params: Json) -> Json {
     let mut request = ExecuteKip::command(command);

@@ -2,29 +2,11 @@
 //! examples of seed 001 §3–§5 with their expected answers, one test per rule
 //! of BRIEF §3's semantics and result shapes, and the reachable error codes.
 
-use std::path::PathBuf;
-
 use kip_nexus::{Context, ExecuteKip, Nexus};
 use serde_json::{Value as Json, json};
 
-fn examples_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../capsules/examples")
-}
-
-fn fixture() -> (tempfile::TempDir, Nexus) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let nexus = Nexus::open(dir.path()).expect("nexus opens");
-    for name in [
-        "10_medical_schema.kip",
-        "11_medical_data.kip",
-        "12_cognizine.kip",
-    ] {
-        let text = std::fs::read_to_string(examples_dir().join(name)).expect("example capsule");
-        let r = nexus.execute(&ExecuteKip::command(text), &Context::default());
-        assert!(r.get("error").is_none(), "{name}: {r:#}");
-    }
-    (dir, nexus)
-}
+mod common;
+use common::{examples_dir, fixture};
 
 fn exec(nexus: &Nexus, command: &str) -> Json {
     nexus.execute(&ExecuteKip::command(command), &Context::default())

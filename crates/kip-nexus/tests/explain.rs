@@ -2,30 +2,12 @@
 //! queries on the example graph, the clause that fails, why, and the fix.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
 use kip_nexus::{Context, ExecuteKip, Nexus};
 use serde_json::Value;
 
-fn fixture() -> (tempfile::TempDir, Nexus) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let nexus = Nexus::open(dir.path()).expect("opens");
-    let examples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../capsules/examples");
-    for name in [
-        "10_medical_schema.kip",
-        "11_medical_data.kip",
-        "12_cognizine.kip",
-    ] {
-        let text = std::fs::read_to_string(examples.join(name)).expect("capsule");
-        assert!(
-            nexus
-                .execute(&ExecuteKip::command(text), &Context::default())
-                .get("error")
-                .is_none()
-        );
-    }
-    (dir, nexus)
-}
+mod common;
+use common::fixture;
 
 fn explain(nexus: &Nexus, query: &str) -> Value {
     let mut request = ExecuteKip::command(query);
