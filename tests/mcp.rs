@@ -96,7 +96,8 @@ async fn an_mcp_client_lists_the_tools_and_resources_and_reads_both_resources() 
             "execute_kip_readonly",
             "get_knowledge_schema",
             "import_knowledge_bundle",
-            "resolve_logic_properties"
+            "resolve_logic_properties",
+            "record_trace"
         ]
     );
     let execute = &tools[0];
@@ -105,7 +106,11 @@ async fn an_mcp_client_lists_the_tools_and_resources_and_reads_both_resources() 
         .expect("properties")
         .keys()
         .collect();
-    assert_eq!(params, ["command", "commands", "parameters", "dry_run"]);
+    // The spec's four, then KIP Explorer's `reason` (BRIEF §7).
+    assert_eq!(
+        params,
+        ["command", "commands", "parameters", "dry_run", "reason"]
+    );
     assert!(
         execute
             .description
@@ -119,7 +124,14 @@ async fn an_mcp_client_lists_the_tools_and_resources_and_reads_both_resources() 
 
     let resources = client.list_all_resources().await.expect("resources/list");
     let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
-    assert_eq!(uris, ["kip://docs/syntax-reference", "kip://nexus/primer"]);
+    assert_eq!(
+        uris,
+        [
+            "kip://docs/syntax-reference",
+            "kip://nexus/primer",
+            "kip://trace/recent"
+        ]
+    );
 
     let text_of = |contents: &[ResourceContents]| match contents.first() {
         Some(ResourceContents::TextResourceContents { text, .. }) => text.clone(),
@@ -362,4 +374,167 @@ async fn the_capsule_tools_give_the_schema_and_import_bundles_atomically() {
     let r = call(&client, "import_knowledge_bundle", json!({"yaml": good})).await;
     assert_eq!(structured(&r)["error"]["code"], "KIP_3004");
     client.cancel().await.expect("close the session");
+}
+
+/// `kip mcp` as a client that names itself (`clientInfo.name`).
+async fn connect_as(
+    db: &Path,
+    name: &str,
+) -> RunningService<RoleClient, rmcp::model::ClientConfig> {
+    let mut command = tokio::process::Command::new(kip_e2e::kip_bin());
+    command.arg("--db").arg(db).arg("mcp");
+    let transport = TokioChildProcess::new(command).expect("kip mcp starts");
+    rmcp::model::ClientConfig::new(
+        rmcp::model::ClientCapabilities::default(),
+        rmcp::model::Implementation::new(name, "1.0.0"),
+    )
+    .serve(transport)
+    .await
+    .expect("the MCP session initializes")
+}
+
+/// The trace's entries, oldest first, read by the command line.
+fn trace_of(db: &Path) -> Vec<Json> {
+    let out = std::process::Command::new(kip_e2e::kip_bin())
+        .arg("--db")
+        .arg(db)
+        .args(["trace", "export"])
+        .output()
+        .expect("kip trace export runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn an_agent_is_traced_under_its_client_name_and_records_its_reasoning() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let client = connect_as(db.path(), "claude-test").await;
+    let args = |v: Json| match v {
+        Json::Object(m) => m,
+        _ => Map::new(),
+    };
+    let thought = client
+        .call_tool(
+            CallToolRequestParams::new("record_trace").with_arguments(args(json!({
+                "type": "THINK",
+                "message": "I will remember that Alice likes tea.",
+                "tag": ["DecisionRationale"],
+                "flags": ["Uncertain"]
+            }))),
+        )
+        .await
+        .expect("record_trace completes");
+    assert!(!is_error(&thought), "{thought:?}");
+    let entry = structured(&thought);
+    assert_eq!(entry["originator"], "claude-test");
+    assert_eq!(entry["type"], "THINK");
+    assert_eq!(entry["tag"], json!(["DecisionRationale"]));
+    assert!(entry["id"].as_str().is_some_and(|id| id.starts_with("T:")));
+
+    // An agent may not write engine entries, nor impersonate another.
+    let refused = client
+        .call_tool(
+            CallToolRequestParams::new("record_trace").with_arguments(args(json!({
+                "type": "TRACE", "message": "forged"
+            }))),
+        )
+        .await
+        .expect("record_trace completes");
+    assert!(is_error(&refused));
+    let empty = client
+        .call_tool(
+            CallToolRequestParams::new("record_trace").with_arguments(args(json!({
+                "type": "SAY", "message": ""
+            }))),
+        )
+        .await
+        .expect("record_trace completes");
+    assert!(is_error(&empty));
+
+    let write = client
+        .call_tool(CallToolRequestParams::new("execute_kip").with_arguments(args(json!({
+            "command": "UPSERT { CONCEPT ?p { {type: \"Person\", name: \"Alice\"} SET ATTRIBUTES { person_class: \"Human\" } } }",
+            "reason": "The user introduced Alice."
+        }))))
+        .await
+        .expect("execute_kip completes");
+    assert!(!is_error(&write), "{write:?}");
+
+    let recent = client
+        .read_resource(ReadResourceRequestParams::new("kip://trace/recent"))
+        .await
+        .expect("read the recent trace");
+    let text = match recent.contents.first() {
+        Some(ResourceContents::TextResourceContents { text, .. }) => text.clone(),
+        other => panic!("expected text contents, got {other:?}"),
+    };
+    let recent: Vec<Json> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert!(
+        recent
+            .iter()
+            .any(|e| e["message"] == "I will remember that Alice likes tea.")
+    );
+    client.cancel().await.expect("the session closes");
+
+    // The server records its release after the session ends: wait for it.
+    let mut entries = trace_of(db.path());
+    for _ in 0..100 {
+        if entries.iter().any(|e| e["tag"] == json!(["SpaceRelease"])) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        entries = trace_of(db.path());
+    }
+    let mine: Vec<&Json> = entries
+        .iter()
+        .filter(|e| e["originator"] == "claude-test")
+        .collect();
+    // The write: its TRACE entry, flagged Unverified (an agent's), with the
+    // reason as a THINK DecisionRationale entry linked to it.
+    let command = mine
+        .iter()
+        .find(|e| {
+            e["type"] == "TRACE"
+                && e["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("UPSERT"))
+        })
+        .expect("the write's entry");
+    assert!(
+        command["flags"]
+            .as_array()
+            .is_some_and(|f| f.contains(&json!("Unverified")))
+    );
+    assert!(mine.iter().any(|e| e["type"] == "THINK"
+        && e["message"] == "The user introduced Alice."
+        && e["data"]["entry"] == command["id"]));
+    // The session's start and end.
+    for tag in ["SpaceAcquire", "SpaceRelease"] {
+        assert!(
+            mine.iter()
+                .any(|e| e["type"] == "SPACE" && e["tag"] == json!([tag])),
+            "no {tag} entry in {mine:#?}"
+        );
+    }
+    // seq counts up per originator without gaps.
+    let seqs: Vec<u64> = mine
+        .iter()
+        .map(|e| {
+            e["seq"]
+                .as_str()
+                .and_then(|s| s.parse().ok())
+                .expect("a decimal seq")
+        })
+        .collect();
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
 }

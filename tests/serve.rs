@@ -1329,3 +1329,100 @@ fn a_kip_binary_copied_anywhere_serves_its_built_in_web_ui() {
     let (status, head, _) = fetch(server.port, "DELETE", "/index.html");
     assert!((400..500).contains(&status), "{head}");
 }
+
+#[test]
+fn the_trace_is_listed_filtered_paged_added_to_flagged_and_reverted_over_http() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(db.path(), &["--addr", "127.0.0.1:0"]);
+    let agent = [("X-KIP-Originator", "agent-7")];
+    for name in ["Ann", "Ben"] {
+        let (status, _) = server.request(
+            "POST",
+            "/api/kip",
+            &agent,
+            Some(&serde_json::from_str(&upsert_text(name)).expect("JSON")),
+        );
+        assert_eq!(status, 200);
+    }
+    // Filters map onto trace_list; the header named the writer.
+    let (status, page) = server.get("/api/trace?originator=agent-7&type=TRACE&limit=1");
+    assert_eq!(status, 200, "{page}");
+    let entries = page["entries"].as_array().expect("entries");
+    assert_eq!(entries.len(), 1);
+    assert!(
+        entries[0]["data"]["command"]
+            .as_str()
+            .is_some_and(|c| c.contains("Ben"))
+    );
+    let before = page["next_before"].as_str().expect("a next page");
+    let (_, older) = server.get(&format!(
+        "/api/trace?originator=agent-7&type=TRACE&limit=1&before={before}"
+    ));
+    let ann = older["entries"][0].clone();
+    assert!(
+        ann["data"]["command"]
+            .as_str()
+            .is_some_and(|c| c.contains("Ann"))
+    );
+    let (status, e) = server.get("/api/trace?colour=red");
+    assert_eq!(
+        (status, &e["error"]["code"]),
+        (400, &json!("API_BAD_REQUEST"))
+    );
+    let (status, e) = server.get("/api/trace?limit=many");
+    assert_eq!(
+        (status, &e["error"]["code"]),
+        (400, &json!("API_BAD_REQUEST"))
+    );
+
+    // One entry by id.
+    let id = ann["id"].as_str().expect("id");
+    let (status, one) = server.get(&format!("/api/trace/{id}"));
+    assert_eq!((status, &one["id"]), (200, &ann["id"]));
+
+    // A curator's note, a review flag, a revert.
+    let curator = [("X-KIP-Originator", "curator")];
+    let (status, note) = server.request(
+        "POST",
+        "/api/trace",
+        &curator,
+        Some(&json!({"type": "SAY", "message": "Checking the agent's writes.", "tag": ["Annotation"]})),
+    );
+    assert_eq!(
+        (status, &note["originator"]),
+        (200, &json!("curator")),
+        "{note}"
+    );
+    let (status, flagged) = server.request(
+        "POST",
+        "/api/trace/flag",
+        &curator,
+        Some(&json!({"id": id, "set": ["Rejected"]})),
+    );
+    assert_eq!(status, 200, "{flagged}");
+    assert!(
+        flagged["flags"]
+            .as_array()
+            .is_some_and(|f| f.contains(&json!("Rejected")))
+    );
+    let (status, reverted) = server.request(
+        "POST",
+        "/api/trace/revert",
+        &curator,
+        Some(&json!({"id": id})),
+    );
+    assert_eq!(status, 200, "{reverted}");
+    assert_eq!(reverted["entry"]["originator"], "curator");
+    assert_eq!(persons_named(db.path(), "Ann"), 0);
+    assert_eq!(persons_named(db.path(), "Ben"), 1);
+    let (status, e) = server.post("/api/trace/revert", &json!({"id": "T:999999"}));
+    assert_eq!(
+        (status, &e["error"]["code"]),
+        (400, &json!("KIP_3001")),
+        "{e}"
+    );
+
+    // The server's own start is a SPACE entry.
+    let (_, space) = server.get("/api/trace?type=SPACE&tag=SpaceAcquire");
+    assert_eq!(space["entries"][0]["originator"], "http");
+}

@@ -40,6 +40,7 @@ fuzz_target!(|data: &[u8]| {
     let options = ImportOptions {
         dry_run: true,
         progress: None,
+        originator: None,
     };
     let r = import_text_with(&fixture().nexus, "fuzz.yaml", text, &Origin::default(), &options);
     assert_eq!(r.is_imported(), r.errors.is_empty());

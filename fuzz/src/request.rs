@@ -125,6 +125,7 @@ pub fn capsule_import(api: &Api, data: &[u8]) {
     let options = ImportOptions {
         dry_run: true,
         progress: None,
+        originator: None,
     };
     let before = api.last_change_seq().expect("seq");
     let r = import_text_with(api.nexus(), "fuzz.kip", text, &Origin::default(), &options);

@@ -47,6 +47,11 @@ pub async fn set_capsule_folder(
             "Choose a folder you can write to.",
         ));
     }
+    crate::prefs::remember(
+        state.prefs.as_deref(),
+        crate::prefs::CAPSULES,
+        serde_json::json!(dir),
+    );
     let host = state.host.clone();
     blocking(move || {
         host.watch(&dir);

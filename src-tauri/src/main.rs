@@ -15,6 +15,7 @@
 
 mod commands;
 mod live;
+mod prefs;
 mod watch;
 
 use std::path::PathBuf;
@@ -42,6 +43,8 @@ struct Args {
 #[derive(Debug)]
 pub struct AppState {
     pub host: watch::Host,
+    /// The preferences file (`kip_api::paths::prefs_file`), when the platform has a config folder.
+    pub prefs: Option<PathBuf>,
 }
 
 /// The nexus and capsule folders: the arguments, else `kip`'s defaults
@@ -60,11 +63,34 @@ const ORIGIN: &str = "kip-explorer";
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let (db, capsules) = folders(args.db, args.capsules)?;
+    let prefs_file = kip_api::paths::prefs_file();
+    let remembered = match &prefs_file {
+        Some(file) => {
+            let (remembered, warning) = kip_api::prefs::load(file);
+            if let Some(warning) = warning {
+                eprintln!("kip-explorer: {warning}");
+            }
+            remembered
+        }
+        None => serde_json::Map::new(),
+    };
+    let kip_db_set = std::env::var_os("KIP_DB").is_some_and(|v| !v.is_empty());
+    let start = prefs::startup(&remembered, args.db, args.capsules, kip_db_set);
+    let (db, capsules) = folders(start.db, start.capsules)?;
     let nexus = Arc::new(kip_nexus::Nexus::open(&db).map_err(|e| {
         anyhow::anyhow!("cannot open the nexus at {}: {}", db.display(), e.message)
     })?);
     let title = format!("KIP Explorer — {}", db.display());
+    let opened = std::fs::canonicalize(&db).unwrap_or_else(|_| db.clone());
+    prefs::remember(
+        prefs_file.as_deref(),
+        prefs::LAST_NEXUS,
+        serde_json::json!(opened),
+    );
+    // The cognitive trace (BRIEF §7): the app acts as `curator`, and says
+    // when it opens and closes the nexus.
+    record_space(&nexus, "SpaceAcquire", "The desktop app opened the nexus.");
+    let closing = nexus.clone();
 
     tauri::Builder::default()
         .invoke_handler(tauri::generate_handler![
@@ -73,26 +99,56 @@ fn main() -> anyhow::Result<()> {
         ])
         .setup(move |app| {
             let handle = app.handle().clone();
-            let host = watch::Host::new(handle.clone(), kip_api::Api::new(nexus.clone(), ORIGIN));
-            app.manage(AppState { host: host.clone() });
+            let mut api = kip_api::Api::new(nexus.clone(), ORIGIN).with_originator(CURATOR);
+            if let Some(file) = &prefs_file {
+                api = api.with_prefs(file.clone());
+            }
+            let host = watch::Host::new(handle.clone(), api);
+            app.manage(AppState {
+                host: host.clone(),
+                prefs: prefs_file.clone(),
+            });
             let window =
                 WebviewWindowBuilder::new(app, "main", WebviewUrl::App("index.html".into()))
                     .title(&title)
-                    .inner_size(1440.0, 900.0)
-                    .min_inner_size(880.0, 560.0)
+                    .inner_size(start.size.0, start.size.1)
+                    .min_inner_size(prefs::MIN_SIZE.0, prefs::MIN_SIZE.1)
                     .build()?;
             let drop_host = host.clone();
             let drop_handle = handle.clone();
-            window.on_window_event(move |event| {
-                if let WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) = event {
+            let size_window = window.clone();
+            let size_file = prefs_file.clone();
+            window.on_window_event(move |event| match event {
+                WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) => {
                     live::import_dropped(drop_handle.clone(), drop_host.api(), paths.clone());
                 }
+                // The size in logical pixels, as the window opens next time.
+                WindowEvent::Resized(size) => {
+                    let scale = size_window.scale_factor().unwrap_or(1.0);
+                    if size.width > 0
+                        && size.height > 0
+                        && !size_window.is_maximized().unwrap_or(false)
+                    {
+                        let logical = size.to_logical::<f64>(scale);
+                        prefs::remember(
+                            size_file.as_deref(),
+                            prefs::WINDOW,
+                            prefs::size_value(logical.width, logical.height),
+                        );
+                    }
+                }
+                _ => {}
             });
             live::forward_changes(handle.clone(), host.api());
             live::run_scheduled_backups(host.api());
             // Watching starts after the window exists, so the first pass's
             // events reach a UI that is already loading; the UI also asks
             // for the status when it starts.
+            prefs::remember(
+                prefs_file.as_deref(),
+                prefs::CAPSULES,
+                serde_json::json!(capsules),
+            );
             let folder = capsules.clone();
             std::thread::spawn(move || {
                 if let Err(e) = std::fs::create_dir_all(&folder) {
@@ -102,6 +158,29 @@ fn main() -> anyhow::Result<()> {
             });
             Ok(())
         })
-        .run(tauri::generate_context!())
-        .map_err(|e| anyhow::anyhow!("the window could not run: {e}"))
+        .build(tauri::generate_context!())
+        .map_err(|e| anyhow::anyhow!("the window could not run: {e}"))?
+        .run(move |_, event| {
+            if let tauri::RunEvent::Exit = event {
+                record_space(
+                    &closing,
+                    "SpaceRelease",
+                    "The desktop app closed the nexus.",
+                );
+            }
+        });
+    Ok(())
+}
+
+/// Who the trace names for the app's requests.
+const CURATOR: &str = "curator";
+
+/// A SPACE entry of the app's (a failure is logged: tracing never stops the app).
+fn record_space(nexus: &kip_nexus::Nexus, tag: &str, message: &str) {
+    if let Err(e) = nexus.trace_space(CURATOR, tag, message) {
+        eprintln!(
+            "kip-explorer: cannot record {tag} in the trace: {}",
+            e.message
+        );
+    }
 }

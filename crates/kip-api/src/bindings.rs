@@ -130,6 +130,8 @@ pub(crate) fn generate() -> String {
         crate::TraceRevertRequest,
         crate::TraceImportRequest,
         crate::TraceImportResponse,
+        crate::TracePromoteRequest,
+        crate::TracePromoteResponse,
         kip_nexus::TraceFilter,
         kip_nexus::TracePage,
         kip_nexus::TraceEntry,

@@ -20,9 +20,11 @@ pub(crate) fn import_text(
     request: &ImportRequest,
     dry_run: bool,
     origin: &Origin,
+    originator: &str,
 ) -> ImportReport {
     let options = kip_capsule::ImportOptions {
         dry_run,
+        originator: Some(originator),
         ..kip_capsule::ImportOptions::default()
     };
     kip_capsule::import_text_with(nexus, &request.file_name, &request.text, origin, &options)

@@ -34,6 +34,7 @@ mod maintenance;
 mod neighbourhood;
 pub mod paths;
 mod paths_between;
+pub mod prefs;
 mod settings;
 pub mod tools;
 mod trace;
@@ -54,8 +55,9 @@ pub use maintenance::store_check;
 pub use neighbourhood::{DEFAULT_PAGE, MAX_PAGE};
 pub use paths_between::{DEFAULT_MAX_HOPS, DEFAULT_PATHS, LINK_BUDGET, MAX_HOPS, MAX_PATHS};
 pub use trace::{
-    TraceAddRequest, TraceEntryRequest, TraceFlagRequest, TraceImportRequest, TraceImportResponse,
-    TraceRevertRequest, jsonl_line,
+    INVOLVES, MAX_PROMOTED_ENTRIES, MAX_PROMOTED_LINKS, TraceAddRequest, TraceEntryRequest,
+    TraceFlagRequest, TraceImportRequest, TraceImportResponse, TracePromoteRequest,
+    TracePromoteResponse, TraceRevertRequest, jsonl_line,
 };
 pub use types::*;
 pub use validate::position;
@@ -74,6 +76,8 @@ pub struct Api {
     agent: bool,
     read_only: bool,
     watch: Option<WatchBoard>,
+    /// The host's preferences file (`prefs_get` / `prefs_put`); `None`: it keeps none.
+    prefs: Option<std::path::PathBuf>,
     /// The logic-property resolver, made on first use (its LLM comes from
     /// the environment: `KIP_LLM_URL`, `KIP_LLM_MODEL`, `KIP_LLM_API_KEY`).
     resolver: Arc<OnceLock<kip_logic::Resolver>>,
@@ -89,10 +93,17 @@ impl Api {
             },
             read_only: false,
             watch: None,
+            prefs: None,
             resolver: Arc::new(OnceLock::new()),
             originator: None,
             agent: false,
         }
+    }
+
+    /// Answers `prefs_get` / `prefs_put` from `file` (see [`prefs`]).
+    pub fn with_prefs(mut self, file: std::path::PathBuf) -> Api {
+        self.prefs = Some(file);
+        self
     }
 
     /// Names who acts, for the cognitive trace (BRIEF §7): an MCP client's
@@ -137,7 +148,23 @@ impl Api {
         &self,
         request: ResolveRequest,
     ) -> Result<ResolveResponse, kip_logic::ResolveError> {
-        self.resolver().resolve_blocking(request)
+        // Recorded as a read (BRIEF §7): folded like KIP reads, so a
+        // dashboard polling the same resolve costs one entry with a count.
+        let text = format!(
+            "RESOLVE {} ({}) FOR {} instance{}",
+            request.ot_id,
+            request.properties.join(", "),
+            request.unique_identities.len(),
+            if request.unique_identities.len() == 1 {
+                ""
+            } else {
+                "s"
+            },
+        );
+        let answer = self.resolver().resolve_blocking(request);
+        let code = answer.as_ref().err().map(|e| e.code.as_str());
+        self.nexus.trace_fold_read(self.originator(), &text, code);
+        answer
     }
 
     /// [`Api::resolve_logic_properties`] on a JSON body, failing in the
@@ -232,6 +259,7 @@ impl Api {
             request,
             dry_run,
             &self.origin,
+            self.originator(),
         ))
     }
 
@@ -252,6 +280,27 @@ impl Api {
     /// The settings clients keep with this nexus, by key.
     pub fn settings_get(&self, request: &SettingsGetRequest) -> Result<SettingsResponse, ApiError> {
         settings::get(&self.nexus, request)
+    }
+
+    fn prefs_file(&self) -> Result<&std::path::Path, ApiError> {
+        self.prefs.as_deref().ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::BadRequest,
+                "this host keeps no preferences",
+                "Keep them in the client (e.g. the browser's local storage).",
+            )
+        })
+    }
+
+    /// This machine's preferences, by key (see [`prefs`]).
+    pub fn prefs_get(&self, request: &SettingsGetRequest) -> Result<SettingsResponse, ApiError> {
+        Ok(prefs::get(self.prefs_file()?, request))
+    }
+
+    /// Stores one preference (`null` forgets it). Allowed on a read-only
+    /// host: it writes the config folder, never the nexus.
+    pub fn prefs_put(&self, request: &SettingsPutRequest) -> Result<SettingsResponse, ApiError> {
+        prefs::put(self.prefs_file()?, request)
     }
 
     /// Stores one setting (`null` forgets it). Refused on a read-only host:
@@ -372,6 +421,8 @@ impl Api {
             Operation::Paths => to_json(&self.paths(&parse(name, body)?)?),
             Operation::SettingsGet => to_json(&self.settings_get(&parse(name, body)?)?),
             Operation::SettingsPut => to_json(&self.settings_put(&parse(name, body)?)?),
+            Operation::PrefsGet => to_json(&self.prefs_get(&parse(name, body)?)?),
+            Operation::PrefsPut => to_json(&self.prefs_put(&parse(name, body)?)?),
             Operation::TraceList => to_json(&self.nexus.trace_list(&parse(name, body)?)?),
             Operation::TraceEntry => {
                 let r: TraceEntryRequest = parse(name, body)?;
@@ -404,6 +455,10 @@ impl Api {
                 let r: TraceImportRequest = parse(name, body)?;
                 let imported = self.nexus.trace_import(&r.jsonl)?;
                 to_json(&TraceImportResponse { imported })
+            }
+            Operation::TracePromote => {
+                self.refuse_if_read_only("promoting trace entries")?;
+                trace::promote(self, &parse(name, body)?)
             }
         }
     }

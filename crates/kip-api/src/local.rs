@@ -32,11 +32,17 @@ impl Api {
         if self.read_only && !options.dry_run {
             return Err(ApiError::read_only("importing"));
         }
+        // The trace names this API's originator unless the caller chose.
+        let options = ImportOptions {
+            dry_run: options.dry_run,
+            progress: options.progress,
+            originator: options.originator.or(Some(self.originator())),
+        };
         Ok(kip_capsule::import_path_with(
             &self.nexus,
             path,
             &self.origin,
-            options,
+            &options,
         ))
     }
 
@@ -148,6 +154,7 @@ mod tests {
         let dry_run = ImportOptions {
             dry_run: true,
             progress: None,
+            originator: None,
         };
         assert!(api.import_file(&file, &dry_run).is_ok());
         assert!(matches!(

@@ -14,6 +14,21 @@ pub fn data_dir() -> Option<PathBuf> {
     dirs::data_dir().map(|d| d.join("kip-explorer"))
 }
 
+/// `<platform config dir>/kip-explorer` (`~/.config/kip-explorer` on Linux),
+/// or `$KIP_CONFIG_DIR` when set and not empty: where a host keeps its
+/// preferences (`prefs.rs`).
+pub fn config_dir() -> Option<PathBuf> {
+    std::env::var_os("KIP_CONFIG_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| dirs::config_dir().map(|d| d.join("kip-explorer")))
+}
+
+/// The preferences file: [`config_dir`]`/prefs.json`.
+pub fn prefs_file() -> Option<PathBuf> {
+    config_dir().map(|d| d.join("prefs.json"))
+}
+
 /// The nexus folder: `explicit`, else `$KIP_DB` (when not empty), else
 /// [`data_dir`]`/nexus`.
 pub fn nexus_dir(explicit: Option<PathBuf>) -> Option<PathBuf> {
@@ -50,6 +65,9 @@ mod tests {
                 assert_eq!(nexus_dir(None), Some(base.join("nexus")));
             }
             assert!(base.ends_with("kip-explorer"));
+        }
+        if let Some(config) = config_dir() {
+            assert_eq!(prefs_file(), Some(config.join("prefs.json")));
         }
     }
 }

@@ -43,6 +43,41 @@ pub mod param {
     pub const PARAMETERS: &str = "An optional key-value object for placeholder substitution. Placeholders in the command text (such as `:symptom_name`) are safely replaced before execution. A placeholder must occupy a \"complete JSON value position\" (such as `name: :symptom_name`) and cannot be embedded inside a string (such as `\"Hello :name\"`), because substitution is done by JSON serialization.";
     pub const DRY_RUN: &str =
         "If `true`, only validates the command's syntax and logic without executing it.";
+    /// An extension of KIP Explorer (BRIEF §7), not a parameter of the spec.
+    pub const REASON: &str = "Optional (a KIP Explorer extension): why you send this command, in one or two sentences in the first person. It is kept in the memory's trace as your reasoning (a THINK DecisionRationale entry linked to the command), so the user can review why the memory changed. Give it with every write.";
+}
+
+/// The URI under which agent hosts publish the latest trace entries.
+pub const TRACE_URI: &str = "kip://trace/recent";
+
+const RECORD_TRACE: &str = r#"Record an entry in the memory's cognitive trace: the audit trail the user reads to see who changed the memory, when and why. Every execute_kip command is traced automatically; use this tool for what the commands cannot say:
+- type THINK: your reasoning, in the first person. Record it BEFORE a write that is not obvious (tag DecisionRationale: why you will UPSERT or DELETE), when you draw a conclusion (Interpretation, Hypothesis), plan several steps (ActionPlan), correct yourself (SelfCorrection) or are unsure (ConfidenceReport, with flags ["Uncertain"]).
+- type SAY: a note addressed to the user or to other agents (tag Annotation).
+
+Arguments: type ("THINK" or "SAY"), message (natural language, at most 64 KiB), tag (optional array of words such as "DecisionRationale", "Observation", "ActionPlan", "Interpretation", "Hypothesis", "SelfCorrection", "ConfidenceReport", "ExternalInput", "Annotation"), flags (optional array: "Uncertain", "PossibleHallucination", "Contradiction", …), data (optional object, e.g. {"about": "C:12"}).
+Answer: the stored entry ({id: "T:…", originator, type, seq, message, tag, flags, at}). A bad type, an empty message or a malformed tag is an error and records nothing. To give the reason for one command, you may instead pass `reason` to execute_kip."#;
+
+/// `record_trace`: an agent's THINK / SAY entry.
+pub fn record_trace() -> ToolDefinition {
+    ToolDefinition {
+        name: "record_trace",
+        title: "Record your reasoning in the trace",
+        description: RECORD_TRACE,
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "type": {"type": "string", "enum": ["THINK", "SAY"], "description": "THINK for your reasoning, SAY for a note to others."},
+                "message": {"type": "string", "description": "What you think or say, in natural language (first person)."},
+                "tag": {"type": "array", "items": {"type": "string"}, "description": "Words classifying the entry, e.g. [\"DecisionRationale\"]."},
+                "flags": {"type": "array", "items": {"type": "string"}, "description": "Uncertainty and risk marks, e.g. [\"Uncertain\"]."},
+                "data": {"type": "object", "description": "Optional structured details."}
+            },
+            "required": ["type", "message"],
+            "additionalProperties": false
+        }),
+        read_only: false,
+        destructive: false,
+    }
 }
 
 const EXECUTE_KIP: &str = r#"Execute KIP (Knowledge Interaction Protocol) commands against the Cognitive Nexus: your persistent long-term memory, a knowledge graph of concept nodes ({type, name}) and proposition links ((subject, "predicate", object)).
@@ -171,7 +206,8 @@ fn execute_schema() -> Json {
                 }
             },
             "parameters": { "type": "object", "description": param::PARAMETERS },
-            "dry_run": { "type": "boolean", "description": param::DRY_RUN }
+            "dry_run": { "type": "boolean", "description": param::DRY_RUN },
+            "reason": { "type": "string", "description": param::REASON }
         },
         "additionalProperties": false
     })
@@ -254,6 +290,7 @@ pub fn all() -> Vec<ToolDefinition> {
         get_knowledge_schema(),
         import_knowledge_bundle(),
         resolve_logic_properties(),
+        record_trace(),
     ]
 }
 
@@ -269,7 +306,12 @@ mod tests {
             .cloned()
             .unwrap_or_default();
         let names: Vec<&str> = props.keys().map(String::as_str).collect();
-        assert_eq!(names, ["command", "commands", "parameters", "dry_run"]);
+        // The spec's four, in its order, then KIP Explorer's one extension.
+        assert_eq!(
+            names,
+            ["command", "commands", "parameters", "dry_run", "reason"]
+        );
+        assert_eq!(props["reason"]["type"], "string");
         assert_eq!(props["command"]["type"], "string");
         assert_eq!(props["commands"]["type"], "array");
         assert_eq!(props["parameters"]["type"], "object");

@@ -66,6 +66,13 @@ pub enum Operation {
     SettingsPut,
     /// Cognitive-trace entries, newest first. Body: `TraceFilter`; answer: `TracePage`.
     TraceList,
+    /// This machine's preferences (theme, panels, …), from the host's
+    /// config folder. Body: [`SettingsGetRequest`]; answer:
+    /// [`SettingsResponse`]. Refused by a host that keeps none.
+    PrefsGet,
+    /// Stores (or, with `null`, forgets) one preference. Body:
+    /// [`SettingsPutRequest`]; answer: [`SettingsResponse`].
+    PrefsPut,
     /// One trace entry. Body: [`TraceEntryRequest`](crate::TraceEntryRequest); answer: `TraceEntry`.
     TraceEntry,
     /// Records a THINK or SAY entry. Body: [`TraceAddRequest`](crate::TraceAddRequest); answer: `TraceEntry`.
@@ -80,10 +87,14 @@ pub enum Operation {
     /// [`TraceImportRequest`](crate::TraceImportRequest); answer:
     /// [`TraceImportResponse`](crate::TraceImportResponse).
     TraceImport,
+    /// Promotes entries to one episodic memory, an `Event` concept. Body:
+    /// [`TracePromoteRequest`](crate::TracePromoteRequest); answer:
+    /// [`TracePromoteResponse`](crate::TracePromoteResponse).
+    TracePromote,
 }
 
 impl Operation {
-    pub const ALL: [Operation; 22] = [
+    pub const ALL: [Operation; 25] = [
         Operation::Execute,
         Operation::ExecuteReadonly,
         Operation::Validate,
@@ -106,6 +117,9 @@ impl Operation {
         Operation::TraceFlag,
         Operation::TraceRevert,
         Operation::TraceImport,
+        Operation::PrefsGet,
+        Operation::PrefsPut,
+        Operation::TracePromote,
     ];
 
     /// The wire name, e.g. `"execute_readonly"`.
@@ -133,6 +147,9 @@ impl Operation {
             Operation::TraceFlag => "trace_flag",
             Operation::TraceRevert => "trace_revert",
             Operation::TraceImport => "trace_import",
+            Operation::PrefsGet => "prefs_get",
+            Operation::PrefsPut => "prefs_put",
+            Operation::TracePromote => "trace_promote",
         }
     }
 
@@ -154,6 +171,7 @@ impl Operation {
                 | Operation::TraceFlag
                 | Operation::TraceRevert
                 | Operation::TraceImport
+                | Operation::TracePromote
         )
     }
 }

@@ -796,3 +796,77 @@ fn check_store_and_backup_are_operations_and_the_schedule_is_remembered() {
         .expect_err("read-only");
     assert_eq!(err.code.as_str(), "KIP_3004");
 }
+
+// ------------------------------------------------------------------ resolve
+
+#[test]
+fn every_resolve_is_folded_into_the_trace_with_its_type_properties_and_outcome() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let nexus = Arc::new(Nexus::open(dir.path()).expect("nexus opens"));
+    // No LLM, whatever the environment says: parameters come from the request.
+    let api = Api::new(nexus.clone(), "test-host")
+        .with_originator("curator")
+        .with_resolver(kip_logic::Resolver::new(nexus.clone(), None));
+    let examples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../capsules/examples");
+    for name in [
+        "10_medical_schema.kip",
+        "11_medical_data.kip",
+        "12_medical_logic.kip",
+    ] {
+        let text = std::fs::read_to_string(examples.join(name)).expect("example capsule");
+        ok(&api, &text);
+    }
+    let window =
+        json!({"instant": true, "start": 1_577_836_800_000_i64, "end": 1_735_689_600_000_i64});
+    let request = |params: Json| {
+        json!({
+            "ot_id": "Drug",
+            "unique_identities": [{"name": "Aspirin"}, {"name": "Ibuprofen"}],
+            "properties": ["indications_added"],
+            "dynamic_params": params,
+        })
+    };
+    for _ in 0..2 {
+        let answer = api
+            .resolve_logic_properties_json(request(json!({"indications_added": window})))
+            .expect("resolves");
+        assert_eq!(
+            answer["datas"][0]["indications_added"],
+            json!(2),
+            "{answer:#}"
+        );
+    }
+    let missing = api
+        .resolve_logic_properties_json(request(json!({})))
+        .expect_err("no parameters and no LLM");
+    assert_eq!(missing["error_code"], "MISSING_INPUT_PARAMS", "{missing:#}");
+
+    nexus.flush_trace();
+    let page = nexus
+        .trace_list(&kip_nexus::TraceFilter {
+            text: Some("RESOLVE".into()),
+            ..Default::default()
+        })
+        .expect("trace lists");
+    let entries: Vec<Json> = page
+        .entries
+        .iter()
+        .map(|e| serde_json::to_value(e).expect("entry json"))
+        .filter(|e| {
+            e["data"]["command"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("RESOLVE "))
+        })
+        .collect();
+    assert_eq!(entries.len(), 1, "one fold for one text: {entries:#?}");
+    let e = &entries[0];
+    assert_eq!(e["originator"], "curator");
+    assert_eq!(e["type"], "TRACE");
+    assert_eq!(e["tag"], json!(["TraceError"]), "the last resolve failed");
+    assert_eq!(
+        e["data"]["command"],
+        "RESOLVE Drug (indications_added) FOR 2 instances"
+    );
+    assert_eq!(e["data"]["count"], 3);
+    assert_eq!(e["data"]["outcome"]["error"], "MISSING_INPUT_PARAMS");
+}

@@ -205,6 +205,7 @@ fn a_mutation_loop_runs_when_asked() {
         let options = kip_capsule::ImportOptions {
             dry_run: true,
             progress: None,
+            originator: None,
         };
         let origin = kip_nexus::Origin::default();
         let r = kip_capsule::import_text_with(api.nexus(), "fuzz.yaml", text, &origin, &options);

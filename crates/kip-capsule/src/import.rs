@@ -32,6 +32,9 @@ pub struct ImportOptions<'a> {
     /// Called as the import moves through its phases (and every thousand
     /// items while checking a bundle).
     pub progress: Option<&'a dyn Fn(Progress)>,
+    /// Who the cognitive trace names for the import (else the origin's
+    /// name): `watcher` for the watched folder, the host's originator.
+    pub originator: Option<&'a str>,
 }
 
 impl std::fmt::Debug for ImportOptions<'_> {
@@ -39,6 +42,7 @@ impl std::fmt::Debug for ImportOptions<'_> {
         f.debug_struct("ImportOptions")
             .field("dry_run", &self.dry_run)
             .field("progress", &self.progress.is_some())
+            .field("originator", &self.originator)
             .finish()
     }
 }
@@ -234,7 +238,10 @@ fn apply(
         return Ok(());
     }
     progress(options, Phase::Applying, 0, items as u64);
-    let run = RunOptions::new(origin.clone()).with_mode(Mode::dry_run_if(options.dry_run));
+    let mut run = RunOptions::new(origin.clone()).with_mode(Mode::dry_run_if(options.dry_run));
+    // The trace says which file the write imports (a SPACE `SystemEvent`).
+    run.trace.import = Some(report.file.clone());
+    run.trace.originator = options.originator.map(str::to_owned);
     let outcome = nexus.run(text, commands, &run)?;
     report.stats = outcome.stats;
     progress(options, Phase::Applying, items as u64, items as u64);

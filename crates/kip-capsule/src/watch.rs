@@ -68,6 +68,8 @@ pub struct WatchOptions {
     pub settle: Duration,
     /// Who the imports are recorded as.
     pub origin: Origin,
+    /// Who the cognitive trace names for the imports (BRIEF §7: `watcher`).
+    pub originator: String,
 }
 
 impl Default for WatchOptions {
@@ -78,6 +80,7 @@ impl Default for WatchOptions {
             origin: Origin {
                 name: "watcher".into(),
             },
+            originator: "watcher".into(),
         }
     }
 }
@@ -426,6 +429,7 @@ impl Work {
         let options = ImportOptions {
             dry_run: false,
             progress: Some(&on_progress),
+            originator: Some(&self.options.originator),
         };
         let name = file.display().to_string();
         let report = import_bytes(&self.nexus, &name, &bytes, &self.options.origin, &options);

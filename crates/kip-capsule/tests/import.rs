@@ -351,6 +351,7 @@ fn a_dry_run_reports_what_would_change_and_writes_nothing() {
     let options = ImportOptions {
         dry_run: true,
         progress: None,
+        originator: None,
     };
     let r = import_text_with(
         &nexus,
@@ -376,6 +377,7 @@ fn progress_reports_each_phase_in_order() {
     let options = ImportOptions {
         dry_run: false,
         progress: Some(&record),
+        originator: None,
     };
     let r = import_text_with(&nexus, "big.yaml", &text, &origin(), &options);
     assert!(r.is_imported());

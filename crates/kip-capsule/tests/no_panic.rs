@@ -89,6 +89,7 @@ fn dry(nexus: &Nexus, name: &str, text: &str) -> ImportReport {
     let options = ImportOptions {
         dry_run: true,
         progress: None,
+        originator: None,
     };
     import_text_with(nexus, name, text, &origin(), &options)
 }

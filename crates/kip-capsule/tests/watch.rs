@@ -25,6 +25,7 @@ fn options() -> WatchOptions {
         origin: kip_nexus::Origin {
             name: "watch-test".into(),
         },
+        ..WatchOptions::default()
     }
 }
 

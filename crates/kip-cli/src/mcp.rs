@@ -2,7 +2,7 @@
 //! SDK (`rmcp`).
 //!
 //! Tools: `execute_kip`, `execute_kip_readonly`, `get_knowledge_schema`,
-//! `import_knowledge_bundle`, `resolve_logic_properties` (whose failures
+//! `import_knowledge_bundle`, `record_trace`, `resolve_logic_properties` (whose failures
 //! keep the seed's shape, `{error_code, message, missing?, trace_id}`, so
 //! an agent can re-ask the user for what is missing) — their names, descriptions and argument
 //! schemas come from `kip_api::tools`. Every result carries the answer as
@@ -10,9 +10,16 @@
 //! a tool result with `isError: true` (so the model reads the code and the
 //! hint and corrects itself), not a protocol error.
 //!
-//! Resources: the KIP reference for LLMs (`kip://docs/syntax-reference`)
-//! and the live Primer (`kip://nexus/primer`, `DESCRIBE PRIMER` run at
-//! read time).
+//! Resources: the KIP reference for LLMs (`kip://docs/syntax-reference`),
+//! the live Primer (`kip://nexus/primer`, `DESCRIBE PRIMER` run at read
+//! time) and the latest entries of the cognitive trace
+//! (`kip://trace/recent`).
+//!
+//! The cognitive trace (BRIEF §7) names the client by its `clientInfo.name`
+//! (unless `--originator` says otherwise), marks it an agent (its writes
+//! are flagged `Unverified`), and records the session's start and end as
+//! SPACE `SpaceAcquire` / `SpaceRelease` entries. Tool `record_trace` lets
+//! the agent write its THINK / SAY entries.
 //!
 //! Standard output carries the protocol and nothing else: logs go to
 //! standard error through `tracing`.
@@ -20,7 +27,10 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use kip_api::{Api, ApiError, ErrorCode, ExecuteRequest, ImportRequest, KipCode, tools};
+use kip_api::{
+    Api, ApiError, ErrorCode, ExecuteRequest, ImportRequest, KipCode, Operation, TraceAddRequest,
+    tools,
+};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListResourcesResult,
     ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
@@ -48,11 +58,24 @@ pub fn run(api: Api, read_only: bool) -> anyhow::Result<ExitCode> {
             server.api.nexus().path().display(),
             if read_only { "read-only" } else { "read-write" }
         );
+        let api = server.api.clone();
         let service = server
             .serve(rmcp::transport::stdio())
             .await
             .map_err(|e| anyhow::anyhow!("the MCP session did not start: {e}"))?;
+        let client = service
+            .peer()
+            .peer_info()
+            .map(|info| info.client_info.name.clone());
+        let who = originator(&api, client.as_deref());
+        record_space(
+            &api,
+            &who,
+            "SpaceAcquire",
+            "An MCP session opened the nexus.",
+        );
         let reason = service.waiting().await?;
+        record_space(&api, &who, "SpaceRelease", "The MCP session ended.");
         tracing::info!("kip mcp: session ended ({reason:?})");
         Ok::<_, anyhow::Error>(())
     })?;
@@ -63,6 +86,33 @@ pub fn run(api: Api, read_only: bool) -> anyhow::Result<ExitCode> {
 struct KipMcp {
     api: Api,
 }
+
+/// Who the trace names: `--originator`, else the client's
+/// `clientInfo.name`, else the host's default (`mcp`).
+fn originator(api: &Api, client: Option<&str>) -> String {
+    if let Some(name) = crate::db::originator_override() {
+        return name.to_owned();
+    }
+    client
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .unwrap_or(api.originator())
+        .to_owned()
+}
+
+/// A SPACE entry of the session's (a failure is logged: tracing never
+/// stops the server; a read-only server writes none).
+fn record_space(api: &Api, originator: &str, tag: &str, message: &str) {
+    if api.is_read_only() {
+        return;
+    }
+    if let Err(e) = api.nexus().trace_space(originator, tag, message) {
+        tracing::warn!("cannot record {tag} in the trace: {}", e.message);
+    }
+}
+
+/// How many entries `kip://trace/recent` shows.
+const RECENT_ENTRIES: usize = 50;
 
 fn tool(def: tools::ToolDefinition) -> Tool {
     let schema = match def.input_schema {
@@ -116,6 +166,20 @@ struct ImportArgs {
 }
 
 impl KipMcp {
+    /// The API naming the session's client, as an agent.
+    fn for_client(&self, context_peer: &rmcp::service::Peer<RoleServer>) -> KipMcp {
+        let client = context_peer
+            .peer_info()
+            .map(|info| info.client_info.name.clone());
+        KipMcp {
+            api: self
+                .api
+                .clone()
+                .with_originator(originator(&self.api, client.as_deref()))
+                .as_agent(true),
+        }
+    }
+
     async fn blocking(
         &self,
         f: impl FnOnce(&Api) -> Result<Json, ApiError> + Send + 'static,
@@ -203,10 +267,21 @@ impl KipMcp {
                     },
                 );
             }
+            "record_trace" => {
+                let mut request: TraceAddRequest = match arguments(name, args) {
+                    Ok(r) => r,
+                    Err(e) => return Ok(error_result(&e)),
+                };
+                // An agent writes as itself: the session's client.
+                request.originator = None;
+                self.blocking(move |api| api.call(Operation::TraceAdd, to_json(&request)?))
+                    .await
+                    .map(CallToolResult::structured)
+            }
             other => {
                 return Err(McpError::invalid_params(
                     format!(
-                        "unknown tool `{other}`; the tools are execute_kip, execute_kip_readonly, get_knowledge_schema, import_knowledge_bundle and resolve_logic_properties"
+                        "unknown tool `{other}`; the tools are execute_kip, execute_kip_readonly, get_knowledge_schema, import_knowledge_bundle, resolve_logic_properties and record_trace"
                     ),
                     None,
                 ));
@@ -281,9 +356,10 @@ impl ServerHandler for KipMcp {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        self.call(&request.name, request.arguments)
+        self.for_client(&context.peer)
+            .call(&request.name, request.arguments)
             .await
             .map(CallToolResponse::from)
     }
@@ -303,6 +379,10 @@ impl ServerHandler for KipMcp {
                 .with_title("Cognitive Primer (live)")
                 .with_description("The result of DESCRIBE PRIMER right now: who you are ($self) and a map of the domains, types and predicates in memory.")
                 .with_mime_type("application/json"),
+            Resource::new(tools::TRACE_URI, "trace-recent")
+                .with_title("Cognitive trace (latest entries)")
+                .with_description("The latest entries of the memory's trace, newest first, as JSON Lines with the seed's fields (originator, type, seq, message, tag, flags, id, at, data): who changed the memory, when and why.")
+                .with_mime_type("application/jsonl"),
         ]))
     }
 
@@ -325,11 +405,27 @@ impl ServerHandler for KipMcp {
                 let text = serde_json::to_string_pretty(&response).unwrap_or_default();
                 ResourceContents::text(text, uri.clone()).with_mime_type("application/json")
             }
+            tools::TRACE_URI => {
+                let text = self
+                    .blocking(|api| {
+                        let page =
+                            api.call(Operation::TraceList, json!({"limit": RECENT_ENTRIES}))?;
+                        let lines: Vec<String> = page["entries"]
+                            .as_array()
+                            .map(|entries| entries.iter().map(Json::to_string).collect())
+                            .unwrap_or_default();
+                        Ok(Json::String(lines.join("\n")))
+                    })
+                    .await
+                    .map(|t| t.as_str().unwrap_or_default().to_owned())
+                    .unwrap_or_else(|e| e.to_response().to_string());
+                ResourceContents::text(text, uri.clone()).with_mime_type("application/jsonl")
+            }
             other => {
                 return Err(McpError::resource_not_found(
                     format!("no resource `{other}`"),
                     Some(
-                        json!({"uri": other, "resources": [tools::REFERENCE_URI, tools::PRIMER_URI]}),
+                        json!({"uri": other, "resources": [tools::REFERENCE_URI, tools::PRIMER_URI, tools::TRACE_URI]}),
                     ),
                 ));
             }

@@ -16,6 +16,15 @@
 //!   additional_context, dynamic_params?, now_ms?, options}`; answer
 //!   `{datas, debug?}`, or the seed's error shape `{error_code, message,
 //!   hint, missing?, trace_id, …}` with a 4xx/5xx status.
+//! - The cognitive trace (BRIEF §7), thin routes over the `trace_*`
+//!   operations: `GET /api/trace?originator=&type=&tag=&flag=&since=&until=&text=&element=&before=&after=&limit=`
+//!   (`trace_list`: `{entries, next_before?, last_id}`, newest first; page
+//!   on with `before=<next_before>`), `GET /api/trace/{id}` (`trace_entry`),
+//!   `POST /api/trace` (`trace_add`), `POST /api/trace/revert`
+//!   (`trace_revert`), `POST /api/trace/flag` (`trace_flag`), `POST
+//!   /api/trace/promote` (`trace_promote`). Every request may name who acts
+//!   with `X-KIP-Originator` (else `http`); the server records its start
+//!   and stop as SPACE `SpaceAcquire` / `SpaceRelease` entries.
 //! - `GET /api/events` — server-sent events: `ready` once, then one
 //!   `change` per change-log entry (`id:` is its sequence number, so a
 //!   reconnecting `EventSource` resumes where it stopped), `reset` when the
@@ -179,6 +188,11 @@ pub fn run(api: Api, options: Options) -> anyhow::Result<ExitCode> {
         );
     }
     let api = api.read_only(options.read_only);
+    // The browser's preferences (theme, panels) in this machine's config folder.
+    let api = match kip_api::paths::prefs_file() {
+        Some(file) => api.with_prefs(file),
+        None => api,
+    };
     // Watching lasts while `_watcher` lives: until the server stops.
     let (api, _watcher) = match &options.capsules {
         Some(dir) => watch_capsules(api, dir)?,
@@ -276,6 +290,11 @@ async fn serve(
             "/api/kn/logic-property-resolver",
             post(resolve_logic_properties),
         )
+        .route("/api/trace", get(trace_list).post(trace_add))
+        .route("/api/trace/revert", post(trace_revert))
+        .route("/api/trace/flag", post(trace_flag))
+        .route("/api/trace/promote", post(trace_promote))
+        .route("/api/trace/{id}", get(trace_entry))
         .route("/api/events", get(events))
         .route("/api/{operation}", post(operation_post).get(operation_get))
         .layer(middleware::from_fn_with_state(state.clone(), authorize));
@@ -303,8 +322,153 @@ async fn serve(
     );
     // The one line on standard output: scripts and tests read the port from it.
     crate::out(&format!("listening on http://{local}\n"));
-    axum::serve(listener, app).await?;
+    record_space(&api, "SpaceAcquire", "The HTTP server opened the nexus.");
+    let served = axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown_signal())
+        .await;
+    record_space(&api, "SpaceRelease", "The HTTP server closed the nexus.");
+    served?;
     Ok(())
+}
+
+/// Resolves on Ctrl-C or SIGTERM: the server then stops accepting and
+/// records its release of the nexus.
+async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+}
+
+/// A SPACE entry of the server's (BRIEF §7; a failure is logged: tracing
+/// never stops the server; a read-only server writes none).
+fn record_space(api: &Api, tag: &str, message: &str) {
+    if api.is_read_only() {
+        return;
+    }
+    if let Err(e) = api.nexus().trace_space(api.originator(), tag, message) {
+        tracing::warn!("cannot record {tag} in the trace: {}", e.message);
+    }
+}
+
+/// `GET /api/trace`: `trace_list` with its filter from the query string.
+async fn trace_list(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(query): Query<std::collections::BTreeMap<String, String>>,
+) -> Response {
+    let mut body = serde_json::Map::new();
+    for (key, value) in query {
+        let value = match key.as_str() {
+            "originator" | "type" | "tag" | "flag" | "since" | "until" | "text" | "element"
+            | "before" | "after" => json!(value),
+            "limit" => match value.parse::<u64>() {
+                Ok(n) => json!(n),
+                Err(_) => {
+                    return error_response(&ApiError::bad_request(
+                        "trace_list",
+                        format!("`limit` must be a whole number, found `{value}`"),
+                    ));
+                }
+            },
+            other => {
+                return error_response(&ApiError::bad_request(
+                    "trace_list",
+                    format!(
+                        "unknown filter `{other}`; the filters are originator, type, tag, flag, since, until, text, element, before, after and limit"
+                    ),
+                ));
+            }
+        };
+        body.insert(key, value);
+    }
+    let api = named_by(state.api, &headers);
+    answer(api, Operation::TraceList, Json::Object(body)).await
+}
+
+/// `GET /api/trace/{id}`: one entry.
+async fn trace_entry(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    let api = named_by(state.api, &headers);
+    answer(api, Operation::TraceEntry, json!({ "id": id })).await
+}
+
+async fn trace_add(
+    state: State<AppState>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    trace_post(state, headers, body, Operation::TraceAdd).await
+}
+
+async fn trace_revert(
+    state: State<AppState>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    trace_post(state, headers, body, Operation::TraceRevert).await
+}
+
+async fn trace_flag(
+    state: State<AppState>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    trace_post(state, headers, body, Operation::TraceFlag).await
+}
+
+async fn trace_promote(
+    state: State<AppState>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    trace_post(state, headers, body, Operation::TracePromote).await
+}
+
+/// A trace route's POST: the operation on the JSON body, named by the
+/// request's `X-KIP-Originator`.
+async fn trace_post(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+    operation: Operation,
+) -> Response {
+    let body = match read_body(body) {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    call(
+        named_by(state.api, &headers),
+        operation,
+        operation.name(),
+        body,
+    )
+    .await
+}
+
+/// The operation's answer as an HTTP response.
+async fn answer(api: Api, operation: Operation, body: Json) -> Response {
+    match blocking(api, move |api| api.call(operation, body)).await {
+        Ok(answer) => axum::Json(answer).into_response(),
+        Err(e) => error_response(&e),
+    }
 }
 
 /// Runs an API call on the blocking pool: the engine's calls are

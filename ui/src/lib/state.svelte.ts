@@ -8,8 +8,9 @@ import { GraphModel } from './graph/model';
 import { collectElements, isConcept, isElement, type ConceptNode, type Element, type Json, type JsonObject } from './kip';
 import { loadNexusSettings, nexusSetting, STYLES_KEY } from './nexus-settings.svelte';
 import { readRules } from './graph/styling';
+import { pref, setPref } from './prefs.svelte';
 
-export type View = 'graph' | 'primer' | 'console' | 'import';
+export type View = 'graph' | 'primer' | 'console' | 'import' | 'trace';
 
 export interface TypeDef {
   name: string;
@@ -63,19 +64,17 @@ export const app = $state({
   inspectorFolded: loadFolded(),
 });
 
-function loadFolded(): Record<View, boolean> {
-  const defaults: Record<View, boolean> = { graph: false, primer: false, console: true, import: false };
-  try {
-    return { ...defaults, ...JSON.parse(localStorage.getItem('kip-explorer.inspector-folded') ?? '{}') };
-  } catch {
-    return defaults;
-  }
+/** The inspector's folding per view, a preference (lib/prefs.svelte.ts). */
+export function loadFolded(): Record<View, boolean> {
+  const defaults: Record<View, boolean> = { graph: false, primer: false, console: true, import: false, trace: true };
+  const saved = pref<JsonObject>('inspector-folded', {});
+  return { ...defaults, ...(saved && typeof saved === 'object' && !Array.isArray(saved) ? saved : {}) } as Record<View, boolean>;
 }
 
 /** Folds or unfolds the inspector in the current view, and remembers it. */
 export function foldInspector(folded: boolean) {
   app.inspectorFolded = { ...app.inspectorFolded, [app.view]: folded };
-  localStorage.setItem('kip-explorer.inspector-folded', JSON.stringify(app.inspectorFolded));
+  setPref('inspector-folded', { ...app.inspectorFolded });
 }
 
 let toastId = 0;

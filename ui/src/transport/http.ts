@@ -19,6 +19,8 @@ import {
   type JsonValue,
   type PathsRequest,
   type PathsResponse,
+  type ResolveRequest,
+  type ResolveResponse,
   type SettingsResponse,
   type Transport,
   type ValidateRequest,
@@ -34,6 +36,16 @@ import {
 const POLL_MS = 1500;
 const SAFETY_POLL_MS = 5000;
 
+/** Who the cognitive trace names for this UI's requests (BRIEF §7):
+ * `curator`, unless the settings chose another name (`kip.originator`). */
+function originator(): string {
+  try {
+    return globalThis.localStorage?.getItem('kip.originator')?.trim() || 'curator';
+  } catch {
+    return 'curator';
+  }
+}
+
 export class HttpTransport implements Transport {
   readonly kind = 'http' as const;
   constructor(private readonly base = '') {}
@@ -43,7 +55,7 @@ export class HttpTransport implements Transport {
     try {
       response = await fetch(`${this.base}${path}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', 'x-kip-originator': originator() },
         body: JSON.stringify(body ?? {}),
       });
     } catch (e) {
@@ -103,6 +115,9 @@ export class HttpTransport implements Transport {
   changes(request: ChangesRequest): Promise<ChangesResponse> {
     return this.post('/api/changes', request);
   }
+  resolveLogicProperties(request: ResolveRequest): Promise<ResolveResponse> {
+    return this.post('/api/resolve_logic_properties', request);
+  }
   paths(request: PathsRequest): Promise<PathsResponse> {
     return this.post('/api/paths', request);
   }
@@ -111,6 +126,12 @@ export class HttpTransport implements Transport {
   }
   settingsPut(key: string, value: JsonValue): Promise<SettingsResponse> {
     return this.post('/api/settings_put', { key, value });
+  }
+  prefsGet(prefix?: string): Promise<SettingsResponse> {
+    return this.post('/api/prefs_get', prefix === undefined ? {} : { prefix });
+  }
+  prefsPut(key: string, value: JsonValue): Promise<SettingsResponse> {
+    return this.post('/api/prefs_put', { key, value });
   }
   async format(text: string): Promise<string> {
     return (await this.post<FormatResponse>('/api/format', { text })).formatted;
@@ -123,6 +144,9 @@ export class HttpTransport implements Transport {
   }
   async backup(request: BackupRequest): Promise<BackupResponse> {
     return await this.post<BackupResponse>('/api/backup', request);
+  }
+  operation<T>(name: string, body: unknown = {}): Promise<T> {
+    return this.post<T>(`/api/${name}`, body);
   }
 
   subscribe(onChange: (notice: ChangeNotice) => void): () => void {

@@ -21,6 +21,8 @@ import {
   type JsonValue,
   type PathsRequest,
   type PathsResponse,
+  type ResolveRequest,
+  type ResolveResponse,
   type SettingsResponse,
   type Transport,
   type ValidateRequest,
@@ -74,6 +76,9 @@ export class TauriTransport implements Transport {
   schema(): Promise<KnowledgeSchema> {
     return api('schema');
   }
+  operation<T>(name: string, body: unknown = null): Promise<T> {
+    return api<T>(name, body);
+  }
   async importFile(request: ImportRequest): Promise<ImportReportView> {
     try {
       return toReport(await api('import', request), request.file_name);
@@ -94,6 +99,9 @@ export class TauriTransport implements Transport {
   changes(request: ChangesRequest): Promise<ChangesResponse> {
     return api('changes', request);
   }
+  resolveLogicProperties(request: ResolveRequest): Promise<ResolveResponse> {
+    return api('resolve_logic_properties', request);
+  }
   paths(request: PathsRequest): Promise<PathsResponse> {
     return api('paths', request);
   }
@@ -102,6 +110,12 @@ export class TauriTransport implements Transport {
   }
   settingsPut(key: string, value: JsonValue): Promise<SettingsResponse> {
     return api('settings_put', { key, value });
+  }
+  prefsGet(prefix?: string): Promise<SettingsResponse> {
+    return api('prefs_get', prefix === undefined ? {} : { prefix });
+  }
+  prefsPut(key: string, value: JsonValue): Promise<SettingsResponse> {
+    return api('prefs_put', { key, value });
   }
   async format(text: string): Promise<string> {
     return (await api<FormatResponse>('format', { text })).formatted;

@@ -19,6 +19,8 @@ import type {
   NexusInfo,
   PathsRequest,
   PathsResponse,
+  ResolveRequest,
+  ResolveResponse,
   SettingsResponse,
   ValidateRequest,
   ValidateResponse,
@@ -94,10 +96,20 @@ export interface Transport {
   format(text: string): Promise<string>;
   /** The shortest paths between two elements (the engine's bounded search). */
   paths(request: PathsRequest): Promise<PathsResponse>;
+  /**
+   * Computes a type's logic properties for instances, in one batch
+   * (`resolve_logic_properties`); fails with `MISSING_INPUT_PARAMS` naming
+   * the inputs to ask for.
+   */
+  resolveLogicProperties(request: ResolveRequest): Promise<ResolveResponse>;
   /** Settings kept with the nexus (styling, saved queries, scenes), by key. */
   settingsGet(prefix?: string): Promise<SettingsResponse>;
   /** Stores one setting with the nexus; `null` forgets it. */
   settingsPut(key: string, value: JsonValue): Promise<SettingsResponse>;
+  /** This machine's preferences kept by the host (`prefs_get`); absent or refused where it keeps none. */
+  prefsGet?(prefix?: string): Promise<SettingsResponse>;
+  /** Stores one preference with the host; `null` forgets it. */
+  prefsPut?(key: string, value: JsonValue): Promise<SettingsResponse>;
   /** The watched capsule folder (`folder: null` when this host watches none). */
   watchStatus(): Promise<WatchView>;
   /** Verify the store's invariants (`check_store`); absent where the host does not offer it. */
@@ -106,6 +118,8 @@ export interface Transport {
   backup?(request: BackupRequest): Promise<BackupResponse>;
   /** Watch another folder (desktop only). */
   setCapsuleFolder?(folder: string): Promise<WatchView>;
+  /** Any other kip-api operation by its wire name (e.g. `trace_list`). */
+  operation<T>(name: string, body?: unknown): Promise<T>;
   /** Calls `onChange` after every committed write, by any process. Returns an unsubscribe. */
   subscribe(onChange: (notice: ChangeNotice) => void): () => void;
   /** Watched-folder status updates (desktop, or a server that watches). */

@@ -3,7 +3,8 @@
 // of our own and its native port next to it, so a stray driver elsewhere
 // cannot answer. Shared by the desktop test and the desktop bench.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { remote } from 'webdriverio';
 import { repo } from '../e2e/harness.mjs';
@@ -28,13 +29,18 @@ async function waitForPort(port, ms) {
 /**
  * Starts tauri-driver on `port` (and `port + 1`), then the window with
  * `args`; resolves to {browser, launchedAt, stop}. `launchedAt` is when
- * the window was asked for.
+ * the window was asked for. `configDir` is where the app keeps its
+ * preferences (`$KIP_CONFIG_DIR`; default: a fresh folder, never the user's).
  */
-export async function openWindow(port, args, { connectionRetryTimeout = 60_000 } = {}) {
+export async function openWindow(port, args, { connectionRetryTimeout = 60_000, configDir = mkdtempSync(join(tmpdir(), 'kip-explorer-config-')) } = {}) {
   for (const [what, path] of [['kip-explorer', appBin], ['tauri-driver', driverBin]]) {
     if (!existsSync(path)) throw new Error(`${what} is missing at ${path} (scripts/test.sh builds and installs it)`);
   }
-  const driver = spawn(driverBin, ['--port', String(port), '--native-port', String(port + 1)], { stdio: 'ignore', detached: true });
+  const driver = spawn(driverBin, ['--port', String(port), '--native-port', String(port + 1)], {
+    stdio: 'ignore',
+    detached: true,
+    env: { ...process.env, KIP_CONFIG_DIR: configDir },
+  });
   const stopDriver = () => {
     try {
       process.kill(-driver.pid, 'SIGTERM');

@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, copyFileSync, writeFileSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, copyFileSync, writeFileSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,7 +31,7 @@ before(async () => {
   // The watched folder: one good capsule (the third example) and one broken bundle.
   copyFileSync(join(repo, 'capsules/examples/12_cognizine.kip'), join(capsules, '12_cognizine.kip'));
   writeFileSync(join(capsules, 'broken.yaml'), '- type: Drugg\n  name: Oops\n');
-  desktop = await openWindow(PORT, ['--db', db, '--capsules', capsules]);
+  desktop = await openWindow(PORT, ['--db', db, '--capsules', capsules], { configDir: join(dir, 'config') });
   ({ browser, launchedAt } = desktop);
   mkdirSync(screenshots, { recursive: true });
 });
@@ -194,4 +194,34 @@ test('files dragged from another application onto the window are imported', asyn
   } finally {
     source.kill();
   }
+});
+
+/** The app's preferences file (src-tauri/src/prefs.rs), as it stands. */
+function remembered() {
+  try {
+    return JSON.parse(readFileSync(join(dir, 'config', 'prefs.json'), 'utf8'));
+  } catch {
+    return {};
+  }
+}
+
+test('a restart without --db or --capsules reopens the last nexus, folder and window size', async () => {
+  await browser.setWindowSize(1180, 760);
+  await browser.waitUntil(() => (remembered().window?.width ?? 1440) < 1300, { timeout: 10_000, timeoutMsg: 'the new size was not saved' });
+  const prefs = remembered();
+  assert.equal(prefs.last_nexus, join(dir, 'nexus'));
+  assert.ok(prefs.capsules, 'the watched folder is remembered');
+  await desktop.stop();
+
+  desktop = await openWindow(PORT, [], { configDir: join(dir, 'config') });
+  ({ browser } = desktop);
+  const path = await browser.$('[data-testid=nexus-path]');
+  await path.waitForExist({ timeout: 30_000 });
+  await browser.waitUntil(async () => (await path.getText()).includes(join(dir, 'nexus')), { timeout: 30_000, timeoutMsg: 'the last nexus was not reopened' });
+  const [width, height] = await browser.execute(() => [window.innerWidth, window.innerHeight]);
+  assert.ok(Math.abs(width - prefs.window.width) <= 2 && Math.abs(height - prefs.window.height) <= 2, `opened at ${width}×${height}, remembered ${prefs.window.width}×${prefs.window.height}`);
+  const watched = await browser.executeAsync((done) => window.__TAURI_INTERNALS__.invoke('api_call', { operation: 'watch_status', body: null }).then((s) => done(s.folder), (e) => done(String(e))));
+  assert.equal(watched, prefs.capsules);
+  await frames();
+  await browser.saveScreenshot(join(screenshots, 'desktop-08-restarted.png'));
 });

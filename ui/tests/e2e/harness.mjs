@@ -30,7 +30,8 @@ export async function startServer(args = []) {
   execFileSync(kipBin, ['--db', db, 'import', join(repo, 'capsules/examples')], { stdio: 'ignore' });
   const child = spawn(kipBin, ['--db', db, 'serve', '--addr', '127.0.0.1:0', '--ui', join(repo, 'ui/dist'), ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, RUST_LOG: 'warn' },
+    // Preferences (theme, panels) in the test's own folder, never the user's.
+    env: { ...process.env, RUST_LOG: 'warn', KIP_CONFIG_DIR: process.env.KIP_CONFIG_DIR ?? join(dir, 'config') },
   });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));

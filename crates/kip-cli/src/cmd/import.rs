@@ -32,6 +32,7 @@ pub fn run(db: Option<PathBuf>, paths: &[PathBuf]) -> anyhow::Result<ExitCode> {
         let options = ImportOptions {
             dry_run: false,
             progress: Some(&show),
+            originator: None,
         };
         let report = api.import_file(&file, &options)?;
         any_failed |= !report.is_imported();

@@ -55,6 +55,22 @@ pub enum Action {
         /// The file, or `-` for standard input.
         file: Option<PathBuf>,
     },
+    /// Promote entries to one episodic memory: an Event concept linked
+    /// (`involves`) to the concepts they touched, written as a traced KML write.
+    Promote {
+        /// The entries (`T:…`).
+        #[arg(required = true)]
+        ids: Vec<String>,
+        /// The Event's name (default: "Trace session <start> by <originators>").
+        #[arg(long)]
+        name: Option<String>,
+        /// The Event's event_class (default TraceSession).
+        #[arg(long)]
+        event_class: Option<String>,
+        /// The Event's outcome.
+        #[arg(long)]
+        outcome: Option<String>,
+    },
 }
 
 /// The filters of `list` and `export`.
@@ -169,6 +185,25 @@ pub fn run(db: Option<PathBuf>, action: Action) -> anyhow::Result<ExitCode> {
             let jsonl = read_input(file.as_ref())?;
             answer(&api, Operation::TraceImport, json!({"jsonl": jsonl}))?
                 .map(|r| out(&format!("{r}\n")))
+        }
+        Action::Promote {
+            ids,
+            name,
+            event_class,
+            outcome,
+        } => {
+            let request = kip_api::TracePromoteRequest {
+                ids,
+                name,
+                event_class,
+                outcome,
+            };
+            answer(
+                &api,
+                Operation::TracePromote,
+                serde_json::to_value(request)?,
+            )?
+            .map(|r| out(&format!("{r:#}\n")))
         }
     };
     Ok(match result {

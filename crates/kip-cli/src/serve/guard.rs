@@ -259,7 +259,7 @@ fn preflight(cross: Option<&HeaderValue>) -> Response {
             allow(header::ACCESS_CONTROL_ALLOW_METHODS, "GET, POST"),
             allow(
                 header::ACCESS_CONTROL_ALLOW_HEADERS,
-                "authorization, content-type, last-event-id",
+                "authorization, content-type, last-event-id, x-kip-originator",
             ),
             allow(header::ACCESS_CONTROL_MAX_AGE, "600"),
         ],

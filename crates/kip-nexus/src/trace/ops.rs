@@ -75,6 +75,23 @@ impl Nexus {
         self.flush_trace_folds(true);
     }
 
+    /// Folds a read made outside KIP (a logic-property resolve) into the
+    /// trace exactly as KIP reads are folded: the same `text` from the same
+    /// originator within the fold window is one entry with a count, and
+    /// `error` (a code) marks it `TraceError`. Cheap: a lock and two hash
+    /// lookups, plus a small write at most once a window.
+    pub fn trace_fold_read(&self, originator: &str, text: &str, error: Option<&str>) {
+        if !self.tracer.settings().enabled {
+            return;
+        }
+        if self
+            .tracer
+            .fold_read(originator, text, error.map(str::to_owned))
+        {
+            self.flush_trace_folds(false);
+        }
+    }
+
     /// The id of the newest entry (`0` if none): one tiny read, to poll for
     /// entries from any process.
     pub fn last_trace_id(&self) -> Result<u64> {

@@ -22,7 +22,7 @@ export type ApiError = { code: ErrorCode, message: string, hint: string, data?: 
  * The operations of the API, by their wire name (`/api/<name>` over HTTP,
  * the command name in the desktop shell).
  */
-export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import";
+export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "prefs_get" | "prefs_put" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "trace_promote";
 
 /**
  * The arguments of `execute_kip` (seed 001 §6.1): exactly one of `command`
@@ -1078,6 +1078,46 @@ export type TraceImportRequest = { jsonl: string, };
  * What `trace_import` did.
  */
 export type TraceImportResponse = { imported: number, };
+
+/**
+ * `trace_promote`: a selection of entries becomes one episodic memory, a
+ * Genesis `Event` concept linked by `involves` to the concepts the
+ * entries touched (BRIEF §7).
+ */
+export type TracePromoteRequest = { 
+/**
+ * The entries (`T:…`), in any order.
+ */
+ids: Array<string>, 
+/**
+ * The Event's name (default: "Trace session <start> by <originators>").
+ */
+name?: string, 
+/**
+ * The Event's `event_class` (default `TraceSession`).
+ */
+event_class?: string, 
+/**
+ * The Event's `outcome`.
+ */
+outcome?: string, };
+
+/**
+ * What `trace_promote` wrote.
+ */
+export type TracePromoteResponse = { 
+/**
+ * The Event concept's id (`C:…`).
+ */
+event: string, name: string, 
+/**
+ * The concepts it is linked to by `involves`.
+ */
+linked: Array<string>, 
+/**
+ * How many entries it sums up.
+ */
+entries: number, };
 
 /**
  * Which entries to list.
