@@ -1,3 +1,5 @@
+// First: a language tag Intl accepts (see locale.ts), before uPlot loads.
+import './lib/locale';
 import { mount } from 'svelte';
 import App from './App.svelte';
 import './app.css';

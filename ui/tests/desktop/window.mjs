@@ -31,6 +31,8 @@ async function waitForPort(port, ms) {
  * `args`; resolves to {browser, launchedAt, stop}. `launchedAt` is when
  * the window was asked for. `configDir` is where the app keeps its
  * preferences (`$KIP_CONFIG_DIR`; default: a fresh folder, never the user's).
+ * The window runs under `LC_ALL=C`, a bare Debian root session's locale,
+ * where WebKitGTK reports `navigator.language` as "C" (see src/lib/locale.ts).
  */
 export async function openWindow(port, args, { connectionRetryTimeout = 60_000, configDir = mkdtempSync(join(tmpdir(), 'kip-explorer-config-')) } = {}) {
   for (const [what, path] of [['kip-explorer', appBin], ['tauri-driver', driverBin]]) {
@@ -39,7 +41,7 @@ export async function openWindow(port, args, { connectionRetryTimeout = 60_000, 
   const driver = spawn(driverBin, ['--port', String(port), '--native-port', String(port + 1)], {
     stdio: 'ignore',
     detached: true,
-    env: { ...process.env, KIP_CONFIG_DIR: configDir },
+    env: { ...process.env, KIP_CONFIG_DIR: configDir, LC_ALL: 'C', LANG: 'C' },
   });
   const stopDriver = () => {
     try {
