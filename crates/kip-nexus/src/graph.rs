@@ -18,6 +18,10 @@ use serde_json::{Map, Value as Json, json};
 
 pub type Result<T> = std::result::Result<T, KipError>;
 
+/// The attribute index's query shapes are part of the read view's API: the
+/// planner builds them, [`Graph::attr_lookup`] answers them.
+pub(crate) use kip_store::{AttrMatches, AttrQuery, FieldKind};
+
 /// Storage failures reach clients as `KIP_4003`, with what happened.
 pub(crate) fn internal(e: StoreError) -> KipError {
     match e {
@@ -71,6 +75,8 @@ pub struct Graph<'t> {
     propositions: RefCell<HashMap<PropositionId, Rc<PropositionRecord>>>,
     type_names: RefCell<HashMap<u32, Rc<str>>>,
     predicate_names: RefCell<HashMap<u32, Rc<str>>>,
+    /// Interned attribute-key ids by name (`None`: never interned).
+    key_ids: RefCell<HashMap<String, Option<u32>>>,
 }
 
 impl<'t> Graph<'t> {
@@ -82,6 +88,7 @@ impl<'t> Graph<'t> {
             propositions: RefCell::default(),
             type_names: RefCell::default(),
             predicate_names: RefCell::default(),
+            key_ids: RefCell::default(),
         }
     }
 
@@ -180,6 +187,82 @@ impl<'t> Graph<'t> {
 
     pub fn concepts_of_type(&self, type_id: u32) -> Result<Vec<ConceptId>> {
         self.store.concepts_by_type(self.txn, type_id, None).kip()
+    }
+
+    /// The concepts of a type in id order, lazily (for scans that stop
+    /// early under LIMIT).
+    pub fn concepts_of_type_iter(
+        &self,
+        type_id: u32,
+    ) -> Result<impl Iterator<Item = Result<ConceptId>> + '_> {
+        let iter = self
+            .store
+            .iter_concepts_by_type(self.txn, type_id, None)
+            .kip()?;
+        Ok(iter.map(|r| r.kip()))
+    }
+
+    /// The concepts of a type whose attribute or metadata `key` has a value
+    /// `query` selects (a superset where long strings are cut: re-check),
+    /// reading at most `cap` index entries.
+    pub(crate) fn attr_lookup(
+        &self,
+        type_id: u32,
+        kind: FieldKind,
+        key: &str,
+        query: &AttrQuery,
+        cap: usize,
+    ) -> Result<AttrMatches> {
+        self.store
+            .attr_lookup(self.txn, type_id, kind, key, query, cap)
+            .kip()
+    }
+
+    /// One top-level attribute or metadata value of a concept: from the
+    /// decoded record when it is cached, else read alone from the store
+    /// without decoding the rest (what a FILTER over a scan needs).
+    /// `None` if the concept does not exist, `Some(Null)` if it lacks the key.
+    pub(crate) fn concept_field(
+        &self,
+        id: ConceptId,
+        kind: FieldKind,
+        key: &str,
+    ) -> Result<Option<Json>> {
+        if let Some(c) = self.concepts.borrow().get(&id) {
+            let map = match kind {
+                FieldKind::Attributes => &c.attributes,
+                FieldKind::Metadata => &c.metadata,
+            };
+            return Ok(Some(map.get(key).cloned().unwrap_or(Json::Null)));
+        }
+        let key_id = match self.key_ids.borrow().get(key) {
+            Some(k) => *k,
+            None => None,
+        };
+        let key_id = match key_id {
+            Some(k) => Some(k),
+            None if self.key_ids.borrow().contains_key(key) => None,
+            None => {
+                let k = self.store.lookup(self.txn, Namespace::Key, key).kip()?;
+                self.key_ids.borrow_mut().insert(key.to_owned(), k);
+                k
+            }
+        };
+        let Some(key_id) = key_id else {
+            return Ok(self.concept_exists(id)?.then_some(Json::Null));
+        };
+        Ok(self
+            .store
+            .concept_field(self.txn, id, kind, key_id)
+            .kip()?
+            .map(|v| v.unwrap_or(Json::Null)))
+    }
+
+    fn concept_exists(&self, id: ConceptId) -> Result<bool> {
+        if self.concepts.borrow().contains_key(&id) {
+            return Ok(true);
+        }
+        self.store.contains(self.txn, ElementId::Concept(id)).kip()
     }
 
     pub fn concepts_named(&self, name: &str) -> Result<Vec<ConceptId>> {

@@ -149,19 +149,17 @@ impl Store {
 
     /// The value of one top-level key of a concept's attributes or metadata,
     /// decoding nothing else of the record: `None` if the concept does not
-    /// exist, `Some(None)` if it lacks the key.
+    /// exist, `Some(None)` if it lacks the key. `key` is the key's interned
+    /// id ([`Namespace::Key`]; a key never interned is in no record).
     pub fn concept_field(
         &self,
         txn: &RoTxn<'_>,
         id: ConceptId,
         kind: FieldKind,
-        key: &str,
+        key: u32,
     ) -> Result<Option<Option<Value>>, StoreError> {
         let Some(raw) = self.db.concepts.get(txn, &id).lmdb()? else {
             return Ok(None);
-        };
-        let Some(key) = self.lookup(txn, Namespace::Key, key)? else {
-            return Ok(Some(None));
         };
         let bytes = match kind {
             FieldKind::Attributes => raw.attributes,

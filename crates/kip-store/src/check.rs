@@ -810,7 +810,11 @@ mod tests {
         assert!(invariants(&store).is_empty());
         tamper(&store, |s, txn| {
             raw(s.db.attr_index).clear(txn)?;
-            raw(s.db.attr_index).put(txn, b"\x00\x00\x00\x01\x01\x00\x00\x00\x09\x01\x01\x00\x00\x00\x00\x00\x00\x00\x09", b"")
+            raw(s.db.attr_index).put(
+                txn,
+                b"\x00\x00\x00\x01\x01\x00\x00\x00\x09\x01\x01\x00\x00\x00\x00\x00\x00\x00\x09",
+                b"",
+            )
         });
         let found = invariants(&store);
         assert!(

@@ -111,8 +111,8 @@ mod trace;
 
 pub use attrs::{AttrMatches, AttrQuery};
 pub use changes::MAX_CHANGES;
-pub use codec::attr_key::FieldKind;
 pub use check::{CheckCounts, CheckReport, MAX_LISTED_VIOLATIONS, Violation};
+pub use codec::attr_key::FieldKind;
 pub use codec::triple::Triple;
 pub use concepts::ConceptRecord;
 pub use env::{INITIAL_MAP_VAR, MAX_MAP_VAR, StoreOptions, opened_elsewhere};

@@ -198,7 +198,12 @@ mod tests {
     fn strings_sort_as_bytes_even_with_nul_bytes() {
         let values = ["", "a", "a\u{0}", "a\u{0}b", "a\u{1}", "ab", "b", "é"];
         for w in values.windows(2) {
-            assert!(key(json!(w[0])) < key(json!(w[1])), "{:?} < {:?}", w[0], w[1]);
+            assert!(
+                key(json!(w[0])) < key(json!(w[1])),
+                "{:?} < {:?}",
+                w[0],
+                w[1]
+            );
         }
     }
 
@@ -209,6 +214,9 @@ mod tests {
         let long = "x".repeat(1000);
         assert!(key(json!(long)).len() < 511);
         assert_eq!(entry_id(&key(json!("a"))), Some(ConceptId(7)));
-        assert_eq!(entry_key(1, FieldKind::Metadata, 2, &json!(null), ConceptId(1)), None);
+        assert_eq!(
+            entry_key(1, FieldKind::Metadata, 2, &json!(null), ConceptId(1)),
+            None
+        );
     }
 }
