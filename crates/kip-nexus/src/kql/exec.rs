@@ -87,7 +87,7 @@ pub struct Executor<'g, 't> {
     pub(super) row_cap: Option<usize>,
     /// Whether type clauses may read the attribute index (not in the
     /// probes of `explain`, which ask what a clause matches on its own).
-    use_index: bool,
+    pub(super) use_index: bool,
     /// Set when an `explain` run read a type's instances instead of an
     /// index lookup that found nothing, so the FILTER step shows why.
     pub(super) index_fell_back: bool,
@@ -210,8 +210,7 @@ impl<'g, 't> Executor<'g, 't> {
         self.apply_ready_filters(group, pending, &bound, &mut rows, tracing)?;
         if !tracing
             && self.depth == 1
-            && let Some(cap) = self.row_cap
-            && let Some(out) = self.capped_scan(group, &rows, pending, cap)?
+            && let Some(out) = self.capped_scan(group, &rows, pending, self.row_cap)?
         {
             return Ok(out);
         }

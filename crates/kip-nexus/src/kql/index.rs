@@ -21,7 +21,7 @@ use crate::graph::{AttrMatches, AttrQuery, FieldKind, Graph, Result};
 use kip_store::ConceptId;
 
 use super::compile::{Atom, CompiledGroup, ConceptTest, Slot};
-use super::exec::{Executor, Row, Val};
+use super::exec::{Executor, ROW_BUDGET, Row, Val, rows_exceeded};
 
 /// Index entries read to estimate a lookup; a lookup with more matches is
 /// treated as unselective.
@@ -275,19 +275,20 @@ fn op_text(op: CompareOp) -> &'static str {
 }
 
 impl Executor<'_, '_> {
-    /// LIMIT without ORDER BY over a block that is one type clause and
-    /// FILTERs over its variable alone: visits candidates in id order,
-    /// runs the FILTERs on each and stops at `cap` rows. The candidates come
-    /// from the attribute index when its matches are fewer than what the
-    /// scan is expected to read before it has `cap` rows, else from the
-    /// type's instances, read lazily. `None` when the block has another
+    /// A block that is one type clause and FILTERs over its variable alone,
+    /// as one pass: visits candidates in id order, runs the FILTERs on each
+    /// and, with a `cap` (LIMIT without ORDER BY), stops once it has that
+    /// many rows. The candidates come from the attribute index when its
+    /// matches are fewer than what the scan is expected to read before it
+    /// has `cap` rows, else from the type's instances, read lazily; no row
+    /// is held that the FILTERs drop. `None` when the block has another
     /// shape (the general join runs instead).
     pub(super) fn capped_scan(
         &mut self,
         group: &CompiledGroup,
         rows: &[Row],
         pending: &mut Vec<usize>,
-        cap: usize,
+        cap: Option<usize>,
     ) -> Result<Option<Vec<Row>>> {
         let ([(atom, _)], [input]) = (group.atoms.as_slice(), rows) else {
             return Ok(None);
@@ -313,12 +314,14 @@ impl Executor<'_, '_> {
         }
         let graph = self.graph;
         let from_index = match index {
+            Some(_) if !self.use_index => false,
+            Some(ix) if cap.is_none() => ix.probe(graph, *t)?.complete,
             Some(ix) => {
                 let probe = ix.probe(graph, *t)?;
                 let n = graph.count_type(*t)? as f64;
                 let matches = probe.ids.len().max(1) as f64;
                 // The scan reads about cap / selectivity instances.
-                probe.complete && matches <= cap as f64 * n / matches
+                probe.complete && matches <= cap.unwrap_or(usize::MAX) as f64 * n / matches
             }
             None => false,
         };
@@ -328,9 +331,13 @@ impl Executor<'_, '_> {
         };
         let filters: Vec<usize> = std::mem::take(pending);
         let mut out = Vec::new();
-        for c in candidates {
-            if out.len() >= cap {
+        for (visited, c) in candidates.enumerate() {
+            if cap.is_some_and(|cap| out.len() >= cap) {
                 break;
+            }
+            // The rows a join would hold before its FILTERs, as it counts them.
+            if cap.is_none() && visited >= ROW_BUDGET {
+                return Err(rows_exceeded());
             }
             self.charge(1)?;
             let mut row = input.clone();
