@@ -85,7 +85,7 @@ pub(crate) enum Atom {
         matcher: ConceptMatcher,
         /// For a type clause, the attribute-index lookup its block's
         /// FILTERs allow ([`super::index`]).
-        index: Option<IndexUse>,
+        index: Option<Box<IndexUse>>,
     },
     PropId {
         var: Slot,
@@ -193,7 +193,7 @@ impl Compiler<'_, '_, '_> {
             } = atom
                 && let Some(Some(name)) = self.vars.names.get(*var)
             {
-                *index = super::index::choose(name, *var, filters);
+                *index = super::index::choose(name, *var, filters).map(Box::new);
             }
         }
     }

@@ -454,7 +454,7 @@ impl<'g, 't> Executor<'g, 't> {
         match atom {
             Atom::Concept {
                 var, test, index, ..
-            } => self.apply_concept(*var, test, index.as_ref(), rows),
+            } => self.apply_concept(*var, test, index.as_deref(), rows),
             Atom::PropId { var, id } => {
                 let mut out = Vec::new();
                 for mut row in rows {

@@ -172,7 +172,7 @@ mod tests {
     use serde_json::json;
 
     fn key(v: serde_json::Value) -> Vec<u8> {
-        entry_key(1, FieldKind::Attributes, 2, &v, ConceptId(7)).unwrap()
+        entry_key(1, FieldKind::Attributes, 2, &v, ConceptId(7)).expect("a scalar")
     }
 
     #[test]
