@@ -142,7 +142,17 @@ fn link_capsules(per_type: u64, count: u64, chunk: u64, rng: &mut Rng) -> Vec<St
 type MakeQuery = Box<dyn FnMut(&mut Rng) -> String>;
 
 fn run(nexus: &Nexus, text: &str) -> anyhow::Result<Json> {
-    let r = nexus.execute(&ExecuteKip::command(text), &Context::new("bench"));
+    run_with(nexus, text, false)
+}
+
+/// [`run`], optionally as a dry run (executed exactly, then aborted: no
+/// commit, so no disk sync).
+fn run_with(nexus: &Nexus, text: &str, dry_run: bool) -> anyhow::Result<Json> {
+    let mut request = ExecuteKip::command(text);
+    if dry_run {
+        request.dry_run = Some(true);
+    }
+    let r = nexus.execute(&request, &Context::new("bench"));
     if let Some(e) = r.get("error") {
         anyhow::bail!("{text:.200}: {e}");
     }
@@ -289,8 +299,82 @@ fn workloads(per_type: u64) -> Vec<(&'static str, MakeQuery, f64)> {
             }),
             f64::NAN,
         ),
+        (
+            "FILTER ==, 1 match (index)",
+            Box::new(move |r: &mut Rng| {
+                format!(
+                    "FIND(?d.name) WHERE {{ ?d {{type: \"Symptom\"}} FILTER(?d.attributes.description == \"generated Symptom number {}\") }}",
+                    r.below(per_type)
+                )
+            }),
+            1.0,
+        ),
+        (
+            "FILTER STARTS_WITH, <=11 matches (index)",
+            Box::new(move |r: &mut Rng| {
+                format!(
+                    "FIND(?d.name) WHERE {{ ?d {{type: \"Symptom\"}} FILTER(STARTS_WITH(?d.attributes.description, \"generated Symptom number {}\")) }}",
+                    r.below(per_type.max(10) / 10) + 1
+                )
+            }),
+            1.0,
+        ),
+        (
+            "FILTER range, 90% match, LIMIT 10",
+            Box::new(|r: &mut Rng| {
+                format!(
+                    "FIND(?d.name) WHERE {{ ?d {{type: \"Symptom\"}} FILTER(?d.attributes.score >= {}) }} LIMIT 10",
+                    r.below(10)
+                )
+            }),
+            1.0,
+        ),
+        (
+            "FILTER CONTAINS, full scan of a type",
+            Box::new(move |r: &mut Rng| {
+                format!(
+                    "FIND(?d.name) WHERE {{ ?d {{type: \"Symptom\"}} FILTER(CONTAINS(?d.attributes.description, \"number {}\")) }}",
+                    r.below(per_type)
+                )
+            }),
+            20.0,
+        ),
+        (
+            "FILTER ==, 1 match, forced scan",
+            Box::new(move |r: &mut Rng| {
+                format!(
+                    "FIND(?d.name) WHERE {{ ?d {{type: \"Symptom\"}} FILTER(!(!(?d.attributes.description == \"generated Symptom number {}\"))) }}",
+                    r.below(per_type)
+                )
+            }),
+            f64::NAN,
+        ),
+        (
+            "single small UPSERT, durable commit",
+            Box::new(|r: &mut Rng| {
+                format!(
+                    "UPSERT {{ CONCEPT {{ {{type: \"Symptom\", name: \"bench write target\"}} SET ATTRIBUTES {{ bench_write: {} }} }} }}",
+                    r.next() % 1_000_000_000
+                )
+            }),
+            1.0,
+        ),
+        (
+            DRY_RUN_WRITE,
+            Box::new(|r: &mut Rng| {
+                format!(
+                    "UPSERT {{ CONCEPT {{ {{type: \"Symptom\", name: \"bench write target\"}} SET ATTRIBUTES {{ bench_write: {} }} }} }}",
+                    r.next() % 1_000_000_000
+                )
+            }),
+            f64::NAN,
+        ),
     ]
 }
+
+/// The write workload run as a dry run: everything a durable write does but
+/// the commit, so the difference between the two is the commit's cost.
+const DRY_RUN_WRITE: &str = "same UPSERT, dry run (no commit)";
 
 /// Runs each workload `iterations` times and reports p50 / p95 against its
 /// budget.
@@ -306,7 +390,7 @@ fn measure(
         for _ in 0..iterations {
             let text = make(&mut rng);
             let started = Instant::now();
-            run(nexus, &text)?;
+            run_with(nexus, &text, *label == DRY_RUN_WRITE)?;
             times.push(started.elapsed().as_secs_f64() * 1000.0);
         }
         times.sort_by(f64::total_cmp);

@@ -18,6 +18,10 @@ use serde_json::{Map, Value as Json, json};
 
 pub type Result<T> = std::result::Result<T, KipError>;
 
+/// The attribute index's query shapes are part of the read view's API: the
+/// planner builds them, [`Graph::attr_lookup`] answers them.
+pub(crate) use kip_store::{AttrMatches, AttrQuery, FieldKind};
+
 /// Storage failures reach clients as `KIP_4003`, with what happened.
 pub(crate) fn internal(e: StoreError) -> KipError {
     match e {
@@ -71,6 +75,16 @@ pub struct Graph<'t> {
     propositions: RefCell<HashMap<PropositionId, Rc<PropositionRecord>>>,
     type_names: RefCell<HashMap<u32, Rc<str>>>,
     predicate_names: RefCell<HashMap<u32, Rc<str>>>,
+    /// Interned attribute-key ids by name (`None`: never interned).
+    key_ids: RefCell<HashMap<String, Option<u32>>>,
+    /// Name lookups and counters the compiler and planner ask for on every
+    /// command: a snapshot that runs many FINDs (the logic-property
+    /// resolver's batches) reads each once. Like the record caches above,
+    /// valid for the life of the view (a writer makes a new view per
+    /// statement).
+    lookups: RefCell<HashMap<(u8, String), Option<u32>>>,
+    defined: RefCell<HashMap<(bool, String), bool>>,
+    counts: RefCell<HashMap<(u8, u32), u64>>,
 }
 
 impl<'t> Graph<'t> {
@@ -82,6 +96,10 @@ impl<'t> Graph<'t> {
             propositions: RefCell::default(),
             type_names: RefCell::default(),
             predicate_names: RefCell::default(),
+            key_ids: RefCell::default(),
+            lookups: RefCell::default(),
+            defined: RefCell::default(),
+            counts: RefCell::default(),
         }
     }
 
@@ -103,15 +121,38 @@ impl<'t> Graph<'t> {
     }
 
     pub fn type_id(&self, name: &str) -> Result<Option<u32>> {
-        self.store
-            .lookup(self.txn, Namespace::ConceptType, name)
-            .kip()
+        self.lookup(Namespace::ConceptType, name)
     }
 
     pub fn predicate_id(&self, name: &str) -> Result<Option<u32>> {
-        self.store
-            .lookup(self.txn, Namespace::Predicate, name)
-            .kip()
+        self.lookup(Namespace::Predicate, name)
+    }
+
+    fn lookup(&self, ns: Namespace, name: &str) -> Result<Option<u32>> {
+        let key = (ns.tag(), name.to_owned());
+        if let Some(id) = self.lookups.borrow().get(&key) {
+            return Ok(*id);
+        }
+        let id = self.store.lookup(self.txn, ns, name).kip()?;
+        self.lookups.borrow_mut().insert(key, id);
+        Ok(id)
+    }
+
+    /// A counter, read once per view (`kind`: 0 per type, 1 per predicate,
+    /// 2 all concepts, 3 all propositions).
+    fn count(&self, kind: u8, id: u32) -> Result<u64> {
+        if let Some(n) = self.counts.borrow().get(&(kind, id)) {
+            return Ok(*n);
+        }
+        let n = match kind {
+            0 => self.store.concept_count_by_type(self.txn, id),
+            1 => self.store.proposition_count_by_predicate(self.txn, id),
+            2 => self.store.concept_count(self.txn),
+            _ => self.store.proposition_count(self.txn),
+        }
+        .kip()?;
+        self.counts.borrow_mut().insert((kind, id), n);
+        Ok(n)
     }
 
     pub fn type_name(&self, id: u32) -> Result<Rc<str>> {
@@ -182,6 +223,82 @@ impl<'t> Graph<'t> {
         self.store.concepts_by_type(self.txn, type_id, None).kip()
     }
 
+    /// The concepts of a type in id order, lazily (for scans that stop
+    /// early under LIMIT).
+    pub fn concepts_of_type_iter(
+        &self,
+        type_id: u32,
+    ) -> Result<impl Iterator<Item = Result<ConceptId>> + '_> {
+        let iter = self
+            .store
+            .iter_concepts_by_type(self.txn, type_id, None)
+            .kip()?;
+        Ok(iter.map(|r| r.kip()))
+    }
+
+    /// The concepts of a type whose attribute or metadata `key` has a value
+    /// `query` selects (a superset where long strings are cut: re-check),
+    /// reading at most `cap` index entries.
+    pub(crate) fn attr_lookup(
+        &self,
+        type_id: u32,
+        kind: FieldKind,
+        key: &str,
+        query: &AttrQuery,
+        cap: usize,
+    ) -> Result<AttrMatches> {
+        self.store
+            .attr_lookup(self.txn, type_id, kind, key, query, cap)
+            .kip()
+    }
+
+    /// One top-level attribute or metadata value of a concept: from the
+    /// decoded record when it is cached, else read alone from the store
+    /// without decoding the rest (what a FILTER over a scan needs).
+    /// `None` if the concept does not exist, `Some(Null)` if it lacks the key.
+    pub(crate) fn concept_field(
+        &self,
+        id: ConceptId,
+        kind: FieldKind,
+        key: &str,
+    ) -> Result<Option<Json>> {
+        if let Some(c) = self.concepts.borrow().get(&id) {
+            let map = match kind {
+                FieldKind::Attributes => &c.attributes,
+                FieldKind::Metadata => &c.metadata,
+            };
+            return Ok(Some(map.get(key).cloned().unwrap_or(Json::Null)));
+        }
+        let key_id = match self.key_ids.borrow().get(key) {
+            Some(k) => *k,
+            None => None,
+        };
+        let key_id = match key_id {
+            Some(k) => Some(k),
+            None if self.key_ids.borrow().contains_key(key) => None,
+            None => {
+                let k = self.store.lookup(self.txn, Namespace::Key, key).kip()?;
+                self.key_ids.borrow_mut().insert(key.to_owned(), k);
+                k
+            }
+        };
+        let Some(key_id) = key_id else {
+            return Ok(self.concept_exists(id)?.then_some(Json::Null));
+        };
+        Ok(self
+            .store
+            .concept_field(self.txn, id, kind, key_id)
+            .kip()?
+            .map(|v| v.unwrap_or(Json::Null)))
+    }
+
+    fn concept_exists(&self, id: ConceptId) -> Result<bool> {
+        if self.concepts.borrow().contains_key(&id) {
+            return Ok(true);
+        }
+        self.store.contains(self.txn, ElementId::Concept(id)).kip()
+    }
+
     pub fn concepts_named(&self, name: &str) -> Result<Vec<ConceptId>> {
         self.store.concepts_by_name(self.txn, name).kip()
     }
@@ -197,33 +314,44 @@ impl<'t> Graph<'t> {
     }
 
     pub fn count_type(&self, type_id: u32) -> Result<u64> {
-        self.store.concept_count_by_type(self.txn, type_id).kip()
+        self.count(0, type_id)
     }
 
     pub fn count_predicate(&self, predicate: u32) -> Result<u64> {
-        self.store
-            .proposition_count_by_predicate(self.txn, predicate)
-            .kip()
+        self.count(1, predicate)
     }
 
     pub fn total_concepts(&self) -> Result<u64> {
-        self.store.concept_count(self.txn).kip()
+        self.count(2, 0)
     }
 
     pub fn total_propositions(&self) -> Result<u64> {
-        self.store.proposition_count(self.txn).kip()
+        self.count(3, 0)
     }
 
     /// Whether `name` is a defined concept type (a `$ConceptType` node exists).
     pub fn is_type_defined(&self, name: &str) -> Result<bool> {
-        Ok(self.find_concept_by_names(CONCEPT_TYPE, name)?.is_some())
+        self.defined(false, name)
     }
 
     /// Whether `name` is a defined predicate (a `$PropositionType` node exists).
     pub fn is_predicate_defined(&self, name: &str) -> Result<bool> {
-        Ok(self
-            .find_concept_by_names(PROPOSITION_TYPE, name)?
-            .is_some())
+        self.defined(true, name)
+    }
+
+    fn defined(&self, predicate: bool, name: &str) -> Result<bool> {
+        let key = (predicate, name.to_owned());
+        if let Some(d) = self.defined.borrow().get(&key) {
+            return Ok(*d);
+        }
+        let meta = if predicate {
+            PROPOSITION_TYPE
+        } else {
+            CONCEPT_TYPE
+        };
+        let d = self.find_concept_by_names(meta, name)?.is_some();
+        self.defined.borrow_mut().insert(key, d);
+        Ok(d)
     }
 
     /// The names of all defined concept types, sorted.

@@ -8,7 +8,8 @@
 //!   an interned name.
 //! - `index-entry-has-record` / `record-has-index-entry` /
 //!   `index-entry-matches-record`: the concept indexes (`concept_keys`,
-//!   `concepts_by_type`, `concepts_by_name`), the proposition indexes
+//!   `concepts_by_type`, `concepts_by_name`, and the attribute index
+//!   `attr_index`: every scalar attribute and metadata value), the proposition indexes
 //!   (`spo`, `pos`, `osp`) and the interned names (`names` ↔ `name_ids`) hold
 //!   exactly the entries their records imply, pointing at the right id.
 //! - `name-is-interned`: a record's type and predicate ids are interned.
@@ -235,6 +236,7 @@ impl Store {
         let mut concepts: HashSet<u64> = HashSet::new();
         let mut max_concept = 0;
         let (mut keys, mut by_type, mut by_name) = (HashMap::new(), HashMap::new(), HashMap::new());
+        let mut attr_index = HashMap::new();
         for entry in raw(self.db.concepts).iter(txn).lmdb()? {
             let (key, value) = entry.lmdb()?;
             f.report.counts.concepts += 1;
@@ -283,6 +285,11 @@ impl Store {
                 type_member_key(c.type_id, id).to_vec(),
                 (Vec::new(), owner.clone()),
             );
+            if let Ok(entries) = crate::attrs::attr_entries(id, &c) {
+                for key in entries {
+                    attr_index.insert(key, (Vec::new(), owner.clone()));
+                }
+            }
             by_name.insert(name_member_key(c.name, id), (Vec::new(), owner));
         }
         compare(
@@ -307,6 +314,14 @@ impl Store {
             db_name::CONCEPTS_BY_NAME,
             raw(self.db.concepts_by_name),
             by_name,
+            None,
+        )?;
+        compare(
+            txn,
+            &mut f,
+            db_name::ATTR_INDEX,
+            raw(self.db.attr_index),
+            attr_index,
             None,
         )?;
 
@@ -773,6 +788,43 @@ mod tests {
         assert_eq!(report.counts.documents, 3);
         assert_eq!(report.counts.changes, 2);
         assert_eq!(report.counts.last_change_seq, 2);
+    }
+
+    #[test]
+    fn a_missing_or_stray_attribute_index_entry_is_reported() {
+        let (_d, store) = sample();
+        store
+            .write(|txn| {
+                let drug = store.intern(txn, Namespace::ConceptType, "Drug")?;
+                let mut attributes = Map::new();
+                attributes.insert("dose_mg".to_owned(), json!(500));
+                let record = ConceptRecord {
+                    type_id: drug,
+                    name: "Ibuprofen".to_owned(),
+                    attributes,
+                    ..Default::default()
+                };
+                store.create_concept(txn, &record).map(|_| ())
+            })
+            .expect("write");
+        assert!(invariants(&store).is_empty());
+        tamper(&store, |s, txn| {
+            raw(s.db.attr_index).clear(txn)?;
+            raw(s.db.attr_index).put(
+                txn,
+                b"\x00\x00\x00\x01\x01\x00\x00\x00\x09\x01\x01\x00\x00\x00\x00\x00\x00\x00\x09",
+                b"",
+            )
+        });
+        let found = invariants(&store);
+        assert!(
+            found.contains(&("record-has-index-entry", "attr_index")),
+            "{found:?}"
+        );
+        assert!(
+            found.contains(&("index-entry-has-record", "attr_index")),
+            "{found:?}"
+        );
     }
 
     #[test]

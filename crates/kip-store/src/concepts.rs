@@ -10,6 +10,7 @@ use heed::{RoTxn, RwTxn};
 use serde_json::{Map, Value};
 
 use crate::Store;
+use crate::attrs::attr_entries;
 use crate::codec::concept::ConceptBytes;
 use crate::codec::concept_keys::{
     name_member_key, name_member_prefix, type_member_key, type_name_key,
@@ -48,7 +49,7 @@ impl Store {
             return Err(self.key_taken(txn, record.type_id, &record.name)?);
         }
         self.take_id(txn, meta_key::NEXT_CONCEPT_ID, id.0)?;
-        self.put_concept(txn, id, record)?;
+        self.put_concept(txn, id, record, &[])?;
         self.index_concept_rest(txn, id, record.type_id, &record.name)?;
         Ok(id)
     }
@@ -72,7 +73,7 @@ impl Store {
         if !insert_new(self.db.concept_keys, txn, &key, &id)? {
             return Err(self.key_taken(txn, record.type_id, &record.name)?);
         }
-        self.put_concept(txn, id, record)?;
+        self.put_concept(txn, id, record, &[])?;
         self.index_concept_rest(txn, id, record.type_id, &record.name)
     }
 
@@ -197,17 +198,19 @@ impl Store {
         id: ConceptId,
         record: &ConceptRecord,
     ) -> Result<(), StoreError> {
-        let Some((old_type, old_name)) = self.concept_head(txn, id)? else {
+        let Some(old) = self.db.concepts.get(txn, &id).lmdb()? else {
             return Err(StoreError::NotFound {
                 element: ElementId::Concept(id),
             });
         };
+        let old_attrs = attr_entries(id, &old)?;
+        let (old_type, old_name) = (old.type_id, old.name.to_owned());
         if old_type != record.type_id || old_name != record.name {
             self.ensure_key_free(txn, record.type_id, &record.name, Some(id))?;
             self.unindex_concept(txn, id, old_type, &old_name)?;
             self.index_concept(txn, id, record.type_id, &record.name)?;
         }
-        self.put_concept(txn, id, record)
+        self.put_concept(txn, id, record, &old_attrs)
     }
 
     /// Deletes concept `id` and its text-index document; returns the record
@@ -218,13 +221,16 @@ impl Store {
         txn: &mut RwTxn<'_>,
         id: ConceptId,
     ) -> Result<Option<ConceptRecord>, StoreError> {
-        let Some(record) = self.get_concept(txn, id)? else {
+        let Some(raw) = self.db.concepts.get(txn, &id).lmdb()? else {
             return Ok(None);
         };
+        let old_attrs = attr_entries(id, &raw)?;
+        let record = self.decode_concept(txn, raw)?;
         let element = ElementId::Concept(id);
         if let Some(by) = self.first_mention(txn, element)? {
             return Err(StoreError::StillReferenced { element, by });
         }
+        self.reindex_attrs(txn, &old_attrs, &[])?;
         self.remove_document(txn, element)?;
         self.unindex_concept(txn, id, record.type_id, &record.name)?;
         self.db.concepts.delete(txn, &id).lmdb()?;
@@ -277,11 +283,15 @@ impl Store {
         })
     }
 
+    /// Writes the record and brings its attribute-index entries from
+    /// `old_attrs` (what the previous record implied) to what this one
+    /// implies: every path that writes a concept record comes here.
     fn put_concept(
         &self,
         txn: &mut RwTxn<'_>,
         id: ConceptId,
         record: &ConceptRecord,
+        old_attrs: &[Vec<u8>],
     ) -> Result<(), StoreError> {
         let attributes = self.encode_fields(txn, &record.attributes)?;
         let metadata = self.encode_fields(txn, &record.metadata)?;
@@ -291,6 +301,8 @@ impl Store {
             attributes: &attributes,
             metadata: &metadata,
         };
+        let new_attrs = attr_entries(id, &raw)?;
+        self.reindex_attrs(txn, old_attrs, &new_attrs)?;
         self.db.concepts.put(txn, &id, &raw).lmdb()
     }
 

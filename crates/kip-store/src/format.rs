@@ -20,7 +20,7 @@ use crate::env::EnvHandle;
 use crate::error::{Lmdb as _, StoreError};
 
 /// The format this version of the crate writes.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// `meta` keys.
 pub(crate) mod meta_key {
@@ -111,7 +111,7 @@ impl Store {
     /// Upgrades a store of format `from` to `from + 1`, in `txn`.
     ///
     /// One arm per released format older than [`FORMAT_VERSION`].
-    fn migrate(&self, _txn: &mut RwTxn<'_>, from: u32) -> Result<(), StoreError> {
+    fn migrate(&self, txn: &mut RwTxn<'_>, from: u32) -> Result<(), StoreError> {
         match from {
             0 => Err(StoreError::corrupt("format version 0 was never released")),
             // Format 2 added the cognitive trace's databases (`trace`,
@@ -120,6 +120,19 @@ impl Store {
             // the bump keeps a format-1 program, which would write without
             // tracing, from opening a traced store.
             1 => Ok(()),
+            // Format 3 added the attribute index (`attr_index`), built here
+            // from every concept record, once, in the transaction that
+            // records the new version.
+            2 => {
+                let started = std::time::Instant::now();
+                let entries = self.build_attr_index(txn)?;
+                eprintln!(
+                    "kip-store: upgraded {} to format 3: built the attribute index ({entries} entries in {:.1} s)",
+                    self.path().display(),
+                    started.elapsed().as_secs_f64()
+                );
+                Ok(())
+            }
             FORMAT_VERSION.. => Ok(()),
         }
     }

@@ -35,7 +35,7 @@
 //! assert_eq!(id.to_string(), "C:1");
 //! ```
 //!
-//! # On-disk layout (format version 2)
+//! # On-disk layout (format version 3)
 //!
 //! All integers in keys are big-endian and fixed-width, so keys sort as the
 //! numbers they encode. An element id is 9 bytes: a tag (`0x00` concept,
@@ -67,6 +67,7 @@
 //! | `trace_seqs` | originator (UTF-8, ≤ 256 bytes) | its last sequence number `u64` |
 //! | `trace_elements` | element (9) · entry id `u64` | empty (the entries that touched an element) |
 //! | `trace_touches` | entry id `u64` | the elements it touched, 9 bytes each |
+//! | `attr_index` | type `u32` · kind (1 attributes, 2 metadata) · key `u32` · order-preserving scalar value · concept id `u64` ([`codec::attr_key`], since format 3) | empty |
 //!
 //! Namespace bytes: 1 concept types, 2 predicates, 3 attribute and metadata
 //! keys. Ids of every kind start at 1 and are never reused.
@@ -91,6 +92,7 @@
 //! key order and is several times faster than creating propositions one by
 //! one. `cargo bench -p kip-store` measures both on a generated graph.
 
+mod attrs;
 mod changes;
 mod check;
 pub mod codec;
@@ -107,8 +109,10 @@ mod store;
 mod text;
 mod trace;
 
+pub use attrs::{AttrMatches, AttrQuery};
 pub use changes::MAX_CHANGES;
 pub use check::{CheckCounts, CheckReport, MAX_LISTED_VIOLATIONS, Violation};
+pub use codec::attr_key::FieldKind;
 pub use codec::triple::Triple;
 pub use concepts::ConceptRecord;
 pub use env::{INITIAL_MAP_VAR, MAX_MAP_VAR, StoreOptions, opened_elsewhere};
@@ -147,9 +151,10 @@ pub mod db_name {
     pub const TRACE_SEQS: &str = "trace_seqs";
     pub const TRACE_ELEMENTS: &str = "trace_elements";
     pub const TRACE_TOUCHES: &str = "trace_touches";
+    pub const ATTR_INDEX: &str = "attr_index";
 
     /// Every database, in creation order.
-    pub const ALL: [&str; 22] = [
+    pub const ALL: [&str; 23] = [
         META,
         NAMES,
         NAME_IDS,
@@ -172,5 +177,6 @@ pub mod db_name {
         TRACE_SEQS,
         TRACE_ELEMENTS,
         TRACE_TOUCHES,
+        ATTR_INDEX,
     ];
 }

@@ -58,6 +58,7 @@ pub(crate) struct Databases<'t> {
     pub trace_seqs: Database<'t, Str, Bytes>,
     pub trace_elements: Database<'t, Bytes, Unit>,
     pub trace_touches: Database<'t, U64Be, Bytes>,
+    pub attr_index: Database<'t, Bytes, Unit>,
 }
 
 impl<'t> Databases<'t> {
@@ -89,6 +90,7 @@ impl<'t> Databases<'t> {
             trace_seqs: opener.create_database(txn, Some(n::TRACE_SEQS))?,
             trace_elements: opener.create_database(txn, Some(n::TRACE_ELEMENTS))?,
             trace_touches: opener.create_database(txn, Some(n::TRACE_TOUCHES))?,
+            attr_index: opener.create_database(txn, Some(n::ATTR_INDEX))?,
         })
     }
 }
@@ -120,6 +122,7 @@ impl OnCommit for Databases<'_> {
             trace_seqs: self.trace_seqs.on_commit(token),
             trace_elements: self.trace_elements.on_commit(token),
             trace_touches: self.trace_touches.on_commit(token),
+            attr_index: self.attr_index.on_commit(token),
         }
     }
 }

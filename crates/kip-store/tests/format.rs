@@ -196,6 +196,40 @@ fn the_committed_format_1_store_reads_back_exactly() {
         })
         .expect("write");
     assert_eq!(id.to_string(), "C:5");
+    // The migration to format 3 built the attribute index of the old
+    // concepts, and the check finds it complete.
+    let report = old.check().expect("check");
+    assert!(report.ok, "{report:#?}");
+    old.read(|txn| {
+        let drug = old
+            .lookup(txn, Namespace::ConceptType, "Drug")?
+            .expect("interned");
+        let q = kip_store::AttrQuery::Equals(vec![json!(500)]);
+        let found = old.attr_lookup(
+            txn,
+            drug,
+            kip_store::FieldKind::Attributes,
+            "dose_mg",
+            &q,
+            10,
+        )?;
+        assert_eq!(found.ids.len(), 1);
+        let q = kip_store::AttrQuery::Between {
+            lower: Some(json!(0.5)),
+            upper: None,
+        };
+        let found = old.attr_lookup(
+            txn,
+            drug,
+            kip_store::FieldKind::Metadata,
+            "confidence",
+            &q,
+            10,
+        )?;
+        assert_eq!(found.ids.len(), 2);
+        Ok::<_, StoreError>(())
+    })
+    .expect("read");
 }
 
 #[test]

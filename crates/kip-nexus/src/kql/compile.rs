@@ -18,6 +18,8 @@ use kip_store::{ConceptId, ElementId, PropositionId};
 
 use crate::graph::{Graph, Result};
 
+use super::index::IndexUse;
+
 /// A variable's position in a row.
 pub type Slot = usize;
 
@@ -81,6 +83,9 @@ pub(crate) enum Atom {
         test: ConceptTest,
         /// The pattern as written, for `explain`.
         matcher: ConceptMatcher,
+        /// For a type clause, the attribute-index lookup its block's
+        /// FILTERs allow ([`super::index`]).
+        index: Option<Box<IndexUse>>,
     },
     PropId {
         var: Slot,
@@ -171,7 +176,26 @@ impl Compiler<'_, '_, '_> {
                 Pattern::Union(g) => out.unions.push(self.group(g)?),
             }
         }
+        self.choose_indexes(&mut out);
         Ok(out)
+    }
+
+    /// Gives each named type clause of the block the attribute-index
+    /// lookup its FILTERs allow.
+    fn choose_indexes(&self, out: &mut CompiledGroup) {
+        let filters = &out.filters;
+        for (atom, _) in &mut out.atoms {
+            if let Atom::Concept {
+                var,
+                test: ConceptTest::Type(_),
+                index,
+                ..
+            } = atom
+                && let Some(Some(name)) = self.vars.names.get(*var)
+            {
+                *index = super::index::choose(name, *var, filters).map(Box::new);
+            }
+        }
     }
 
     fn concept_clause(&mut self, c: &ConceptClause, out: &mut CompiledGroup) -> Result<()> {
@@ -181,8 +205,15 @@ impl Compiler<'_, '_, '_> {
         };
         let test = self.concept_test(&c.matcher)?;
         let matcher = c.matcher.clone();
-        out.atoms
-            .push((Atom::Concept { var, test, matcher }, c.span));
+        out.atoms.push((
+            Atom::Concept {
+                var,
+                test,
+                matcher,
+                index: None,
+            },
+            c.span,
+        ));
         Ok(())
     }
 
@@ -252,6 +283,7 @@ impl Compiler<'_, '_, '_> {
                         var,
                         test,
                         matcher: m.clone(),
+                        index: None,
                     },
                     *span,
                 ));

@@ -20,15 +20,17 @@ use std::time::Instant;
 use kip_lang::ast::*;
 use kip_lang::{ErrorCode, KipError};
 use kip_store::{ConceptId, ElementId, PropositionId};
-use serde_json::{Value as Json, json};
+use serde_json::json;
 
 use crate::explain::Explain;
 use crate::filter::{self, RegexCache};
 use crate::graph::{Graph, Result};
 
 use super::compile::{Atom, CompiledGroup, ConceptTest, PredTest, Slot, Vars, compile};
+use super::index::IndexUse;
 use super::path::Walk;
 use super::plan;
+pub use super::read::path_value;
 use super::trace::{Failed, Trace, atom_kind, input_copy};
 
 /// Index entries or edges a single command may touch before `KIP_4001`.
@@ -79,6 +81,16 @@ pub struct Executor<'g, 't> {
     depth: usize,
     /// What path steps walked since the last reset, for `explain`.
     pub(super) walk: Walk,
+    /// Rows the caller needs at most (LIMIT without ORDER BY or aggregates,
+    /// plus one to know whether a next page exists): a lone type clause
+    /// stops its scan once it has them.
+    pub(super) row_cap: Option<usize>,
+    /// Whether type clauses may read the attribute index (not in the
+    /// probes of `explain`, which ask what a clause matches on its own).
+    pub(super) use_index: bool,
+    /// Set when an `explain` run read a type's instances instead of an
+    /// index lookup that found nothing, so the FILTER step shows why.
+    pub(super) index_fell_back: bool,
 }
 
 fn budget_exceeded() -> KipError {
@@ -122,6 +134,9 @@ impl<'g, 't> Executor<'g, 't> {
             trace: None,
             depth: 0,
             walk: Walk::default(),
+            row_cap: None,
+            use_index: true,
+            index_fell_back: false,
         }
     }
 
@@ -193,8 +208,18 @@ impl<'g, 't> Executor<'g, 't> {
             .collect();
         let mut remaining: Vec<usize> = (0..group.atoms.len()).collect();
         self.apply_ready_filters(group, pending, &bound, &mut rows, tracing)?;
+        if !tracing
+            && self.depth == 1
+            && let Some(out) = self.capped_scan(group, &rows, pending, self.row_cap)?
+        {
+            return Ok(out);
+        }
         while !remaining.is_empty() {
-            let (pick, cost) = plan::cheapest(self.graph, group, &remaining, &bound, rows.len())?;
+            let (pick, cost) = if remaining.len() == 1 && !tracing {
+                (0, 0.0) // nothing to choose, and the cost is only shown
+            } else {
+                plan::cheapest(self.graph, group, &remaining, &bound, rows.len())?
+            };
             let atom_index = remaining.remove(pick);
             let (atom, span) = &group.atoms[atom_index];
             let rows_in = rows.len();
@@ -215,7 +240,11 @@ impl<'g, 't> Executor<'g, 't> {
                     step.detail
                         .insert("depth_reached".into(), json!(self.walk.depth_reached));
                 }
-                step.index = index;
+                step.index = if std::mem::take(&mut self.index_fell_back) {
+                    Some("type index (the attribute index found no match)".to_owned())
+                } else {
+                    index
+                };
                 step.estimated_rows = Some((cost * 10.0).round() / 10.0);
                 self.record(step, input_copy, Failed::Atom(atom_index));
             }
@@ -397,6 +426,9 @@ impl<'g, 't> Executor<'g, 't> {
             trace: None,
             depth: 1,
             walk: Walk::default(),
+            row_cap: None,
+            use_index: false,
+            index_fell_back: false,
         }
     }
 
@@ -405,7 +437,7 @@ impl<'g, 't> Executor<'g, 't> {
         self.slots.get(var).map_or(Val::Null, |&s| row[s])
     }
 
-    fn holds(&mut self, expr: &Expr, row: &Row) -> Result<bool> {
+    pub(super) fn holds(&mut self, expr: &Expr, row: &Row) -> Result<bool> {
         let graph = self.graph;
         let slots = &self.slots;
         let mut regexes = std::mem::take(&mut self.regexes);
@@ -420,7 +452,9 @@ impl<'g, 't> Executor<'g, 't> {
 
     pub(crate) fn apply(&mut self, atom: &Atom, rows: Vec<Row>) -> Result<Vec<Row>> {
         match atom {
-            Atom::Concept { var, test, .. } => self.apply_concept(*var, test, rows),
+            Atom::Concept {
+                var, test, index, ..
+            } => self.apply_concept(*var, test, index.as_deref(), rows),
             Atom::PropId { var, id } => {
                 let mut out = Vec::new();
                 for mut row in rows {
@@ -448,27 +482,48 @@ impl<'g, 't> Executor<'g, 't> {
     }
 
     /// The concepts a concept test matches, read once per atom.
-    fn concept_candidates(&mut self, test: &ConceptTest) -> Result<Vec<ConceptId>> {
+    fn concept_candidates(
+        &mut self,
+        test: &ConceptTest,
+        index: Option<&IndexUse>,
+    ) -> Result<Vec<ConceptId>> {
         let list = match test {
             ConceptTest::One(id) => match id {
                 Some(c) if self.graph.concept(*c)?.is_some() => vec![*c],
                 _ => Vec::new(),
             },
-            ConceptTest::Type(t) => self.graph.concepts_of_type(*t)?,
+            ConceptTest::Type(t) => match index {
+                Some(ix) if self.use_index => {
+                    let ids = ix.all(self.graph, *t)?;
+                    if ids.is_empty() && self.trace.is_some() {
+                        self.index_fell_back = true;
+                        self.graph.concepts_of_type(*t)?
+                    } else {
+                        ids
+                    }
+                }
+                _ => self.graph.concepts_of_type(*t)?,
+            },
             ConceptTest::Name(n) => self.graph.concepts_named(n)?,
         };
         self.charge(list.len() as u64 + 1)?;
         Ok(list)
     }
 
-    fn apply_concept(&mut self, var: Slot, test: &ConceptTest, rows: Vec<Row>) -> Result<Vec<Row>> {
+    fn apply_concept(
+        &mut self,
+        var: Slot,
+        test: &ConceptTest,
+        index: Option<&IndexUse>,
+        rows: Vec<Row>,
+    ) -> Result<Vec<Row>> {
         let mut candidates: Option<Vec<ConceptId>> = None;
         let mut out = Vec::new();
         for row in rows {
             match row[var] {
                 Val::Null => {
                     if candidates.is_none() {
-                        candidates = Some(self.concept_candidates(test)?);
+                        candidates = Some(self.concept_candidates(test, index)?);
                     }
                     for &c in candidates.iter().flatten() {
                         self.charge(1)?;
@@ -581,56 +636,6 @@ impl<'g, 't> Executor<'g, 't> {
     }
 }
 
-/// The JSON value of a dot path for the value bound to its variable.
-pub fn path_value(graph: &Graph<'_>, path: &DotPath, val: Val) -> Result<Json> {
-    let lookup = |map: &serde_json::Map<String, Json>, keys: &[String]| -> Json {
-        if keys.is_empty() {
-            return Json::Object(map.clone());
-        }
-        let mut cur = map.get(&keys[0]);
-        for k in &keys[1..] {
-            cur = cur.and_then(|v| v.get(k));
-        }
-        cur.cloned().unwrap_or(Json::Null)
-    };
-    Ok(match val {
-        Val::Null => Json::Null,
-        Val::Pred(p) => match path.field {
-            Field::Whole | Field::Name => Json::String(graph.predicate_name(p)?.to_string()),
-            _ => Json::Null,
-        },
-        Val::Concept(c) => {
-            let Some(rec) = graph.concept(c)? else {
-                return Ok(Json::Null);
-            };
-            match &path.field {
-                Field::Whole => graph.element_json(ElementId::Concept(c))?,
-                Field::Id => Json::String(ElementId::Concept(c).to_string()),
-                Field::Type => Json::String(graph.type_name(rec.type_id)?.to_string()),
-                Field::Name => Json::String(rec.name.clone()),
-                Field::Attributes(keys) => lookup(&rec.attributes, keys),
-                Field::Metadata(keys) => lookup(&rec.metadata, keys),
-                Field::Subject | Field::Predicate | Field::Object => Json::Null,
-            }
-        }
-        Val::Prop(p) => {
-            let Some(rec) = graph.proposition(p)? else {
-                return Ok(Json::Null);
-            };
-            match &path.field {
-                Field::Whole => graph.element_json(ElementId::Proposition(p))?,
-                Field::Id => Json::String(ElementId::Proposition(p).to_string()),
-                Field::Subject => Json::String(rec.subject.to_string()),
-                Field::Predicate => Json::String(graph.predicate_name(rec.predicate)?.to_string()),
-                Field::Object => Json::String(rec.object.to_string()),
-                Field::Attributes(keys) => lookup(&rec.attributes, keys),
-                Field::Metadata(keys) => lookup(&rec.metadata, keys),
-                Field::Type | Field::Name => Json::Null,
-            }
-        }
-    })
-}
-
 /// Evaluates a WHERE block from scratch: the executor (for reading the rows)
 /// and the solution rows, de-duplicated on the visible variables.
 pub fn solve<'g, 't>(
@@ -638,7 +643,7 @@ pub fn solve<'g, 't>(
     source: &str,
     where_: &Group,
 ) -> Result<(Executor<'g, 't>, Vec<Row>)> {
-    let (exec, rows, _) = solve_explained(graph, source, where_, false)?;
+    let (exec, rows, _) = solve_explained(graph, source, where_, false, None)?;
     Ok((exec, rows))
 }
 
@@ -648,10 +653,12 @@ pub fn solve_explained<'g, 't>(
     source: &str,
     where_: &Group,
     explain: bool,
+    row_cap: Option<usize>,
 ) -> Result<(Executor<'g, 't>, Vec<Row>, Option<Explain>)> {
     let mut vars = Vars::default();
     let compiled = compile(graph, source, where_, &mut vars)?;
     let mut exec = Executor::new(graph, &vars);
+    exec.row_cap = row_cap;
     if explain {
         exec.trace = Some(Trace {
             source: source.to_owned(),

@@ -46,18 +46,28 @@ pub fn find(
             explain: None,
         });
     }
-    let (exec, rows, explained) = solve_explained(graph, source, &query.where_, explain)?;
+    // Without ORDER BY or aggregates a page needs its rows and one more (to
+    // know a next page exists), so a lone type clause may stop early.
+    let has_aggregate = query
+        .find
+        .iter()
+        .chain(query.order_by.iter().map(|k| &k.expr))
+        .any(|p| matches!(p, Projection::Aggregate(_)));
+    // (A cursor that does not decode is reported by the paging below, after
+    // the rows, as it always was.)
+    let row_cap = match Page::window(query, source, secret) {
+        Ok((offset, limit)) if !has_aggregate && query.order_by.is_empty() => {
+            usize::try_from(offset.saturating_add(limit).saturating_add(1)).ok()
+        }
+        _ => None,
+    };
+    let (exec, rows, explained) = solve_explained(graph, source, &query.where_, explain, row_cap)?;
     let rows = distinct_on_projected(&exec, &query.find, rows);
     let solution = Solution {
         graph,
         exec: &exec,
         rows: &rows,
     };
-    let has_aggregate = query
-        .find
-        .iter()
-        .chain(query.order_by.iter().map(|k| &k.expr))
-        .any(|p| matches!(p, Projection::Aggregate(_)));
     // With nothing to group or sort, only the rows of the page are projected.
     let lazy = !has_aggregate && query.order_by.is_empty();
     let mut out = if has_aggregate {
@@ -375,15 +385,34 @@ impl Page {
     /// The page a query asks for (after its CURSOR, at most LIMIT rows) of
     /// `total` output rows.
     fn of(query: &FindQuery, source: &str, secret: u64, total: u64) -> Result<Page> {
-        // A cursor is bound to the query without its LIMIT and CURSOR.
+        let (offset, limit) = Page::window(query, source, secret)?;
+        let start = offset.min(total);
+        let end = start.saturating_add(limit).min(total);
+        // Printing the query for its fingerprint costs more than a small
+        // FIND itself: only a page with a next one needs it.
+        let next_cursor =
+            (end < total).then(|| cursor::encode(secret, &Page::fingerprint(query), end));
+        Ok(Page {
+            start: start as usize,
+            end: end as usize,
+            next_cursor,
+        })
+    }
+
+    /// A cursor is bound to the query without its LIMIT and CURSOR.
+    fn fingerprint(query: &FindQuery) -> String {
         let mut fingerprint_query = query.clone();
         fingerprint_query.limit = None;
         fingerprint_query.cursor = None;
-        let fingerprint = Command::Find(fingerprint_query).to_string();
+        Command::Find(fingerprint_query).to_string()
+    }
+
+    /// The offset (from the CURSOR) and the LIMIT a query asks for.
+    fn window(query: &FindQuery, source: &str, secret: u64) -> Result<(u64, u64)> {
         let offset = match &query.cursor {
             Some(arg) => {
                 let token = arg.lit().map(String::as_str).unwrap_or_default();
-                cursor::decode(secret, &fingerprint, token)
+                cursor::decode(secret, &Page::fingerprint(query), token)
                     .map_err(|e| e.at(source, arg.span()))?
                     .offset
             }
@@ -394,14 +423,7 @@ impl Page {
             .as_ref()
             .and_then(|l| l.lit().copied())
             .unwrap_or(DEFAULT_PAGE);
-        let start = offset.min(total);
-        let end = start.saturating_add(limit).min(total);
-        let next_cursor = (end < total).then(|| cursor::encode(secret, &fingerprint, end));
-        Ok(Page {
-            start: start as usize,
-            end: end as usize,
-            next_cursor,
-        })
+        Ok((offset, limit))
     }
 }
 

@@ -21,8 +21,10 @@
 mod compile;
 mod exec;
 mod find;
+mod index;
 mod path;
 mod plan;
+mod read;
 mod trace;
 
 pub use compile::{CompiledGroup, Slot, Vars, compile};

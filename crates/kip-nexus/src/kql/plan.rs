@@ -33,14 +33,31 @@ pub(super) fn cheapest(
 /// Estimated rows one input row becomes after `atom`.
 fn estimate(g: &Graph<'_>, atom: &Atom, bound: &BTreeSet<Slot>) -> Result<f64> {
     Ok(match atom {
-        Atom::Concept { var, test, .. } => {
+        Atom::Concept {
+            var, test, index, ..
+        } => {
             if bound.contains(var) {
                 0.5
             } else {
                 match test {
                     ConceptTest::One(_) => 1.0,
                     ConceptTest::Name(_) => 2.0,
-                    ConceptTest::Type(t) => g.count_type(*t)? as f64,
+                    ConceptTest::Type(t) => match index {
+                        // Counted from the index, up to its probe. A lookup
+                        // that finds nothing keeps the type's count: the
+                        // plan stays the one without the index, so the
+                        // rows the FILTER removes are the ones `explain`
+                        // shows, and an empty lookup is cheap wherever it runs.
+                        Some(ix) => {
+                            let probe = ix.probe(g, *t)?;
+                            if probe.complete && !probe.ids.is_empty() {
+                                probe.ids.len() as f64
+                            } else {
+                                g.count_type(*t)? as f64
+                            }
+                        }
+                        None => g.count_type(*t)? as f64,
+                    },
                 }
             }
         }
@@ -90,6 +107,11 @@ pub(super) fn index_name(atom: &Atom, bound: &BTreeSet<Slot>) -> String {
             test: ConceptTest::One(_),
             ..
         } => "unique (type, name) / id".into(),
+        Atom::Concept {
+            test: ConceptTest::Type(_),
+            index: Some(ix),
+            ..
+        } => format!("attribute index ({})", ix.text),
         Atom::Concept {
             test: ConceptTest::Type(_),
             ..

@@ -14,6 +14,7 @@
 //! transaction. Its types are public so that tests (and tools that inspect a
 //! store) can check the layout the crate documentation promises.
 
+pub mod attr_key;
 pub mod concept;
 pub mod concept_keys;
 pub mod document;

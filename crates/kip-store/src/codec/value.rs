@@ -175,6 +175,83 @@ fn decode_at(r: &mut Reader<'_>, depth: usize) -> Result<Value, DecodeError> {
     })
 }
 
+/// Skips one value without building it (for reading a single field of a
+/// record).
+pub fn skip(r: &mut Reader<'_>) -> Result<(), DecodeError> {
+    // A value nested deeper than MAX_DEPTH is refused when written, so the
+    // recursion is bounded exactly as `decode`'s is.
+    skip_at(r, 0)
+}
+
+fn skip_at(r: &mut Reader<'_>, depth: usize) -> Result<(), DecodeError> {
+    match r.u8()? {
+        NULL | FALSE | TRUE => {}
+        UINT | NEG_INT => {
+            r.varint()?;
+        }
+        FLOAT => {
+            r.take(8)?;
+        }
+        STRING => {
+            let n = r.length()?;
+            r.take(n)?;
+        }
+        ARRAY | OBJECT if depth >= MAX_DEPTH => {
+            return Err(DecodeError::new("value nested too deeply"));
+        }
+        ARRAY => {
+            let n = r.length()?;
+            for _ in 0..n {
+                skip_at(r, depth + 1)?;
+            }
+        }
+        OBJECT => {
+            let n = r.length()?;
+            for _ in 0..n {
+                let k = r.length()?;
+                r.take(k)?;
+                skip_at(r, depth + 1)?;
+            }
+        }
+        other => return Err(DecodeError::new(format!("unknown value tag {other:#04x}"))),
+    }
+    Ok(())
+}
+
+/// The value of the key with id `key` in a map in `fields` form, decoding
+/// nothing else; `None` if the map has no such key.
+pub fn field_value(bytes: &[u8], key: u32) -> Result<Option<Value>, DecodeError> {
+    let mut r = Reader::new(bytes);
+    let n = r.length()?;
+    for _ in 0..n {
+        let id = r.varint()?;
+        if id == u64::from(key) {
+            return decode_at(&mut r, 1).map(Some);
+        }
+        skip_at(&mut r, 1)?;
+    }
+    Ok(None)
+}
+
+/// The top-level scalar entries (booleans, numbers, strings) of a map in
+/// `fields` form, as `(key id, value)`: what the attribute index holds.
+pub fn scalar_fields(bytes: &[u8]) -> Result<Vec<(u32, Value)>, DecodeError> {
+    let mut r = Reader::new(bytes);
+    let n = r.length()?;
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let id = u32::try_from(r.varint()?)
+            .map_err(|_| DecodeError::new("attribute key id exceeds 32 bits"))?;
+        match r.rest().first() {
+            Some(&(FALSE | TRUE | UINT | NEG_INT | FLOAT | STRING)) => {
+                out.push((id, decode_at(&mut r, 1)?));
+            }
+            _ => skip_at(&mut r, 1)?,
+        }
+    }
+    Ok(out)
+}
+
 /// Decodes bytes holding exactly one value.
 pub fn decode_all(bytes: &[u8]) -> Result<Value, DecodeError> {
     let mut r = Reader::new(bytes);
