@@ -465,6 +465,10 @@ test('13 §6. the Trace view in the window: filter, expand the diff, revert; the
   await browser.waitUntil(async () => /Reverted/.test(await (await byId('trace-notice')).getText().catch(() => '')), { timeout: 10_000, timeoutMsg: 'no revert notice' });
   assert.equal(JSON.parse(kip('exec', 'FIND(COUNT(?s)) WHERE { ?s {type: "Symptom", name: "Vertigo"} }')).result, 0);
   await shot('desk-13b-trace-reverted');
+  // The filtered view exported as JSON Lines, saved by the shell.
+  const jsonl = await savedFile('trace.jsonl', () => click('trace-export'));
+  const exported = jsonl.bytes.toString('utf8').trim().split('\n').map((l) => JSON.parse(l));
+  assert.ok(exported.some((e) => e.originator === 'agent-x' && e.type === 'TRACE'), JSON.stringify(exported));
 
   // An element's history in the inspector, and "revert to here".
   for (const severity of ['mild', 'moderate', 'severe']) {
