@@ -331,6 +331,11 @@ test('9. exports in the window: CSV and the clipboard, graph SVG and PNG saved t
   await (await (await withText('[data-testid=scene]', 'Two NSAIDs')).$('button')).click();
   await browser.waitUntil(async () => (await nodes()).length === before.length, { timeout: 10_000, timeoutMsg: 'the scene did not reopen' });
   assert.deepEqual(await layout(), before);
+  // Framed where they were saved: both drawn on the canvas, clear of the panels.
+  await browser.waitUntil(async () => {
+    for (const n of before) if (!(await nodePoint(n.id))?.free) return false;
+    return true;
+  }, { timeout: 5000, timeoutMsg: 'the reopened scene is not framed' });
   await pause(400);
   await shot('desk-9b-scene-reopened');
 });

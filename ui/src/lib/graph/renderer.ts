@@ -332,6 +332,10 @@ class SigmaRenderer implements GraphRenderer {
     return { ...state, x: state.x + centre.x - target.x, y: state.y + centre.y - target.y };
   }
   private framedBox(ids: string[]) {
+    // Display data lags the graph until sigma indexes it again (positions
+    // set at once, e.g. by a reopened scene, were framed where the nodes
+    // had been): index now, so the box and the camera share one frame.
+    this.sigma.refresh();
     let minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity;
     for (const id of ids) {
       const d = this.sigma.getNodeDisplayData(id);
