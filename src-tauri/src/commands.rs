@@ -1,7 +1,8 @@
 //! The Tauri commands the UI calls (`ui/src/transport/tauri.ts`): every
 //! `kip-api` operation through one command, run on a blocking thread so the
-//! window stays responsive while the engine works, and the one thing only
-//! the shell can do, watching another folder.
+//! window stays responsive while the engine works, and the two things only
+//! the shell can do: watching another folder and saving an export as a
+//! file (a webview has no downloads).
 
 use kip_api::{ApiError, ErrorCode, KipCode};
 use serde_json::Value as Json;
@@ -56,6 +57,59 @@ pub async fn set_capsule_folder(
     blocking(move || {
         host.watch(&dir);
         host.api().call_named("watch_status", Json::Null)
+    })
+    .await
+}
+
+/// Saves an export where a browser would have downloaded it
+/// ([`crate::save`]): the file's bytes are the raw request body, its name
+/// the URI-encoded `x-kip-file-name` header. Answers the path written.
+#[tauri::command]
+pub async fn save_file(
+    app: tauri::AppHandle,
+    request: tauri::ipc::Request<'_>,
+) -> Result<String, ApiError> {
+    use tauri::Manager as _;
+    let bad = |what: &str| {
+        ApiError::new(
+            ErrorCode::BadRequest,
+            format!("save_file: {what}"),
+            "The page sends the file as raw bytes with its name in x-kip-file-name.",
+        )
+    };
+    let tauri::ipc::InvokeBody::Raw(bytes) = request.body() else {
+        return Err(bad("the body is not raw bytes"));
+    };
+    let asked = request
+        .headers()
+        .get("x-kip-file-name")
+        .and_then(|v| v.to_str().ok())
+        .map(crate::save::percent_decode)
+        .ok_or_else(|| bad("no file name"))?;
+    let name = crate::save::file_name(&asked).ok_or_else(|| bad("no usable file name"))?;
+    let dir = crate::save::download_dir(
+        std::env::var_os("KIP_DOWNLOAD_DIR"),
+        app.path().download_dir().ok(),
+        app.path().home_dir().ok(),
+    )
+    .ok_or_else(|| {
+        ApiError::new(
+            ErrorCode::Io,
+            "this platform has no download folder",
+            "Set KIP_DOWNLOAD_DIR to the folder exports should go to.",
+        )
+    })?;
+    let bytes = bytes.clone();
+    blocking(move || {
+        crate::save::save(&dir, &name, &bytes)
+            .map(|p| p.display().to_string())
+            .map_err(|e| {
+                ApiError::new(
+                    ErrorCode::Io,
+                    format!("cannot save {name} in {}: {e}", dir.display()),
+                    "Choose a download folder you can write to (KIP_DOWNLOAD_DIR).",
+                )
+            })
     })
     .await
 }

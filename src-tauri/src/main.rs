@@ -16,6 +16,7 @@
 mod commands;
 mod live;
 mod prefs;
+mod save;
 mod watch;
 
 use std::path::PathBuf;
@@ -96,6 +97,7 @@ fn main() -> anyhow::Result<()> {
         .invoke_handler(tauri::generate_handler![
             commands::api_call,
             commands::set_capsule_folder,
+            commands::save_file,
         ])
         .setup(move |app| {
             let handle = app.handle().clone();

@@ -128,6 +128,7 @@ pub(crate) fn generate() -> String {
         crate::TraceAddRequest,
         crate::TraceFlagRequest,
         crate::TraceRevertRequest,
+        crate::TraceRevertToRequest,
         crate::TraceImportRequest,
         crate::TraceImportResponse,
         crate::TracePromoteRequest,
@@ -137,6 +138,7 @@ pub(crate) fn generate() -> String {
         kip_nexus::TraceEntry,
         kip_nexus::TraceEntryType,
         kip_nexus::Reverted,
+        kip_nexus::RevertedTo,
     );
     out
 }

@@ -57,7 +57,7 @@ pub use paths_between::{DEFAULT_MAX_HOPS, DEFAULT_PATHS, LINK_BUDGET, MAX_HOPS, 
 pub use trace::{
     INVOLVES, MAX_PROMOTED_ENTRIES, MAX_PROMOTED_LINKS, TraceAddRequest, TraceEntryRequest,
     TraceFlagRequest, TraceImportRequest, TraceImportResponse, TracePromoteRequest,
-    TracePromoteResponse, TraceRevertRequest, jsonl_line,
+    TracePromoteResponse, TraceRevertRequest, TraceRevertToRequest, jsonl_line,
 };
 pub use types::*;
 pub use validate::position;
@@ -445,6 +445,14 @@ impl Api {
             Operation::TraceRevert => {
                 self.refuse_if_read_only("reverting")?;
                 to_json(&trace::revert(
+                    &self.nexus,
+                    self.originator(),
+                    &parse(name, body)?,
+                )?)
+            }
+            Operation::TraceRevertTo => {
+                self.refuse_if_read_only("reverting")?;
+                to_json(&trace::revert_to(
                     &self.nexus,
                     self.originator(),
                     &parse(name, body)?,

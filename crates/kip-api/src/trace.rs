@@ -3,7 +3,7 @@
 //! exported trace. Entries name [`crate::Api`]'s originator unless a request
 //! says otherwise.
 
-use kip_nexus::{NewTraceEntry, Nexus, Reverted, TraceEntry};
+use kip_nexus::{NewTraceEntry, Nexus, Reverted, RevertedTo, TraceEntry};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
@@ -65,6 +65,21 @@ pub struct TraceRevertRequest {
     pub force: bool,
 }
 
+/// `trace_revert_to`: put an element back as entry `to` left it ("revert
+/// to here" in an element's history).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct TraceRevertToRequest {
+    /// The element (`C:…` / `P:…`).
+    pub element: String,
+    /// An entry that touched it (`T:…`).
+    pub to: String,
+    /// Revert even though later writes touched other elements of those writes.
+    #[serde(default)]
+    pub force: bool,
+}
+
 /// `trace_import`: an exported trace, JSON Lines.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
@@ -102,6 +117,14 @@ pub(crate) fn revert(
     r: &TraceRevertRequest,
 ) -> Result<Reverted, ApiError> {
     Ok(nexus.revert(&r.id, originator, r.force)?)
+}
+
+pub(crate) fn revert_to(
+    nexus: &Nexus,
+    originator: &str,
+    r: &TraceRevertToRequest,
+) -> Result<RevertedTo, ApiError> {
+    Ok(nexus.revert_to(&r.element, &r.to, originator, r.force)?)
 }
 
 /// An entry as one line of JSON Lines (the seed's field names).

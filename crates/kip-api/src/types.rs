@@ -83,6 +83,11 @@ pub enum Operation {
     /// Reverts the write an entry describes. Body:
     /// [`TraceRevertRequest`](crate::TraceRevertRequest); answer: `Reverted`.
     TraceRevert,
+    /// Puts an element back as one of its trace entries left it: every
+    /// later write that touched it, reverted newest first in one
+    /// transaction. Body: [`TraceRevertToRequest`](crate::TraceRevertToRequest);
+    /// answer: `RevertedTo`.
+    TraceRevertTo,
     /// Imports an exported trace (JSON Lines). Body:
     /// [`TraceImportRequest`](crate::TraceImportRequest); answer:
     /// [`TraceImportResponse`](crate::TraceImportResponse).
@@ -94,7 +99,7 @@ pub enum Operation {
 }
 
 impl Operation {
-    pub const ALL: [Operation; 25] = [
+    pub const ALL: [Operation; 26] = [
         Operation::Execute,
         Operation::ExecuteReadonly,
         Operation::Validate,
@@ -120,6 +125,7 @@ impl Operation {
         Operation::PrefsGet,
         Operation::PrefsPut,
         Operation::TracePromote,
+        Operation::TraceRevertTo,
     ];
 
     /// The wire name, e.g. `"execute_readonly"`.
@@ -150,6 +156,7 @@ impl Operation {
             Operation::PrefsGet => "prefs_get",
             Operation::PrefsPut => "prefs_put",
             Operation::TracePromote => "trace_promote",
+            Operation::TraceRevertTo => "trace_revert_to",
         }
     }
 
@@ -170,6 +177,7 @@ impl Operation {
                 | Operation::TraceAdd
                 | Operation::TraceFlag
                 | Operation::TraceRevert
+                | Operation::TraceRevertTo
                 | Operation::TraceImport
                 | Operation::TracePromote
         )

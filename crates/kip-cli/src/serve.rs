@@ -21,7 +21,8 @@
 //!   (`trace_list`: `{entries, next_before?, last_id}`, newest first; page
 //!   on with `before=<next_before>`), `GET /api/trace/{id}` (`trace_entry`),
 //!   `POST /api/trace` (`trace_add`), `POST /api/trace/revert`
-//!   (`trace_revert`), `POST /api/trace/flag` (`trace_flag`), `POST
+//!   (`trace_revert`), `POST /api/trace/revert-to` (`trace_revert_to`: an
+//!   element back as one of its entries left it), `POST /api/trace/flag` (`trace_flag`), `POST
 //!   /api/trace/promote` (`trace_promote`). Every request may name who acts
 //!   with `X-KIP-Originator` (else `http`); the server records its start
 //!   and stop as SPACE `SpaceAcquire` / `SpaceRelease` entries.
@@ -292,6 +293,7 @@ async fn serve(
         )
         .route("/api/trace", get(trace_list).post(trace_add))
         .route("/api/trace/revert", post(trace_revert))
+        .route("/api/trace/revert-to", post(trace_revert_to))
         .route("/api/trace/flag", post(trace_flag))
         .route("/api/trace/promote", post(trace_promote))
         .route("/api/trace/{id}", get(trace_entry))
@@ -424,6 +426,14 @@ async fn trace_revert(
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
     trace_post(state, headers, body, Operation::TraceRevert).await
+}
+
+async fn trace_revert_to(
+    state: State<AppState>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    trace_post(state, headers, body, Operation::TraceRevertTo).await
 }
 
 async fn trace_flag(

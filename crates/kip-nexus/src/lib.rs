@@ -89,7 +89,8 @@ pub use schema::{has_immutable_id, is_protected, type_list};
 pub use stats::Stats;
 pub use trace::{
     DEFAULT_TRACE_PAGE, Entry as TraceEntry, EntryType as TraceEntryType, MAX_TRACE_PAGE,
-    NewEntry as NewTraceEntry, Reverted, TraceFilter, TraceNote, TracePage, TraceSettings,
+    NewEntry as NewTraceEntry, Reverted, RevertedTo, TraceFilter, TraceNote, TracePage,
+    TraceSettings,
 };
 
 /// A Cognitive Nexus on disk.

@@ -123,6 +123,14 @@ export class TauriTransport implements Transport {
   async watchStatus(): Promise<WatchView> {
     return toWatchView(await api<WatchStatus>('watch_status'));
   }
+  async saveFile(name: string, bytes: Uint8Array): Promise<string> {
+    try {
+      return await invoke<string>('save_file', bytes, { headers: { 'x-kip-file-name': encodeURIComponent(name) } });
+    } catch (e) {
+      if (e && typeof e === 'object' && 'code' in e) throw new ApiFailure(e as ApiError);
+      throw new ApiFailure({ code: 'KIP_4003', message: String(e), hint: 'The desktop shell failed; see its log.' });
+    }
+  }
   async setCapsuleFolder(folder: string): Promise<WatchView> {
     return toWatchView(await call<WatchStatus>('set_capsule_folder', { folder }));
   }

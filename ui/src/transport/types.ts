@@ -116,6 +116,12 @@ export interface Transport {
   checkStore?(): Promise<StoreCheck>;
   /** A consistent copy now and/or the scheduled backup (`backup`); absent where the host does not offer it. */
   backup?(request: BackupRequest): Promise<BackupResponse>;
+  /**
+   * Saves an exported file where the host keeps downloads and answers its
+   * path (desktop only: a webview ignores `<a download>`; a browser
+   * downloads the file itself). Never overwrites: a taken name gets a number.
+   */
+  saveFile?(name: string, bytes: Uint8Array): Promise<string>;
   /** Watch another folder (desktop only). */
   setCapsuleFolder?(folder: string): Promise<WatchView>;
   /** Any other kip-api operation by its wire name (e.g. `trace_list`). */

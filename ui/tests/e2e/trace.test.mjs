@@ -75,3 +75,46 @@ test('an agent write appears live, expands to its diff, is flagged, reverted and
   assert.ok(JSON.stringify(events.result).includes('agent-x'), JSON.stringify(events));
   await shot(page, 'trace-view');
 });
+
+test('the inspector shows an element’s history and reverts it to an entry in one step', async () => {
+  const count = (text) => JSON.parse(kip(server.db, 'exec', text)).result;
+  kip(server.db, '--originator', 'agent-h', 'exec',
+    'UPSERT { CONCEPT ?s { {type: "Symptom", name: "Dizziness"} SET ATTRIBUTES { severity: "mild" } } }');
+  kip(server.db, '--originator', 'agent-h', 'exec',
+    'UPSERT { CONCEPT ?s { {type: "Symptom", name: "Dizziness"} SET ATTRIBUTES { severity: "moderate" } } }');
+  kip(server.db, '--originator', 'agent-h', 'exec',
+    'UPSERT { CONCEPT ?s { {type: "Symptom", name: "Dizziness"} SET ATTRIBUTES { severity: "severe", note: "after the fall" } } }');
+
+  await page.getByTestId('nav-graph').click();
+  await page.getByLabel('Search concepts').fill('Dizziness');
+  await page.getByRole('option').filter({ hasText: 'Dizziness' }).first().click();
+  const history = page.getByTestId('inspector').getByTestId('element-history');
+  await history.waitFor();
+  const rows = history.getByTestId('history-entry');
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=element-history] [data-testid=history-entry]').length === 3);
+  // Newest first; the oldest is the creation.
+  assert.match(await rows.first().textContent(), /agent-h[\s\S]*UPSERT/);
+  const oldest = rows.last();
+  await oldest.getByTestId('history-toggle').click();
+  assert.equal(await oldest.getByTestId('change').first().getAttribute('data-op'), 'created');
+  await shot(page, 'trace-inspector-history');
+
+  await oldest.getByTestId('history-revert-to').click();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=element-history] [data-testid=history-entry]').length === 5);
+  assert.equal(count('FIND(COUNT(?s)) WHERE { ?s {type: "Symptom", name: "Dizziness"} FILTER(?s.attributes.severity == "mild") }'), 1);
+  assert.equal(count('FIND(COUNT(?s)) WHERE { ?s {type: "Symptom", name: "Dizziness"} FILTER(IS_NULL(?s.attributes.note)) }'), 1);
+  // The two later writes are marked reverted, the two reverts are the curator's.
+  assert.equal(await history.locator('[data-testid=history-entry].undone').count(), 2);
+  const reverts = JSON.parse(kip(server.db, 'exec', 'FIND(?s) WHERE { ?s {type: "Symptom", name: "Dizziness"} }')).result[0];
+  const listed = kip(server.db, 'trace', 'list', '--originator', 'curator', '--tag', 'SelfCorrection').trim().split('\n').map((l) => JSON.parse(l));
+  assert.ok(listed.filter((e) => (e.data?.elements ?? []).includes(reverts.id)).length >= 2, JSON.stringify(listed));
+  await shot(page, 'trace-inspector-reverted');
+
+  // The HTTP route refuses a revert-to an entry that did not touch the element, with a coded error.
+  const refused = await page.evaluate(async (element) => {
+    const r = await fetch('/api/trace/revert-to', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ element, to: 'T:1' }) });
+    return { status: r.status, body: await r.json() };
+  }, reverts.id);
+  assert.equal(refused.status, 400, JSON.stringify(refused));
+  assert.equal(refused.body.error.code, 'KIP_3001');
+});

@@ -19,6 +19,7 @@
 //! `SPACE` entry says how many went.
 
 mod ops;
+mod revert_to;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -34,6 +35,7 @@ use crate::kml::ElementChange;
 use crate::stats::Stats;
 
 pub use ops::{DEFAULT_TRACE_PAGE, MAX_TRACE_PAGE, Reverted, TracePage};
+pub use revert_to::RevertedTo;
 
 /// The longest `message`, in bytes.
 pub const MAX_MESSAGE: usize = 64 * 1024;

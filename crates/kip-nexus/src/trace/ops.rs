@@ -324,105 +324,121 @@ impl Nexus {
         let settings = self.tracer.settings();
         let started = std::time::Instant::now();
         self.store
-            .write(|txn| {
-                let body = self
-                    .store
-                    .trace_entry(txn, n)?
-                    .ok_or_else(|| TxnError(not_found(id)))?;
-                let entry = from_body(n, body)?;
-                let changes = changes_of(&entry).filter(|c| !c.is_empty());
-                let Some(changes) = changes.filter(|_| entry.kind == EntryType::Trace) else {
-                    return Err(TxnError(
-                        KipError::new(
-                            ErrorCode::InvalidSyntax,
-                            format!("{id} changed nothing, so there is nothing to revert"),
-                        )
-                        .with_hint("Only entries of committed writes (TRACE entries with changes) can be reverted."),
-                    ));
-                };
-                if !force {
-                    if let Some(by) = data_str(&entry, "reverted_by") {
-                        return Err(TxnError(
-                            KipError::new(
-                                ErrorCode::VersionConflict,
-                                format!("{id} was already reverted by {by}"),
-                            )
-                            .with_hint(format!("Revert {by} to re-apply {id}."))
-                            .with_data("later", json!(by)),
-                        ));
-                    }
-                    if let Some((later, e)) = self.later_write(txn, n)? {
-                        return Err(TxnError(
-                            KipError::new(
-                                ErrorCode::VersionConflict,
-                                format!("T:{later} changed {e} after {id}: reverting {id} would undo it too"),
-                            )
-                            .with_hint(format!("Revert T:{later} first, or force the revert to put {id}'s elements back regardless."))
-                            .with_data("later", json!(format!("T:{later}")))
-                            .with_data("element", json!(e.to_string())),
-                        ));
-                    }
-                }
-                let mut w = Writer::new(&self.store, txn, "", now());
-                w.collect_changes();
-                w.restore(&changes)?;
-                let stats = w.stats;
-                let undone = w.take_changes();
-                let mut change_seq = None;
-                if stats.changed() {
-                    let log = json!({
-                        "origin": originator,
-                        "pid": std::process::id(),
-                        "at": now(),
-                        "stats": stats,
-                    });
-                    change_seq = Some(self.store.append_change(txn, &log)?);
-                }
-                let mut data = Map::new();
-                data.insert("reverts".into(), json!(id));
-                let note = TraceNote {
-                    originator: Some(originator.to_owned()),
-                    tags: vec!["SelfCorrection".into()],
-                    data,
-                    ..TraceNote::default()
-                };
-                let append = Append {
-                    store: &self.store,
-                    settings: &settings,
-                    at: now(),
-                };
-                let text = format!("REVERT {id}");
-                let new = append.command(
-                    txn,
-                    CommandRecord {
-                        originator,
-                        note: &note,
-                        verbs: text.clone(),
-                        text: &text,
-                        stats,
-                        changes: undone,
-                        change_seq,
-                        duration: started.elapsed(),
-                    },
-                )?;
-                // Mark the reverted entry; a revert of a revert re-applies, so
-                // the entry it had reverted counts as live again.
-                let mut marked = entry.clone();
-                set_data(&mut marked, "reverted_by", Some(json!(new.id)));
-                self.store.set_trace_body(txn, n, &super::to_body(&marked))?;
-                if let Some(m) = data_str(&entry, "reverts").and_then(|m| parse_entry_id(&m).ok())
-                    && let Some(body) = self.store.trace_entry(txn, m)?
-                {
-                    let mut target = from_body(m, body)?;
-                    set_data(&mut target, "reverted_by", None);
-                    self.store.set_trace_body(txn, m, &super::to_body(&target))?;
-                }
-                Ok(Reverted {
-                    reverted: id.to_owned(),
-                    entry: new,
-                })
-            })
+            .write(|txn| self.revert_in(txn, n, id, originator, force, &settings, started))
             .map_err(|e| e.0)
+    }
+
+    /// [`Nexus::revert`]'s work inside a write transaction the caller
+    /// holds (`revert_to` reverts several entries in one).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn revert_in(
+        &self,
+        txn: &mut kip_store::RwTxn<'_>,
+        n: u64,
+        id: &str,
+        originator: &str,
+        force: bool,
+        settings: &TraceSettings,
+        started: std::time::Instant,
+    ) -> std::result::Result<Reverted, TxnError> {
+        let body = self
+            .store
+            .trace_entry(txn, n)?
+            .ok_or_else(|| TxnError(not_found(id)))?;
+        let entry = from_body(n, body)?;
+        let changes = changes_of(&entry).filter(|c| !c.is_empty());
+        let Some(changes) = changes.filter(|_| entry.kind == EntryType::Trace) else {
+            return Err(TxnError(
+                KipError::new(
+                    ErrorCode::InvalidSyntax,
+                    format!("{id} changed nothing, so there is nothing to revert"),
+                )
+                .with_hint("Only entries of committed writes (TRACE entries with changes) can be reverted."),
+            ));
+        };
+        if !force {
+            if let Some(by) = data_str(&entry, "reverted_by") {
+                return Err(TxnError(
+                    KipError::new(
+                        ErrorCode::VersionConflict,
+                        format!("{id} was already reverted by {by}"),
+                    )
+                    .with_hint(format!("Revert {by} to re-apply {id}."))
+                    .with_data("later", json!(by)),
+                ));
+            }
+            if let Some((later, e)) = self.later_write(txn, n)? {
+                return Err(TxnError(
+                    KipError::new(
+                        ErrorCode::VersionConflict,
+                        format!("T:{later} changed {e} after {id}: reverting {id} would undo it too"),
+                    )
+                    .with_hint(format!("Revert T:{later} first, or force the revert to put {id}'s elements back regardless."))
+                    .with_data("later", json!(format!("T:{later}")))
+                    .with_data("element", json!(e.to_string())),
+                ));
+            }
+        }
+        let mut w = Writer::new(&self.store, txn, "", now());
+        w.collect_changes();
+        w.restore(&changes)?;
+        let stats = w.stats;
+        let undone = w.take_changes();
+        let mut change_seq = None;
+        if stats.changed() {
+            let log = json!({
+                "origin": originator,
+                "pid": std::process::id(),
+                "at": now(),
+                "stats": stats,
+            });
+            change_seq = Some(self.store.append_change(txn, &log)?);
+        }
+        let mut data = Map::new();
+        data.insert("reverts".into(), json!(id));
+        let note = TraceNote {
+            originator: Some(originator.to_owned()),
+            tags: vec!["SelfCorrection".into()],
+            data,
+            ..TraceNote::default()
+        };
+        let append = Append {
+            store: &self.store,
+            settings,
+            at: now(),
+        };
+        let text = format!("REVERT {id}");
+        let new = append.command(
+            txn,
+            CommandRecord {
+                originator,
+                note: &note,
+                verbs: text.clone(),
+                text: &text,
+                stats,
+                changes: undone,
+                change_seq,
+                duration: started.elapsed(),
+            },
+        )?;
+        // Mark the reverted entry; a revert of a revert re-applies, so
+        // the entry it had reverted counts as live again.
+        let mut marked = entry.clone();
+        set_data(&mut marked, "reverted_by", Some(json!(new.id)));
+        self.store
+            .set_trace_body(txn, n, &super::to_body(&marked))?;
+        if let Some(m) = data_str(&entry, "reverts").and_then(|m| parse_entry_id(&m).ok())
+            && let Some(body) = self.store.trace_entry(txn, m)?
+        {
+            let mut target = from_body(m, body)?;
+            set_data(&mut target, "reverted_by", None);
+            self.store
+                .set_trace_body(txn, m, &super::to_body(&target))?;
+        }
+        Ok(Reverted {
+            reverted: id.to_owned(),
+            entry: new,
+        })
     }
 
     /// Imports an exported trace (JSON Lines, one entry a line, the seed's

@@ -313,10 +313,16 @@ class SigmaRenderer implements GraphRenderer {
     const { insets } = this.overlays;
     const freeW = Math.max(40, width - insets.left - insets.right - 80);
     const freeH = Math.max(40, height - insets.top - insets.bottom - 80);
-    const side = Math.min(width, height);
-    // At ratio 1 the whole framed graph (1 × 1) spans about the shorter side.
-    const ratio = Math.min(1.5, Math.max(0.05, Math.max(((b.maxX - b.minX) * side) / freeW, ((b.maxY - b.minY) * side) / freeH, 0.15)));
-    const state = { x: (b.minX + b.maxX) / 2, y: (b.minY + b.maxY) / 2, ratio, angle: 0 };
+    // The box's size on screen at ratio 1, measured with sigma's own
+    // transform (stage padding, aspect and normalisation included): on
+    // screen, sizes shrink as the ratio grows. An estimate from the
+    // framed graph's unit square put the nodes under the toolbar and the
+    // legend in the desktop window (the WebGL renderer's only user).
+    const unit = { x: (b.minX + b.maxX) / 2, y: (b.minY + b.maxY) / 2, ratio: 1, angle: 0 };
+    const p = this.sigma.framedGraphToViewport({ x: b.minX, y: b.minY }, { cameraState: unit });
+    const q = this.sigma.framedGraphToViewport({ x: b.maxX, y: b.maxY }, { cameraState: unit });
+    const ratio = Math.min(1.5, Math.max(0.05, Math.abs(q.x - p.x) / freeW, Math.abs(q.y - p.y) / freeH, 0.15));
+    const state = { ...unit, ratio };
     // Shift so the box's centre lands in the centre of the free area.
     const centre = this.sigma.viewportToFramedGraph({ x: width / 2, y: height / 2 }, { cameraState: state });
     const target = this.sigma.viewportToFramedGraph(
@@ -326,6 +332,10 @@ class SigmaRenderer implements GraphRenderer {
     return { ...state, x: state.x + centre.x - target.x, y: state.y + centre.y - target.y };
   }
   private framedBox(ids: string[]) {
+    // Display data lags the graph until sigma indexes it again (positions
+    // set at once, e.g. by a reopened scene, were framed where the nodes
+    // had been): index now, so the box and the camera share one frame.
+    this.sigma.refresh();
     let minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity;
     for (const id of ids) {
       const d = this.sigma.getNodeDisplayData(id);

@@ -22,7 +22,7 @@ export type ApiError = { code: ErrorCode, message: string, hint: string, data?: 
  * The operations of the API, by their wire name (`/api/<name>` over HTTP,
  * the command name in the desktop shell).
  */
-export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "prefs_get" | "prefs_put" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "trace_promote";
+export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "prefs_get" | "prefs_put" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_revert_to" | "trace_import" | "trace_promote";
 
 /**
  * The arguments of `execute_kip` (seed 001 §6.1): exactly one of `command`
@@ -1070,6 +1070,24 @@ export type TraceRevertRequest = { id: string,
 force: boolean, };
 
 /**
+ * `trace_revert_to`: put an element back as entry `to` left it ("revert
+ * to here" in an element's history).
+ */
+export type TraceRevertToRequest = { 
+/**
+ * The element (`C:…` / `P:…`).
+ */
+element: string, 
+/**
+ * An entry that touched it (`T:…`).
+ */
+to: string, 
+/**
+ * Revert even though later writes touched other elements of those writes.
+ */
+force: boolean, };
+
+/**
  * `trace_import`: an exported trace, JSON Lines.
  */
 export type TraceImportRequest = { jsonl: string, };
@@ -1203,3 +1221,20 @@ reverted: string,
  * The compensating write's own entry.
  */
 entry: TraceEntry, };
+
+/**
+ * What [`Nexus::revert_to`] did.
+ */
+export type RevertedTo = { 
+/**
+ * The element (`C:…` / `P:…`).
+ */
+element: string, 
+/**
+ * The entry whose state the element is back to.
+ */
+to: string, 
+/**
+ * One revert per later write, newest first (empty: nothing later stood).
+ */
+reverted: Array<Reverted>, };
