@@ -257,10 +257,10 @@ impl Store {
             let (key, ()) = item.lmdb()?;
             out.push(decode_u64(&key[element::LEN..], "a trace element key")?);
         }
-        if let Some(creator) = self.trace_creator(txn, e)? {
-            if let Err(at) = out.binary_search(&creator) {
-                out.insert(at, creator);
-            }
+        if let Some(creator) = self.trace_creator(txn, e)?
+            && let Err(at) = out.binary_search(&creator)
+        {
+            out.insert(at, creator);
         }
         Ok(out)
     }
