@@ -9,7 +9,7 @@
 //! itself (the import pipeline, the export, the watcher) is `kip-capsule`'s.
 
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
@@ -44,6 +44,29 @@ impl Api {
             &self.origin,
             &options,
         ))
+    }
+
+    /// Imports the files at `paths` in order, each atomically, as
+    /// [`Api::import_file`] would one after the other, but pipelined: the
+    /// next file is read and parsed while the current one is applied
+    /// (`kip_capsule::import_paths_with`). `each` gets every report as its
+    /// file is done.
+    pub fn import_files(
+        &self,
+        paths: &[PathBuf],
+        options: &ImportOptions<'_>,
+        each: impl FnMut(ImportReport),
+    ) -> Result<(), ApiError> {
+        if self.read_only && !options.dry_run {
+            return Err(ApiError::read_only("importing"));
+        }
+        let options = ImportOptions {
+            dry_run: options.dry_run,
+            progress: options.progress,
+            originator: options.originator.or(Some(self.originator())),
+        };
+        kip_capsule::import_paths_with(&self.nexus, paths, &self.origin, &options, each);
+        Ok(())
     }
 
     /// What the nexus holds, less what Genesis created, as a capsule or a

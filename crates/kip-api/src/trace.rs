@@ -178,17 +178,43 @@ pub const MAX_PROMOTED_LINKS: usize = 500;
 /// The Event's `content_summary` is cut to this many characters.
 const MAX_SUMMARY_CHARS: usize = 4_000;
 
-/// The concepts an entry's write touched (`data.elements`, `C:…` only).
-fn touched_concepts(entry: &TraceEntry) -> impl Iterator<Item = &str> {
-    entry
-        .data
-        .as_ref()
+/// The concepts an entry's write touched (`data.elements`, `C:…` only),
+/// then those of its ranges of created concepts (`data.created`, a bulk
+/// write's), at most [`MAX_PROMOTED_LINKS`] of those.
+fn touched_concepts(entry: &TraceEntry) -> Vec<String> {
+    let data = entry.data.as_ref();
+    let mut out: Vec<String> = data
         .and_then(|d| d.get("elements"))
         .and_then(Json::as_array)
         .into_iter()
         .flatten()
         .filter_map(Json::as_str)
         .filter(|id| id.starts_with("C:"))
+        .map(str::to_owned)
+        .collect();
+    let ranges = data
+        .and_then(|d| d.get("created"))
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten();
+    let number = |v: Option<&Json>| {
+        v.and_then(Json::as_str)
+            .and_then(|id| id.strip_prefix("C:"))
+            .and_then(|n| n.parse::<u64>().ok())
+    };
+    let mut ranged = 0;
+    for r in ranges {
+        if let (Some(first), Some(last)) = (number(r.get(0)), number(r.get(1))) {
+            for n in first..=last {
+                if ranged == MAX_PROMOTED_LINKS {
+                    return out;
+                }
+                out.push(format!("C:{n}"));
+                ranged += 1;
+            }
+        }
+    }
+    out
 }
 
 pub(crate) fn promote(api: &crate::Api, r: &TracePromoteRequest) -> Result<Json, ApiError> {
@@ -232,7 +258,7 @@ pub(crate) fn promote(api: &crate::Api, r: &TracePromoteRequest) -> Result<Json,
     let end = entries.last().map(|e| e.at.clone()).unwrap_or_default();
     // The touched concepts that still exist, ordinary ones only (not the
     // schema's definitions or domains), with their names.
-    let mut ids: Vec<&str> = Vec::new();
+    let mut ids: Vec<String> = Vec::new();
     for e in &entries {
         for id in touched_concepts(e) {
             if !ids.contains(&id) {

@@ -8,7 +8,7 @@
 //! counters, so a failure at any point (the nexus refusing something the
 //! checks let through, a full disk) leaves the graph as it was.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use kip_lang::{ErrorCode, KipError};
@@ -77,7 +77,7 @@ pub fn import_text_with(
     let started = Instant::now();
     let mut report = ImportReport::new(file_name, Format::of(file_name));
     report.hash = content_hash(text.as_bytes());
-    run(nexus, text, origin, options, &mut report);
+    run(nexus, text, origin, options, &mut report, None);
     finish(report, started, options)
 }
 
@@ -93,22 +93,12 @@ pub fn import_path_with(
     origin: &Origin,
     options: &ImportOptions<'_>,
 ) -> ImportReport {
-    let name = path.display().to_string();
-    let limit = crate::files::max_file_bytes();
-    match crate::files::read_limited(path, limit) {
-        Ok(Ok(bytes)) => import_bytes(nexus, &name, &bytes, origin, options),
-        Ok(Err(size)) => too_large(&name, size, limit, options),
-        Err(e) => {
-            let started = Instant::now();
-            let mut report = ImportReport::new(&name, Format::of(&name));
-            report.add_errors([ImportError::new(
-                ErrorCode::InternalError,
-                format!("cannot read the file: {e}"),
-            )
-            .hint("Check that the file exists and is readable.")]);
-            finish(report, started, options)
-        }
-    }
+    complete(
+        nexus,
+        prepare(path, options.dry_run, false),
+        origin,
+        options,
+    )
 }
 
 /// The report of a file refused for its size (it was not read).
@@ -119,6 +109,10 @@ pub(crate) fn too_large(
     options: &ImportOptions<'_>,
 ) -> ImportReport {
     let started = Instant::now();
+    finish(too_large_report(name, size, limit), started, options)
+}
+
+fn too_large_report(name: &str, size: u64, limit: u64) -> ImportReport {
     let mut report = ImportReport::new(name, Format::of(name));
     report.add_errors([ImportError::new(
         ErrorCode::ResourceExhausted,
@@ -130,7 +124,7 @@ pub(crate) fn too_large(
         "Split it into several capsules, or raise the limit with {}=<MiB>.",
         crate::files::MAX_FILE_VAR
     ))]);
-    finish(report, started, options)
+    report
 }
 
 /// Imports a file's bytes (UTF-8, an initial byte-order mark allowed).
@@ -146,30 +140,139 @@ pub(crate) fn import_bytes(
     report.hash = content_hash(bytes);
     let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     match std::str::from_utf8(body) {
-        Ok(text) => run(nexus, text, origin, options, &mut report),
-        Err(e) => {
-            let valid = &body[..e.valid_up_to()];
-            let prefix = std::str::from_utf8(valid).unwrap_or_default();
-            let pos = kip_lang::Position::of(prefix, prefix.len());
-            report.add_errors([ImportError {
-                line: Some(pos.line),
-                column: Some(pos.column),
-                ..ImportError::new(
-                    ErrorCode::InvalidSyntax,
-                    format!(
-                        "the file is not UTF-8 text: invalid byte at offset {}",
-                        e.valid_up_to()
-                    ),
-                )
-                .hint("Save the file as UTF-8.")
-            }]);
-        }
+        Ok(text) => run(nexus, text, origin, options, &mut report, None),
+        Err(e) => not_utf8(&mut report, body, e.valid_up_to()),
     }
     finish(report, started, options)
 }
 
-fn finish(mut report: ImportReport, started: Instant, options: &ImportOptions<'_>) -> ImportReport {
-    report.dry_run = options.dry_run;
+/// The error of a file that is not UTF-8: where its first invalid byte is.
+fn not_utf8(report: &mut ImportReport, body: &[u8], valid_up_to: usize) {
+    let prefix = std::str::from_utf8(&body[..valid_up_to]).unwrap_or_default();
+    let pos = kip_lang::Position::of(prefix, prefix.len());
+    report.add_errors([ImportError {
+        line: Some(pos.line),
+        column: Some(pos.column),
+        ..ImportError::new(
+            ErrorCode::InvalidSyntax,
+            format!("the file is not UTF-8 text: invalid byte at offset {valid_up_to}"),
+        )
+        .hint("Save the file as UTF-8.")
+    }]);
+}
+
+/// A file read and decoded (and, ahead of its turn, parsed), or its report
+/// when it could not be read.
+enum Prepared {
+    Done(ImportReport),
+    Ready {
+        report: ImportReport,
+        text: String,
+        parsed: Option<Parsed>,
+        /// When its import started (reading included).
+        started: Instant,
+    },
+}
+
+/// Reads the file at `path` and, with `parse_ahead`, parses and binds it
+/// if it is a capsule: the steps that need no nexus.
+fn prepare(path: &Path, dry_run: bool, parse_ahead: bool) -> Prepared {
+    let started = Instant::now();
+    let name = path.display().to_string();
+    let limit = crate::files::max_file_bytes();
+    let done = |report: ImportReport| Prepared::Done(finish_run(report, started, dry_run));
+    let mut report = ImportReport::new(&name, Format::of(&name));
+    let bytes = match crate::files::read_limited(path, limit) {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(size)) => return done(too_large_report(&name, size, limit)),
+        Err(e) => {
+            report.add_errors([ImportError::new(
+                ErrorCode::InternalError,
+                format!("cannot read the file: {e}"),
+            )
+            .hint("Check that the file exists and is readable.")]);
+            return done(report);
+        }
+    };
+    report.hash = content_hash(&bytes);
+    let mut bytes = bytes;
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes.drain(..3);
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            let valid = e.utf8_error().valid_up_to();
+            not_utf8(&mut report, e.as_bytes(), valid);
+            return done(report);
+        }
+    };
+    let parsed = (parse_ahead && report.format == Some(Format::Kip)).then(|| parse_kip(&text));
+    Prepared::Ready {
+        report,
+        text,
+        parsed,
+        started,
+    }
+}
+
+/// The rest of a prepared file's import: check and apply.
+fn complete(
+    nexus: &Nexus,
+    prepared: Prepared,
+    origin: &Origin,
+    options: &ImportOptions<'_>,
+) -> ImportReport {
+    match prepared {
+        Prepared::Done(report) => report,
+        Prepared::Ready {
+            mut report,
+            text,
+            parsed,
+            started,
+        } => {
+            run(nexus, &text, origin, options, &mut report, parsed);
+            finish(report, started, options)
+        }
+    }
+}
+
+/// Imports the files at `paths` in order, each whole or not at all,
+/// exactly as [`import_path_with`] one after the other would, handing each
+/// report to `each` as soon as its file is done. Reading and parsing run
+/// one file ahead on a second thread while the nexus checks and applies
+/// the current file (the writer keeps one transaction per file), so a bulk
+/// import keeps two cores busy. At most one parsed file waits, so memory
+/// holds about three files, whatever the number of files.
+pub fn import_paths_with(
+    nexus: &Nexus,
+    paths: &[PathBuf],
+    origin: &Origin,
+    options: &ImportOptions<'_>,
+    mut each: impl FnMut(ImportReport),
+) {
+    let dry_run = options.dry_run;
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        scope.spawn(move || {
+            for path in paths {
+                if tx.send(prepare(path, dry_run, true)).is_err() {
+                    break; // the importer stopped
+                }
+            }
+        });
+        for prepared in rx {
+            each(complete(nexus, prepared, origin, options));
+        }
+    });
+}
+
+fn finish(report: ImportReport, started: Instant, options: &ImportOptions<'_>) -> ImportReport {
+    finish_run(report, started, options.dry_run)
+}
+
+fn finish_run(mut report: ImportReport, started: Instant, dry_run: bool) -> ImportReport {
+    report.dry_run = dry_run;
     report.status = if report.errors.is_empty() {
         Status::Imported
     } else {
@@ -199,6 +302,7 @@ fn run(
     origin: &Origin,
     options: &ImportOptions<'_>,
     report: &mut ImportReport,
+    parsed: Option<Parsed>,
 ) {
     let Some(format) = report.format else {
         let ext = Path::new(&report.file)
@@ -217,7 +321,7 @@ fn run(
     progress(options, Phase::Parsing, 0, text.len() as u64);
     let lines = LineIndex::new(text);
     let applied = match format {
-        Format::Kip => run_kip(nexus, text, &lines, origin, options, report),
+        Format::Kip => run_kip(nexus, text, &lines, origin, options, report, parsed),
         Format::Yaml => run_yaml(nexus, text, &lines, origin, options, report),
     };
     if let Err(e) = applied {
@@ -248,6 +352,32 @@ fn apply(
     Ok(())
 }
 
+/// A capsule's commands, parsed and bound, or every error found doing so;
+/// `items` is the number of commands when parsing succeeded.
+struct Parsed {
+    items: Option<usize>,
+    commands: Result<Vec<kip_lang::ast::Command>, Vec<ImportError>>,
+}
+
+/// Parses and binds a capsule: the part of an import that needs no nexus,
+/// so [`import_paths_with`] runs it for the next file while the nexus
+/// applies the current one.
+fn parse_kip(text: &str) -> Parsed {
+    let commands = match kip_lang::parse(text) {
+        Ok(c) => c,
+        Err(errors) => {
+            return Parsed {
+                items: None,
+                commands: Err(errors.0.iter().flat_map(ImportError::from_kip).collect()),
+            };
+        }
+    };
+    let items = Some(commands.len());
+    let commands = kip_lang::bind(text, commands, &Map::new())
+        .map_err(|errors| errors.0.iter().flat_map(ImportError::from_kip).collect());
+    Parsed { items, commands }
+}
+
 fn run_kip(
     nexus: &Nexus,
     text: &str,
@@ -255,25 +385,16 @@ fn run_kip(
     origin: &Origin,
     options: &ImportOptions<'_>,
     report: &mut ImportReport,
+    parsed: Option<Parsed>,
 ) -> Result<(), KipError> {
-    let commands = match kip_lang::parse(text) {
+    let parsed = parsed.unwrap_or_else(|| parse_kip(text));
+    if let Some(items) = parsed.items {
+        report.items = items;
+    }
+    let commands = match parsed.commands {
         Ok(c) => c,
         Err(errors) => {
-            add_sorted(
-                report,
-                errors.0.iter().flat_map(ImportError::from_kip).collect(),
-            );
-            return Ok(());
-        }
-    };
-    report.items = commands.len();
-    let commands = match kip_lang::bind(text, commands, &Map::new()) {
-        Ok(c) => c,
-        Err(errors) => {
-            add_sorted(
-                report,
-                errors.0.iter().flat_map(ImportError::from_kip).collect(),
-            );
+            add_sorted(report, errors);
             return Ok(());
         }
     };

@@ -419,3 +419,58 @@ fn the_report_says_imported_with_counts_and_time() {
     );
     assert_eq!(json["errors"], serde_json::json!([]));
 }
+
+/// The pipelined import of several files gives, file for file, the reports
+/// and the graph that importing them one after the other gives: a file that
+/// fails (here one whose types are not defined yet, then one that is not
+/// UTF-8) applies nothing and the files after it still import.
+#[test]
+fn a_pipelined_import_of_several_files_equals_importing_them_in_turn() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let broken = dir.path().join("00_broken.kip");
+    std::fs::write(
+        &broken,
+        b"UPSERT { CONCEPT ?x { {type: \"Nope\", name: \"x\"} } }",
+    )
+    .expect("write");
+    let not_utf8 = dir.path().join("15_latin1.kip");
+    std::fs::write(&not_utf8, b"// caf\xe9\n").expect("write");
+    let ex = examples_dir();
+    let paths = vec![
+        broken,
+        ex.join("10_medical_schema.kip"),
+        not_utf8,
+        ex.join("11_medical_data.kip"),
+        ex.join("20_medical.yaml"),
+    ];
+    let (_a, one_by_one) = fresh();
+    let expected: Vec<_> = paths
+        .iter()
+        .map(|p| import_path(&one_by_one, p, &origin()))
+        .collect();
+    let (_b, pipelined) = fresh();
+    let mut reports = Vec::new();
+    kip_capsule::import_paths_with(
+        &pipelined,
+        &paths,
+        &origin(),
+        &ImportOptions::default(),
+        |r| reports.push(r),
+    );
+    assert_eq!(reports.len(), expected.len());
+    for (got, want) in reports.iter().zip(&expected) {
+        assert_eq!(got.file, want.file);
+        assert_eq!(got.status, want.status, "{}", got.file);
+        assert_eq!(got.items, want.items, "{}", got.file);
+        assert_eq!(got.hash, want.hash, "{}", got.file);
+        assert_eq!(error_lines(got), error_lines(want), "{}", got.file);
+        assert_eq!(
+            serde_json::to_value(got.stats).expect("stats"),
+            serde_json::to_value(want.stats).expect("stats")
+        );
+    }
+    assert_eq!(reports[0].status, Status::Failed);
+    assert_eq!(reports[2].status, Status::Failed);
+    assert_eq!(reports[3].status, Status::Imported);
+    assert_eq!(graph(&pipelined), graph(&one_by_one));
+}

@@ -8,10 +8,11 @@
 //! generator, so two runs build the same graph.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use kip_nexus::{Context, ExecuteKip, Nexus};
+use kip_capsule::ImportOptions;
+use kip_nexus::{Context, ExecuteKip, Nexus, Origin};
 use serde_json::{Value as Json, json};
 
 /// A small deterministic generator (xorshift64*), so runs are comparable.
@@ -73,9 +74,13 @@ fn schema_capsule() -> String {
     s
 }
 
-/// The capsules that create `per_type` concepts of each type, in chunks.
-fn concept_capsules(per_type: u64, chunk: u64) -> Vec<String> {
-    let mut out = Vec::new();
+/// Emits the capsules that create `per_type` concepts of each type, in
+/// chunks, one at a time (so they need not all be in memory).
+fn concept_capsules(
+    per_type: u64,
+    chunk: u64,
+    emit: &mut impl FnMut(String) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     let mut s = String::new();
     let mut n = 0;
     for (t, ty) in TYPES.iter().enumerate() {
@@ -92,21 +97,26 @@ fn concept_capsules(per_type: u64, chunk: u64) -> Vec<String> {
             n += 1;
             if n == chunk {
                 s.push('}');
-                out.push(std::mem::take(&mut s));
+                emit(std::mem::take(&mut s))?;
                 n = 0;
             }
         }
     }
     if n > 0 {
         s.push('}');
-        out.push(s);
+        emit(s)?;
     }
-    out
+    Ok(())
 }
 
-/// The capsules that create `count` links, grouped by subject into chunks.
-fn link_capsules(per_type: u64, count: u64, chunk: u64, rng: &mut Rng) -> Vec<String> {
-    let mut out = Vec::new();
+/// Emits the capsules that create `count` links, in chunks, one at a time.
+fn link_capsules(
+    per_type: u64,
+    count: u64,
+    chunk: u64,
+    rng: &mut Rng,
+    emit: &mut impl FnMut(String) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     let mut s = String::new();
     let mut n = 0;
     for _ in 0..count {
@@ -127,15 +137,56 @@ fn link_capsules(per_type: u64, count: u64, chunk: u64, rng: &mut Rng) -> Vec<St
         n += 1;
         if n == chunk {
             s.push('}');
-            out.push(std::mem::take(&mut s));
+            emit(std::mem::take(&mut s))?;
             n = 0;
         }
     }
     if n > 0 {
         s.push('}');
-        out.push(s);
+        emit(s)?;
     }
-    out
+    Ok(())
+}
+
+/// Writes capsules to numbered files in `folder` as they are generated;
+/// `paths` collects the files in order.
+fn to_files<'p>(
+    folder: &'p Path,
+    prefix: &'p str,
+    paths: &'p mut Vec<PathBuf>,
+) -> impl FnMut(String) -> anyhow::Result<()> + 'p {
+    move |text| {
+        let path = folder.join(format!("{prefix}-{:05}.kip", paths.len()));
+        std::fs::write(&path, text)?;
+        paths.push(path);
+        Ok(())
+    }
+}
+
+/// Imports capsule files through the import pipeline every face uses
+/// (`kip import`: read, parse, check, apply; traced), stopping at the first
+/// file that fails.
+fn import_files(nexus: &Nexus, paths: &[PathBuf], label: &str) -> anyhow::Result<()> {
+    let origin = Origin::new("bench");
+    let options = ImportOptions {
+        originator: Some("bench"),
+        ..ImportOptions::default()
+    };
+    let mut failed = None;
+    let mut done = 0;
+    kip_capsule::import_paths_with(nexus, paths, &origin, &options, |report| {
+        done += 1;
+        if !report.is_imported() && failed.is_none() {
+            failed = Some(report.error_lines().join("\n"));
+        }
+        if done % 5 == 0 {
+            eprintln!("bench: imported {done} of {} {label} capsules", paths.len());
+        }
+    });
+    match failed {
+        Some(e) => anyhow::bail!("bench: a generated capsule failed to import: {e}"),
+        None => Ok(()),
+    }
 }
 
 /// Makes the next query text of a workload.
@@ -179,7 +230,10 @@ pub fn bench(
     let nexus = Nexus::open(dir).map_err(|e| anyhow::anyhow!("{}", e.message))?;
     let mut report = serde_json::Map::new();
     if fresh {
-        report.insert("import".into(), import(&nexus, per_type, propositions)?);
+        report.insert(
+            "import".into(),
+            import(&nexus, dir, per_type, propositions)?,
+        );
     }
     let table = measure(&nexus, workloads(per_type), iterations)?;
     report.insert("workloads".into(), Json::Array(table));
@@ -194,35 +248,88 @@ pub fn bench(
 }
 
 /// Imports the generated graph (schema, concepts, then links) and says how
-/// fast.
-fn import(nexus: &Nexus, per_type: u64, propositions: u64) -> anyhow::Result<Json> {
-    run(nexus, &schema_capsule())?;
+/// fast and with how much memory. The capsules are written to files in
+/// `<dir>-capsules` first (one at a time, so the benchmark never holds them
+/// all) and imported as `kip import` would, then removed (kept when
+/// `KIP_BENCH_KEEP_CAPSULES` is set).
+fn import(nexus: &Nexus, dir: &Path, per_type: u64, propositions: u64) -> anyhow::Result<Json> {
+    let folder = PathBuf::from(format!("{}-capsules", dir.display()));
+    std::fs::create_dir_all(&folder)?;
+    let memory = MemoryWatch::start();
+    let mut schema = Vec::new();
+    to_files(&folder, "0-schema", &mut schema)(schema_capsule())?;
+    import_files(nexus, &schema, "schema")?;
+    let mut concepts = Vec::new();
+    concept_capsules(
+        per_type,
+        20_000,
+        &mut to_files(&folder, "1-concepts", &mut concepts),
+    )?;
     let started = Instant::now();
-    for capsule in concept_capsules(per_type, 20_000) {
-        run(nexus, &capsule)?;
-    }
+    import_files(nexus, &concepts, "concept")?;
     let concept_secs = started.elapsed().as_secs_f64();
     let mut rng = Rng(0x5EED_CAFE);
-    let capsules = link_capsules(per_type, propositions, 20_000, &mut rng);
+    let mut links = Vec::new();
+    link_capsules(
+        per_type,
+        propositions,
+        20_000,
+        &mut rng,
+        &mut to_files(&folder, "2-links", &mut links),
+    )?;
     let started = Instant::now();
-    for (i, capsule) in capsules.iter().enumerate() {
-        run(nexus, capsule)?;
-        if (i + 1) % 5 == 0 {
-            eprintln!(
-                "bench: imported {} of {} link capsules",
-                i + 1,
-                capsules.len()
-            );
-        }
-    }
+    import_files(nexus, &links, "link")?;
     let secs = started.elapsed().as_secs_f64();
+    let (peak_anon, hwm) = memory.stop();
+    // `KIP_BENCH_KEEP_CAPSULES=1` keeps the files, to time `kip import`
+    // on them or to compare builds on the same input.
+    if std::env::var_os("KIP_BENCH_KEEP_CAPSULES").is_none() {
+        std::fs::remove_dir_all(&folder)?;
+    }
     Ok(json!({
         "concepts": per_type * TYPES.len() as u64,
         "concept_seconds": concept_secs,
         "propositions": propositions,
         "proposition_seconds": secs,
         "propositions_per_second": propositions as f64 / secs,
+        "peak_rss_anon_mb": peak_anon,
+        "vm_hwm_mb": hwm,
     }))
+}
+
+/// Samples the process's anonymous memory while an import runs (LMDB's
+/// pages are file-backed and are not counted) and keeps the peak.
+struct MemoryWatch {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    sampler: std::thread::JoinHandle<Option<f64>>,
+}
+
+impl MemoryWatch {
+    fn start() -> MemoryWatch {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let sampler = std::thread::spawn(move || {
+            let mut peak: Option<f64> = None;
+            loop {
+                if let Some(mb) = status_mb("RssAnon:") {
+                    peak = Some(peak.map_or(mb, |p| p.max(mb)));
+                }
+                if flag.load(std::sync::atomic::Ordering::Relaxed) {
+                    return peak;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        });
+        MemoryWatch { stop, sampler }
+    }
+
+    /// The peak RssAnon seen and the kernel's peak resident set (`VmHWM`,
+    /// LMDB's mapped pages included), in MB.
+    fn stop(self) -> (Option<f64>, Option<f64>) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let peak = self.sampler.join().ok().flatten();
+        (peak, status_mb("VmHWM:"))
+    }
 }
 
 /// The measured workloads: a label, the query maker and the p50 budget in
@@ -410,8 +517,13 @@ fn measure(
 /// Anonymous memory is what the engine itself holds; LMDB's pages are
 /// file-backed and are not counted. `None` off Linux.
 fn engine_memory_mb() -> Option<f64> {
+    status_mb("RssAnon:")
+}
+
+/// A `kB` line of `/proc/self/status`, in MB. `None` off Linux.
+fn status_mb(key: &str) -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kb = status.lines().find_map(|l| l.strip_prefix("RssAnon:"))?;
+    let kb = status.lines().find_map(|l| l.strip_prefix(key))?;
     let kb: f64 = kb.trim().trim_end_matches("kB").trim().parse().ok()?;
     Some((kb / 1024.0).round())
 }
@@ -429,6 +541,13 @@ pub fn table(report: &Json) -> String {
             import["proposition_seconds"].as_f64().unwrap_or(0.0),
             import["propositions_per_second"].as_f64().unwrap_or(0.0)
         );
+        if let Some(peak) = import["peak_rss_anon_mb"].as_f64() {
+            let _ = writeln!(
+                s,
+                "import memory: peak RssAnon {peak:.0} MB (budget 200), VmHWM {:.0} MB",
+                import["vm_hwm_mb"].as_f64().unwrap_or(0.0)
+            );
+        }
     }
     let _ = writeln!(
         s,

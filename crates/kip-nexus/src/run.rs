@@ -15,7 +15,7 @@ use kip_lang::{ErrorCode, KipError};
 use serde_json::{Value as Json, json};
 
 use crate::graph::{Graph, Result, TxnError};
-use crate::kml::{self, ElementChange, Stats};
+use crate::kml::{self, BeforeImage, Stats};
 use crate::trace::{self, Append, CommandRecord, TraceNote};
 use crate::{Nexus, export, kql, meta};
 
@@ -200,7 +200,7 @@ impl Nexus {
         let run = |txn: &mut kip_store::RwTxn<'_>| -> std::result::Result<Outcome, TxnError> {
             let mut outcomes = Vec::new();
             let mut total = Stats::default();
-            let mut changes = Vec::new();
+            let mut changes = BeforeImage::default();
             for c in commands {
                 let outcome = match c {
                     Command::Upsert(_)
@@ -242,7 +242,8 @@ impl Nexus {
                         verbs: trace::verbs(commands),
                         text: source,
                         stats: total,
-                        changes: std::mem::take(&mut changes),
+                        changes: std::mem::take(&mut changes.changes),
+                        created: std::mem::take(&mut changes.created),
                         change_seq,
                         duration: started.elapsed(),
                     },
@@ -340,7 +341,7 @@ impl Nexus {
         source: &str,
         c: &Command,
         commit: bool,
-        traced: Option<&mut Vec<ElementChange>>,
+        traced: Option<&mut BeforeImage>,
     ) -> std::result::Result<Outcome, TxnError> {
         let mut w = kml::Writer::new(&self.store, txn, source, now());
         if !commit {
@@ -361,7 +362,7 @@ impl Nexus {
             }
         };
         if let Some(traced) = traced {
-            traced.extend(w.take_changes());
+            traced.extend(w.take_before_image());
         }
         Ok(Outcome {
             stats: w.stats,

@@ -19,7 +19,8 @@
 use std::collections::HashMap;
 
 use kip_store::{
-    ConceptId, ConceptRecord, ElementId, PropositionId, PropositionRecord, RwTxn, Store,
+    ConceptId, ConceptRecord, ElementId, NewDocument, PropositionId, PropositionRecord, RwTxn,
+    Store,
 };
 use serde_json::Value as Json;
 
@@ -98,6 +99,31 @@ pub fn index_proposition(
     store
         .index_document(txn, ElementId::Proposition(id), &terms, len)
         .kip()
+}
+
+/// Indexes new links together (see [`kip_store::Store::index_documents`]):
+/// the same documents [`index_proposition`] writes one by one.
+pub fn index_propositions<'r>(
+    store: &Store,
+    txn: &mut RwTxn<'_>,
+    links: impl IntoIterator<Item = (PropositionId, &'r PropositionRecord, &'r [String; 3])>,
+) -> Result<()> {
+    let docs: Vec<NewDocument> = links
+        .into_iter()
+        .map(|(id, rec, names)| {
+            let (terms, len) = document(
+                &[names[0].as_str()],
+                &[names[1].as_str(), names[2].as_str()],
+                &rec.attributes,
+            );
+            NewDocument {
+                element: ElementId::Proposition(id),
+                terms,
+                len,
+            }
+        })
+        .collect();
+    store.index_documents(txn, &docs).kip()
 }
 
 pub fn unindex(store: &Store, txn: &mut RwTxn<'_>, e: ElementId) -> Result<()> {

@@ -492,3 +492,75 @@ proptest! {
         prop_assert_eq!(snapshot(&nexus), initial);
     }
 }
+
+/// A bulk write (more than `BULK_CREATIONS` new elements in one command)
+/// keeps its creations as id ranges: one entry, no per-element change,
+/// and still findable by element, revertible and consistent.
+#[test]
+fn a_bulk_writes_creations_are_kept_as_ranges_and_revert_whole() {
+    let (_dir, nexus) = fresh();
+    let initial = snapshot(&nexus);
+    let mut text = String::from("UPSERT {\n");
+    for i in 0..1_500 {
+        text.push_str(&format!(
+            "CONCEPT ?d{i} {{ {{type: \"Drug\", name: \"Bulk {i}\"}} }}\n"
+        ));
+    }
+    text.push_str(r#"CONCEPT ?s { {type: "Symptom", name: "Bulk ache"} SET ATTRIBUTES { description: "x" } }"#);
+    for i in 0..1_200 {
+        text.push_str(&format!("CONCEPT ?l{i} {{ {{type: \"Drug\", name: \"Bulk {i}\"}} SET PROPOSITIONS {{ (\"treats\", ?s) }} }}\n"));
+    }
+    // Created, then updated and deleted within the same command.
+    text.push_str(
+        r#"CONCEPT ?u { {type: "Drug", name: "Bulk 7"} SET ATTRIBUTES { risk_level: 1 } }"#,
+    );
+    text.push('}');
+    run(&nexus, "importer", &text);
+    nexus.execute(
+        &ExecuteKip::command(
+            r#"DELETE CONCEPT ?d DETACH WHERE { ?d {type: "Drug", name: "Bulk 9"} }"#,
+        ),
+        &Context::new("test").with_originator("other"),
+    );
+    let e = newest(&nexus, "importer");
+    let data = e.data.clone().expect("data");
+    assert!(
+        e.message
+            .starts_with("UPSERT: created 1501 concepts, 1200 links"),
+        "{}",
+        e.message
+    );
+    let created = data["created"].as_array().expect("ranges");
+    assert_eq!(created.len(), 2, "{created:?}");
+    assert!(
+        data["changes"].as_array().is_some_and(Vec::is_empty),
+        "{:?}",
+        data["changes"]
+    );
+    // The middle of a range finds the entry that created it.
+    let first: kip_nexus::ElementId = created[1][0].as_str().expect("id").parse().expect("id");
+    let kip_nexus::ElementId::Proposition(p) = first else {
+        panic!("{created:?}")
+    };
+    let middle = kip_nexus::ElementId::Proposition(kip_nexus::PropositionId(p.0 + 600));
+    let touching = list(
+        &nexus,
+        TraceFilter {
+            element: Some(middle.to_string()),
+            ..TraceFilter::default()
+        },
+    );
+    assert_eq!(touching.iter().map(|t| &t.id).collect::<Vec<_>>(), [&e.id]);
+    assert!(nexus.check_store().expect("check").ok);
+    // A later write touched Bulk 9: refused, then forced.
+    assert!(nexus.revert(&e.id, "curator", false).is_err());
+    let deleted = newest(&nexus, "other");
+    nexus
+        .revert(&deleted.id, "curator", false)
+        .expect("revert the delete");
+    nexus
+        .revert(&e.id, "curator", false)
+        .expect("revert the import");
+    assert_eq!(snapshot(&nexus), initial);
+    assert!(nexus.check_store().expect("check").ok);
+}

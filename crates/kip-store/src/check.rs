@@ -638,7 +638,28 @@ impl Store {
                 );
                 continue;
             }
-            for e in touched.chunks(element::LEN) {
+            // A range of created elements is two chunks flagged
+            // `RANGE_FLAG`, indexed under the second (see `trace.rs`).
+            let mut chunks = touched.chunks(element::LEN);
+            while let Some(first) = chunks.next() {
+                let e = if first[0] & crate::trace::RANGE_FLAG == 0 {
+                    first
+                } else {
+                    match chunks.next() {
+                        Some(last) if last[0] == first[0] && last[1..] >= first[1..] => last,
+                        _ => {
+                            f.add(
+                                "trace-index",
+                                db_name::TRACE_TOUCHES,
+                                format!(
+                                    "entry {id} has a range {} without a valid end",
+                                    hex(first)
+                                ),
+                            );
+                            continue;
+                        }
+                    }
+                };
                 listed.insert((e.to_vec(), id));
                 let mut key = e.to_vec();
                 key.extend_from_slice(&id.to_be_bytes());

@@ -123,7 +123,7 @@ pub use ids::{ConceptId, ElementId, ParseIdError, PropositionId};
 pub use names::Namespace;
 pub use propositions::{PropositionMatch, PropositionMatches, PropositionRecord};
 pub use store::Store;
-pub use text::PrefixPosting;
+pub use text::{NewDocument, PrefixPosting};
 pub use trace::{MAX_ORIGINATOR_LEN, TraceSlot};
 
 /// The names of the store's LMDB databases (see the table in the crate

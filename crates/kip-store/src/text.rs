@@ -25,6 +25,35 @@ pub struct PrefixPosting {
     pub term_frequency: u32,
 }
 
+/// One document of a batch for [`Store::index_documents`]: the same
+/// arguments [`Store::index_document`] takes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewDocument {
+    pub element: ElementId,
+    pub terms: Vec<(String, u32)>,
+    pub len: u32,
+}
+
+/// A document's terms as stored: empty terms and zero frequencies skipped,
+/// long terms cut, sorted, repeated terms merged.
+fn merge_terms(terms: &[(String, u32)]) -> Vec<(&str, u32)> {
+    let mut merged: Vec<(&str, u32)> = terms
+        .iter()
+        .filter(|(term, tf)| !term.is_empty() && *tf > 0)
+        .map(|(term, tf)| (clamp_term(term), *tf))
+        .collect();
+    merged.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    merged.dedup_by(|later, kept| {
+        if later.0 == kept.0 {
+            kept.1 = kept.1.saturating_add(later.1);
+            true
+        } else {
+            false
+        }
+    });
+    merged
+}
+
 impl Store {
     /// Indexes `element` as a document of `doc_len` tokens with the given
     /// `(term, frequency)` pairs, replacing its previous document. Repeated
@@ -42,20 +71,7 @@ impl Store {
             return Err(StoreError::NotFound { element });
         }
         self.remove_document(txn, element)?;
-        let mut merged: Vec<(&str, u32)> = terms
-            .iter()
-            .filter(|(term, tf)| !term.is_empty() && *tf > 0)
-            .map(|(term, tf)| (clamp_term(term), *tf))
-            .collect();
-        merged.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        merged.dedup_by(|later, kept| {
-            if later.0 == kept.0 {
-                kept.1 = kept.1.saturating_add(later.1);
-                true
-            } else {
-                false
-            }
-        });
+        let merged = merge_terms(terms);
         for &(term, tf) in &merged {
             self.db
                 .postings
@@ -71,6 +87,73 @@ impl Store {
         self.db.documents.put(txn, &element, &doc).lmdb()?;
         self.add_stat(txn, StatKey::Documents, 1)?;
         self.add_stat(txn, StatKey::DocumentLength, i64::from(doc_len))
+    }
+
+    /// Indexes many documents at once, with the same result as calling
+    /// [`Store::index_document`] for each in turn (each replaces its
+    /// element's previous document; every element must exist and appear
+    /// once). The postings of the whole batch are written sorted by
+    /// `(term, element)`, and each distinct term's document frequency and
+    /// the corpus statistics are read and written once per batch, not once
+    /// per document: a bulk import's links share most of their terms
+    /// (predicates, the names of their ends).
+    pub fn index_documents(
+        &self,
+        txn: &mut RwTxn<'_>,
+        docs: &[NewDocument],
+    ) -> Result<(), StoreError> {
+        let mut seen = std::collections::HashSet::with_capacity(docs.len());
+        for doc in docs {
+            if !seen.insert(doc.element) {
+                return Err(StoreError::invalid(format!(
+                    "{} appears twice in one batch of documents",
+                    doc.element
+                )));
+            }
+            if !self.contains(txn, doc.element)? {
+                return Err(StoreError::NotFound {
+                    element: doc.element,
+                });
+            }
+        }
+        for doc in docs {
+            self.remove_document(txn, doc.element)?;
+        }
+        let mut postings: Vec<(&str, ElementId, u32)> = Vec::new();
+        let mut total_len: i64 = 0;
+        for doc in docs {
+            let merged = merge_terms(&doc.terms);
+            postings.extend(merged.iter().map(|&(t, tf)| (t, doc.element, tf)));
+            let forward = DocumentRef {
+                len: doc.len,
+                terms: &merged,
+            };
+            self.db.documents.put(txn, &doc.element, &forward).lmdb()?;
+            total_len += i64::from(doc.len);
+        }
+        postings.sort_unstable_by(|a, b| a.0.cmp(b.0).then(a.1.cmp(&b.1)));
+        let mut i = 0;
+        while i < postings.len() {
+            let term = postings[i].0;
+            let mut j = i;
+            while j < postings.len() && postings[j].0 == term {
+                self.db
+                    .postings
+                    .put(txn, &posting_key(term, postings[j].1), &postings[j].2)
+                    .lmdb()?;
+                j += 1;
+            }
+            let added = u32::try_from(j - i)
+                .map_err(|_| StoreError::invalid("too many documents in one batch"))?;
+            let df = self.db.terms.get(txn, term).lmdb()?.unwrap_or(0);
+            self.db.terms.put(txn, term, &(df + added)).lmdb()?;
+            i = j;
+        }
+        if !docs.is_empty() {
+            self.add_stat(txn, StatKey::Documents, docs.len() as i64)?;
+            self.add_stat(txn, StatKey::DocumentLength, total_len)?;
+        }
+        Ok(())
     }
 
     /// Removes `element`'s document from the index; returns whether it had

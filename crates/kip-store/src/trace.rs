@@ -10,6 +10,17 @@
 //!
 //! Unlike the change log, the trace is not part of the graph: no counts, no
 //! text index, never seen by KQL.
+//!
+//! A write's newly created elements are fresh ids, contiguous per kind, so
+//! an entry can name them as ranges (`first..=last`) instead of one by one
+//! ([`Store::put_trace_with_ranges`]): a bulk import of 40,000 elements
+//! then costs one index key per range, not per element. In
+//! `trace_touches` a range is two 9-byte chunks whose tags have
+//! [`RANGE_FLAG`] set (its first id, then its last); its key in
+//! `trace_elements` is the second chunk followed by the entry id. Ranges
+//! never overlap (ids of new elements are never reused), so the entry whose
+//! range holds an element is found by one seek to the first range ending at
+//! or after it.
 
 use heed::{RoTxn, RwTxn};
 use serde_json::Value;
@@ -29,6 +40,53 @@ pub const MAX_ORIGINATOR_LEN: usize = 256;
 pub struct TraceSlot {
     pub id: u64,
     pub seq: u64,
+}
+
+/// Set on the tag of the two chunks that name a range of created elements
+/// (see the module doc).
+pub const RANGE_FLAG: u8 = 0x80;
+
+/// An element's encoding with the range flag on its tag.
+fn range_chunk(e: ElementId) -> [u8; element::LEN] {
+    let mut chunk = element::encode(e);
+    chunk[0] |= RANGE_FLAG;
+    chunk
+}
+
+fn chunk_key(chunk: &[u8; element::LEN], entry: u64) -> [u8; element::LEN + 8] {
+    let mut key = [0; element::LEN + 8];
+    key[..element::LEN].copy_from_slice(chunk);
+    key[element::LEN..].copy_from_slice(&entry.to_be_bytes());
+    key
+}
+
+/// The elements and ranges an entry's `trace_touches` list names.
+fn decode_touched(bytes: &[u8]) -> Result<Touched, StoreError> {
+    let corrupt = |e: crate::codec::DecodeError| StoreError::corrupt(e.to_string());
+    let mut out = Touched::default();
+    let mut chunks = bytes.chunks(element::LEN);
+    while let Some(chunk) = chunks.next() {
+        if chunk.first().is_some_and(|t| t & RANGE_FLAG != 0) {
+            let last = chunks.next().ok_or_else(|| {
+                StoreError::corrupt("a trace range has a first element but no last")
+            })?;
+            let unflag = |c: &[u8]| {
+                let mut c = c.to_vec();
+                c[0] &= !RANGE_FLAG;
+                element::decode(&c).map_err(corrupt)
+            };
+            out.ranges.push((unflag(chunk)?, unflag(last)?));
+        } else {
+            out.elements.push(element::decode(chunk).map_err(corrupt)?);
+        }
+    }
+    Ok(out)
+}
+
+#[derive(Debug, Default)]
+struct Touched {
+    elements: Vec<ElementId>,
+    ranges: Vec<(ElementId, ElementId)>,
 }
 
 fn element_key(e: ElementId, entry: u64) -> [u8; element::LEN + 8] {
@@ -97,16 +155,49 @@ impl Store {
         body: &Value,
         elements: &[ElementId],
     ) -> Result<(), StoreError> {
+        self.put_trace_with_ranges(txn, id, body, elements, &[])
+    }
+
+    /// [`Store::put_trace`] with `created`: ranges `(first, last)` of
+    /// elements the entry's write created (both ends of one kind, `first <=
+    /// last`, ids no other entry's range holds), indexed by one key each.
+    pub fn put_trace_with_ranges(
+        &self,
+        txn: &mut RwTxn<'_>,
+        id: u64,
+        body: &Value,
+        elements: &[ElementId],
+        created: &[(ElementId, ElementId)],
+    ) -> Result<(), StoreError> {
         self.db.trace.put(txn, &id, &encode_entry(body)?).lmdb()?;
-        if elements.is_empty() {
+        if elements.is_empty() && created.is_empty() {
             return Ok(());
         }
-        let mut touched = Vec::with_capacity(elements.len() * element::LEN);
+        let mut touched = Vec::with_capacity((elements.len() + 2 * created.len()) * element::LEN);
         for &e in elements {
             touched.extend_from_slice(&element::encode(e));
             self.db
                 .trace_elements
                 .put(txn, &element_key(e, id), &())
+                .lmdb()?;
+        }
+        for &(first, last) in created {
+            let same_kind = matches!(
+                (first, last),
+                (ElementId::Concept(_), ElementId::Concept(_))
+                    | (ElementId::Proposition(_), ElementId::Proposition(_))
+            );
+            if !same_kind || first > last {
+                return Err(StoreError::invalid(format!(
+                    "{first}..{last} is not a range of elements of one kind"
+                )));
+            }
+            let end = range_chunk(last);
+            touched.extend_from_slice(&range_chunk(first));
+            touched.extend_from_slice(&end);
+            self.db
+                .trace_elements
+                .put(txn, &chunk_key(&end, id), &())
                 .lmdb()?;
         }
         self.db.trace_touches.put(txn, &id, &touched).lmdb()
@@ -135,18 +226,30 @@ impl Store {
         }
     }
 
-    /// The elements entry `id` touched, in the order they were given.
+    /// The elements entry `id` touched one by one, in the order they were
+    /// given (its ranges: [`Store::trace_created`]).
     pub fn trace_elements(&self, txn: &RoTxn<'_>, id: u64) -> Result<Vec<ElementId>, StoreError> {
-        let Some(bytes) = self.db.trace_touches.get(txn, &id).lmdb()? else {
-            return Ok(Vec::new());
-        };
-        bytes
-            .chunks(element::LEN)
-            .map(|c| element::decode(c).map_err(|e| StoreError::corrupt(e.to_string())))
-            .collect()
+        Ok(self.touched(txn, id)?.elements)
     }
 
-    /// The entries that touched `element`, oldest first.
+    /// The ranges `(first, last)` of elements entry `id` created.
+    pub fn trace_created(
+        &self,
+        txn: &RoTxn<'_>,
+        id: u64,
+    ) -> Result<Vec<(ElementId, ElementId)>, StoreError> {
+        Ok(self.touched(txn, id)?.ranges)
+    }
+
+    fn touched(&self, txn: &RoTxn<'_>, id: u64) -> Result<Touched, StoreError> {
+        match self.db.trace_touches.get(txn, &id).lmdb()? {
+            Some(bytes) => decode_touched(bytes),
+            None => Ok(Touched::default()),
+        }
+    }
+
+    /// The entries that touched `element`, oldest first: those that name
+    /// it and the one whose range of created elements holds it.
     pub fn trace_touching(&self, txn: &RoTxn<'_>, e: ElementId) -> Result<Vec<u64>, StoreError> {
         let prefix = element::encode(e);
         let mut out = Vec::new();
@@ -154,7 +257,40 @@ impl Store {
             let (key, ()) = item.lmdb()?;
             out.push(decode_u64(&key[element::LEN..], "a trace element key")?);
         }
+        if let Some(creator) = self.trace_creator(txn, e)?
+            && let Err(at) = out.binary_search(&creator)
+        {
+            out.insert(at, creator);
+        }
         Ok(out)
+    }
+
+    /// The entry whose range of created elements holds `e`, if any: the
+    /// first range ending at or after `e` (ranges never overlap).
+    fn trace_creator(&self, txn: &RoTxn<'_>, e: ElementId) -> Result<Option<u64>, StoreError> {
+        let from = chunk_key(&range_chunk(e), 0);
+        let range = (
+            std::ops::Bound::Included(&from[..]),
+            std::ops::Bound::Unbounded,
+        );
+        let Some(item) = self.db.trace_elements.range(txn, &range).lmdb()?.next() else {
+            return Ok(None);
+        };
+        let (key, ()) = item.lmdb()?;
+        if key.len() != element::LEN + 8 || key[0] != from[0] {
+            return Ok(None); // no range of this kind ends at or after `e`
+        }
+        let entry = decode_u64(&key[element::LEN..], "a trace element key")?;
+        let last = {
+            let mut c = key[..element::LEN].to_vec();
+            c[0] &= !RANGE_FLAG;
+            element::decode(&c).map_err(|err| StoreError::corrupt(err.to_string()))?
+        };
+        let holds = self
+            .trace_created(txn, entry)?
+            .iter()
+            .any(|&(first, l)| l == last && first <= e);
+        Ok(holds.then_some(entry))
     }
 
     /// Visits entries in id order (`newest_first` reverses it), within
@@ -235,10 +371,17 @@ impl Store {
             break;
         }
         for &id in &doomed {
-            for e in self.trace_elements(txn, id)? {
+            let touched = self.touched(txn, id)?;
+            for e in touched.elements {
                 self.db
                     .trace_elements
                     .delete(txn, &element_key(e, id))
+                    .lmdb()?;
+            }
+            for (_, last) in touched.ranges {
+                self.db
+                    .trace_elements
+                    .delete(txn, &chunk_key(&range_chunk(last), id))
                     .lmdb()?;
             }
             self.db.trace_touches.delete(txn, &id).lmdb()?;

@@ -356,6 +356,106 @@ fn indexing_a_document_replaces_the_previous_one() {
     );
 }
 
+/// What the text index holds about `terms` and `elements`.
+fn index_snapshot(store: &Store, terms: &[&str], elements: &[ElementId]) -> Vec<String> {
+    store
+        .read(|txn| {
+            let mut out = vec![format!("{:?}", store.search_stats(txn)?)];
+            for t in terms {
+                out.push(format!(
+                    "{t}: df {} postings {:?}",
+                    store.document_frequency(txn, t)?,
+                    store.postings(txn, t)?
+                ));
+            }
+            for &e in elements {
+                out.push(format!(
+                    "{e}: {:?} {:?}",
+                    store.doc_len(txn, e)?,
+                    store.document_terms(txn, e)?
+                ));
+            }
+            out.push(format!("{:?}", store.terms_with_prefix(txn, "")?));
+            Ok::<_, StoreError>(out)
+        })
+        .expect("read")
+}
+
+#[test]
+fn a_batch_of_documents_indexes_as_one_by_one_would() {
+    let terms = |list: &[(&str, u32)]| -> Vec<(String, u32)> {
+        list.iter().map(|&(t, n)| (t.to_owned(), n)).collect()
+    };
+    let batch = |a: ElementId, b: ElementId, c: ElementId| {
+        vec![
+            kip_store::NewDocument {
+                element: b,
+                terms: terms(&[("aspirin", 2), ("treats", 3), ("aspirin", 1), ("", 4)]),
+                len: 6,
+            },
+            kip_store::NewDocument {
+                element: a,
+                terms: terms(&[("headache", 1), ("treats", 3), ("zero", 0)]),
+                len: 4,
+            },
+            kip_store::NewDocument {
+                element: c,
+                terms: vec![],
+                len: 0,
+            },
+        ]
+    };
+    let mut snapshots = Vec::new();
+    for batched in [false, true] {
+        let (_dir, store) = open();
+        let ids = write(&store, |txn| {
+            let a = store.create_concept(txn, &concept(1, "a"))?;
+            let b = store.create_concept(txn, &concept(1, "b"))?;
+            let c = store.create_concept(txn, &concept(1, "c"))?;
+            // `a` already has a document, which the batch replaces.
+            store.index_document(txn, a.into(), &terms(&[("aspirin", 1), ("old", 1)]), 2)?;
+            Ok([ElementId::from(a), b.into(), c.into()])
+        })
+        .expect("write");
+        let docs = batch(ids[0], ids[1], ids[2]);
+        write(&store, |txn| {
+            if batched {
+                store.index_documents(txn, &docs)
+            } else {
+                for d in &docs {
+                    store.index_document(txn, d.element, &d.terms, d.len)?;
+                }
+                Ok(())
+            }
+        })
+        .expect("index");
+        snapshots.push(index_snapshot(
+            &store,
+            &["aspirin", "treats", "headache", "old", "zero"],
+            &ids,
+        ));
+        let twice = write(&store, |txn| {
+            store.index_documents(txn, &[docs[0].clone(), docs[0].clone()])
+        });
+        assert!(
+            matches!(twice, Err(StoreError::Invalid { .. })),
+            "{twice:?}"
+        );
+        let missing = write(&store, |txn| {
+            store.index_documents(
+                txn,
+                &[kip_store::NewDocument {
+                    element: ElementId::Proposition(PropositionId(5)),
+                    terms: vec![],
+                    len: 0,
+                }],
+            )
+        });
+        assert!(matches!(missing, Err(StoreError::NotFound { .. })));
+    }
+    assert_eq!(snapshots[0], snapshots[1]);
+}
+
 #[test]
 fn state_round_trips_with_long_keys_and_prefix_listing() {
     let (_dir, store) = open();

@@ -1,5 +1,6 @@
 //! `kip import PATH…`: capsules and bundles through
-//! [`kip_api::Api::import_file`], each file whole or not at all.
+//! [`kip_api::Api::import_files`] (pipelined: the next file is parsed while
+//! the current one is applied), each file whole or not at all.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,31 +16,47 @@ const PROGRESS_MIN_BYTES: u64 = 1024 * 1024;
 /// `file:line:column` line on standard error; exit 1 if any file failed.
 pub fn run(db: Option<PathBuf>, paths: &[PathBuf]) -> anyhow::Result<ExitCode> {
     let api = crate::db::open_api(db, "kip-cli")?;
+    let files = files(paths)?;
+    // Reports arrive in file order, so the file in progress is the one
+    // after the last reported (the next file is parsed ahead, on another
+    // thread, while this one is applied).
+    let current = std::cell::Cell::new(0usize);
+    let large: Vec<bool> = files
+        .iter()
+        .map(|f| std::fs::metadata(f).is_ok_and(|m| m.len() >= PROGRESS_MIN_BYTES))
+        .collect();
+    let show = |p: Progress| {
+        let i = current.get();
+        if large.get(i).copied().unwrap_or(false) {
+            eprintln!(
+                "kip import: {}: {} {}/{}",
+                files[i].display(),
+                phase(p.phase),
+                p.done,
+                p.total
+            );
+        }
+    };
+    let options = ImportOptions {
+        dry_run: false,
+        progress: Some(&show),
+        originator: None,
+    };
     let mut any_failed = false;
-    for file in files(paths)? {
-        let large = std::fs::metadata(&file).is_ok_and(|m| m.len() >= PROGRESS_MIN_BYTES);
-        let name = file.display().to_string();
-        let show = |p: Progress| {
-            if large {
-                eprintln!(
-                    "kip import: {name}: {} {}/{}",
-                    phase(p.phase),
-                    p.done,
-                    p.total
-                );
-            }
-        };
-        let options = ImportOptions {
-            dry_run: false,
-            progress: Some(&show),
-            originator: None,
-        };
-        let report = api.import_file(&file, &options)?;
+    let mut failure = None;
+    api.import_files(&files, &options, |report| {
+        current.set(current.get() + 1);
         any_failed |= !report.is_imported();
         for line in report.error_lines() {
             eprintln!("{line}");
         }
-        out(&format!("{}\n", serde_json::to_string(&report)?));
+        match serde_json::to_string(&report) {
+            Ok(json) => out(&format!("{json}\n")),
+            Err(e) => failure = Some(e),
+        }
+    })?;
+    if let Some(e) = failure {
+        return Err(e.into());
     }
     Ok(if any_failed {
         ExitCode::from(1)

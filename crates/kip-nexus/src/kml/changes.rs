@@ -98,6 +98,49 @@ pub struct ElementChange {
     pub after: Option<State>,
 }
 
+/// A write that creates more elements than this in one command is a bulk
+/// write: its before-image keeps its new elements as id ranges
+/// ([`BeforeImage::created`]) instead of one change each.
+pub const BULK_CREATIONS: usize = 1_000;
+
+/// A committed write's before-image for the cognitive trace: the changes
+/// of the elements it touched one by one, and the ranges `(first, last)`
+/// of consecutive ids a bulk write created (see [`BULK_CREATIONS`]).
+#[derive(Debug, Default)]
+pub struct BeforeImage {
+    pub changes: Vec<ElementChange>,
+    pub created: Vec<(ElementId, ElementId)>,
+}
+
+impl BeforeImage {
+    /// Adds a later command's before-image (of the same text).
+    pub fn extend(&mut self, other: BeforeImage) {
+        self.changes.extend(other.changes);
+        for r in other.created {
+            push_range(&mut self.created, r);
+        }
+    }
+}
+
+/// Appends `r` to `ranges`, joining it to the last range when they are
+/// consecutive ids of one kind.
+fn push_range(ranges: &mut Vec<(ElementId, ElementId)>, r: (ElementId, ElementId)) {
+    if let Some(last) = ranges.last_mut()
+        && next_id(last.1) == Some(r.0)
+    {
+        last.1 = r.1;
+        return;
+    }
+    ranges.push(r);
+}
+
+fn next_id(e: ElementId) -> Option<ElementId> {
+    Some(match e {
+        ElementId::Concept(c) => ElementId::Concept(ConceptId(c.0.checked_add(1)?)),
+        ElementId::Proposition(p) => ElementId::Proposition(PropositionId(p.0.checked_add(1)?)),
+    })
+}
+
 /// The changes of one command, one per element.
 #[derive(Debug, Default)]
 pub(super) struct Changes {
@@ -107,9 +150,115 @@ pub(super) struct Changes {
     /// write's before-image needs only the id to undo a creation, and the
     /// state is in the graph (and in the command's text).
     lean: bool,
+    /// Lean creations noted one by one so far (until a bulk write's
+    /// creations become ranges).
+    lean_created: usize,
+    /// A bulk write's creations, per kind, in id order (fresh ids only
+    /// grow): elements created and neither updated away from "created"
+    /// nor deleted since. Empty until the write turns out to be bulk.
+    ranges: [Vec<(u64, u64)>; 2],
+    bulk: bool,
+}
+
+fn kind_of(e: ElementId) -> (usize, u64) {
+    match e {
+        ElementId::Concept(c) => (0, c.0),
+        ElementId::Proposition(p) => (1, p.0),
+    }
 }
 
 impl Changes {
+    /// Whether `e` lies in a range of bulk creations.
+    fn in_ranges(&self, e: ElementId) -> bool {
+        let (k, n) = kind_of(e);
+        let r = &self.ranges[k];
+        let i = r.partition_point(|&(_, last)| last < n);
+        r.get(i).is_some_and(|&(first, _)| first <= n)
+    }
+
+    /// Adds a new element to the ranges.
+    fn add_to_ranges(&mut self, e: ElementId) {
+        let (k, n) = kind_of(e);
+        match self.ranges[k].last_mut() {
+            Some(last) if last.1.checked_add(1) == Some(n) => last.1 = n,
+            _ => self.ranges[k].push((n, n)),
+        }
+    }
+
+    /// Takes `e` out of the ranges (it was deleted in the same command).
+    fn remove_from_ranges(&mut self, e: ElementId) {
+        let (k, n) = kind_of(e);
+        let r = &mut self.ranges[k];
+        let i = r.partition_point(|&(_, last)| last < n);
+        let Some(&(first, last)) = r.get(i).filter(|&&(first, _)| first <= n) else {
+            return;
+        };
+        let mut parts = Vec::with_capacity(2);
+        if first < n {
+            parts.push((first, n - 1));
+        }
+        if n < last {
+            parts.push((n + 1, last));
+        }
+        r.splice(i..=i, parts);
+    }
+
+    /// Notes a lean creation without state; returns `false` when it must
+    /// be noted as a change (the write is not bulk yet). When the count
+    /// passes [`BULK_CREATIONS`], the creations noted so far move to the
+    /// ranges.
+    fn note_bulk_creation(&mut self, e: ElementId) -> bool {
+        if !self.bulk {
+            self.lean_created += 1;
+            if self.lean_created <= BULK_CREATIONS {
+                return false;
+            }
+            self.bulk = true;
+            for slot in &mut self.list {
+                let lean_creation = slot
+                    .as_ref()
+                    .is_some_and(|c| c.op == Op::Created && c.after.is_none() && !is_schema(c));
+                if lean_creation
+                    && let Some(c) = slot.take()
+                    && let Ok(id) = c.id.parse::<ElementId>()
+                {
+                    self.at.remove(&id);
+                    let (k, n) = kind_of(id);
+                    match self.ranges[k].last_mut() {
+                        Some(last) if last.1.checked_add(1) == Some(n) => last.1 = n,
+                        _ => self.ranges[k].push((n, n)),
+                    }
+                }
+            }
+        }
+        self.add_to_ranges(e);
+        true
+    }
+
+    fn into_image(self) -> BeforeImage {
+        let mut created = Vec::new();
+        for (k, ranges) in self.ranges.iter().enumerate() {
+            for &(first, last) in ranges {
+                let (a, b) = if k == 0 {
+                    (
+                        ElementId::Concept(ConceptId(first)),
+                        ElementId::Concept(ConceptId(last)),
+                    )
+                } else {
+                    (
+                        ElementId::Proposition(PropositionId(first)),
+                        ElementId::Proposition(PropositionId(last)),
+                    )
+                };
+                created.push((a, b));
+            }
+        }
+        BeforeImage {
+            changes: self.list.into_iter().flatten().collect(),
+            created,
+        }
+    }
+
     /// Adds `c` about `e`, folding it into an earlier change of `e`.
     fn note(&mut self, e: ElementId, c: ElementChange) {
         let Some(&i) = self.at.get(&e) else {
@@ -147,6 +296,15 @@ impl Changes {
     fn into_list(self) -> Vec<ElementChange> {
         self.list.into_iter().flatten().collect()
     }
+}
+
+/// A `$ConceptType` or `$PropositionType` definition: the trace says the
+/// schema changed, so such a creation is always noted as a change.
+fn is_schema(c: &ElementChange) -> bool {
+    matches!(
+        c.type_name.as_deref(),
+        Some(crate::CONCEPT_TYPE | crate::PROPOSITION_TYPE)
+    )
 }
 
 /// Metadata `confidence` below 0.5: the trace flags the write `Uncertain`,
@@ -194,6 +352,14 @@ impl Writer<'_, '_> {
             .unwrap_or_default()
     }
 
+    /// The collected before-image, taken (empty when none was collected).
+    pub fn take_before_image(&mut self) -> BeforeImage {
+        self.changes
+            .take()
+            .map(Changes::into_image)
+            .unwrap_or_default()
+    }
+
     /// Whether changes are being collected.
     pub(super) fn previewing(&self) -> bool {
         self.changes.is_some()
@@ -224,12 +390,19 @@ impl Writer<'_, '_> {
         let Some(rec) = after.or(before).filter(|_| self.previewing()) else {
             return Ok(());
         };
+        let type_name = self.cached_type_name(rec.type_id)?;
+        let definition = type_name == crate::CONCEPT_TYPE || type_name == crate::PROPOSITION_TYPE;
+        let plain = after.is_some_and(|r| !uncertain(&r.metadata)) && !definition;
+        let Some(op) = self.bulk(op, ElementId::Concept(id), plain) else {
+            return Ok(());
+        };
+        let before = before.filter(|_| op != Op::Created);
         let keep_after = !(op == Op::Created && self.lean());
         let change = ElementChange {
             op,
             kind: Kind::Concept,
             id: ElementId::Concept(id).to_string(),
-            type_name: Some(self.cached_type_name(rec.type_id)?),
+            type_name: Some(type_name),
             name: Some(rec.name.clone()),
             subject: None,
             predicate: None,
@@ -257,6 +430,11 @@ impl Writer<'_, '_> {
         let Some(rec) = after.or(before).filter(|_| self.previewing()) else {
             return Ok(());
         };
+        let plain = after.is_some_and(|r| !uncertain(&r.metadata));
+        let Some(op) = self.bulk(op, ElementId::Proposition(id), plain) else {
+            return Ok(());
+        };
+        let before = before.filter(|_| op != Op::Created);
         let predicate = self.graph(|g| Ok(g.predicate_name(rec.predicate)?.to_string()))?;
         let keep_after = !(op == Op::Created && self.lean());
         let change = ElementChange {
@@ -277,6 +455,35 @@ impl Writer<'_, '_> {
             c.note(ElementId::Proposition(id), change);
         }
         Ok(())
+    }
+
+    /// Handles a change of an element of a bulk write's ranges, or a new
+    /// `plain` (stateless in a lean before-image) creation that makes or
+    /// keeps the write bulk; `true` when nothing more is to be noted. An
+    /// element created in this command stays "created" when it is updated,
+    /// and leaves the before-image when it is deleted.
+    ///
+    /// Returns the operation to note (`None`: nothing): an element of the
+    /// ranges updated into a state the trace must see (low confidence)
+    /// leaves them and is noted as created, with that state.
+    fn bulk(&mut self, op: Op, e: ElementId, plain: bool) -> Option<Op> {
+        let Some(c) = self.changes.as_mut().filter(|c| c.lean) else {
+            return Some(op);
+        };
+        match op {
+            Op::Created if plain && c.note_bulk_creation(e) => None,
+            Op::Created => Some(op),
+            Op::Updated | Op::Deleted if !c.in_ranges(e) => Some(op),
+            Op::Updated if plain => None,
+            Op::Updated => {
+                c.remove_from_ranges(e);
+                Some(Op::Created)
+            }
+            Op::Deleted => {
+                c.remove_from_ranges(e);
+                None
+            }
+        }
     }
 
     fn end(&mut self, e: ElementId) -> Result<End> {

@@ -30,7 +30,8 @@ mod update;
 mod upsert;
 
 pub use changes::{
-    ElementChange, End as ChangeEnd, Kind as ChangeKind, Op as ChangeOp, State as ChangeState,
+    BULK_CREATIONS, BeforeImage, ElementChange, End as ChangeEnd, Kind as ChangeKind,
+    Op as ChangeOp, State as ChangeState,
 };
 
 type Object = Map<String, Json>;

@@ -621,8 +621,15 @@ impl Writer<'_, '_> {
             .store
             .create_propositions(self.txn, &pending.records)
             .kip()?;
-        for ((id, record), names) in ids.into_iter().zip(&pending.records).zip(&pending.names) {
-            search::index_proposition(self.store, self.txn, id, record, names)?;
+        search::index_propositions(
+            self.store,
+            self.txn,
+            ids.iter()
+                .zip(&pending.records)
+                .zip(&pending.names)
+                .map(|((&id, record), names)| (id, record, names)),
+        )?;
+        for (id, record) in ids.into_iter().zip(&pending.records) {
             self.note_proposition(Op::Created, id, None, Some(record))?;
         }
         Ok(())

@@ -99,7 +99,9 @@ pub struct Entry {
     pub at: String,
     /// For commands: `command`, `parameters`, `outcome` (the change counts
     /// or the error code), `duration_ms`, `change_seq`, `elements` and the
-    /// before-image `changes`; for folded reads `count` and `last_at`.
+    /// before-image `changes` (plus, for a bulk write, `created`: the
+    /// ranges `[first, last]` of the ids it created, which `changes` and
+    /// `elements` then leave out); for folded reads `count` and `last_at`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional, type = "Record<string, unknown>"))]
     pub data: Option<Json>,
@@ -425,6 +427,16 @@ impl Append<'_> {
     }
 
     fn put(&self, txn: &mut RwTxn<'_>, draft: Draft) -> Result<Entry> {
+        self.put_ranged(txn, draft, &[])
+    }
+
+    /// [`Append::put`] with ranges of elements the entry's write created.
+    fn put_ranged(
+        &self,
+        txn: &mut RwTxn<'_>,
+        draft: Draft,
+        created: &[(ElementId, ElementId)],
+    ) -> Result<Entry> {
         let slot = self.store.next_trace_slot(txn, &draft.originator).kip()?;
         let entry = Entry {
             id: format!("T:{}", slot.id),
@@ -439,7 +451,7 @@ impl Append<'_> {
         };
         let body = to_body(&entry);
         self.store
-            .put_trace(txn, slot.id, &body, &draft.elements)
+            .put_trace_with_ranges(txn, slot.id, &body, &draft.elements, created)
             .kip()?;
         Ok(entry)
     }
@@ -515,6 +527,10 @@ pub(crate) struct CommandRecord<'a> {
     pub text: &'a str,
     pub stats: Stats,
     pub changes: Vec<ElementChange>,
+    /// Ranges `(first, last)` of elements a bulk write created (see
+    /// [`crate::kml::BULK_CREATIONS`]); they are in neither `changes` nor
+    /// `elements`.
+    pub created: Vec<(ElementId, ElementId)>,
     pub change_seq: Option<u64>,
     pub duration: Duration,
 }
@@ -571,12 +587,23 @@ impl Append<'_> {
             json!(elements.iter().map(ToString::to_string).collect::<Vec<_>>()),
         );
         data.insert("changes".into(), json!(r.changes));
+        if !r.created.is_empty() {
+            data.insert(
+                "created".into(),
+                json!(
+                    r.created
+                        .iter()
+                        .map(|(a, b)| [a.to_string(), b.to_string()])
+                        .collect::<Vec<_>>()
+                ),
+            );
+        }
         for (k, v) in &r.note.data {
             data.insert(k.clone(), v.clone());
         }
         let mut tag = vec!["ToolOutput".to_owned()];
         tag.extend(r.note.tags.iter().cloned());
-        let entry = self.put(
+        let entry = self.put_ranged(
             txn,
             Draft {
                 originator: r.originator.to_owned(),
@@ -587,6 +614,7 @@ impl Append<'_> {
                 data: Some(Json::Object(data)),
                 elements,
             },
+            &r.created,
         )?;
         if let Some(reason) = &r.note.reason {
             check_message(reason)?;

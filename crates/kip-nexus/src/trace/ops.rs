@@ -13,7 +13,7 @@ use super::{
 };
 use crate::Nexus;
 use crate::graph::{OrInternal as _, Result, TxnError};
-use crate::kml::{ElementChange, Writer};
+use crate::kml::{ChangeKind, ChangeOp, ElementChange, Writer};
 use crate::run::now;
 
 /// The default and largest page of `trace_list`.
@@ -51,9 +51,65 @@ fn not_found(id: &str) -> KipError {
     .with_hint("It may never have existed or retention dropped it; `kip trace list` shows the entries kept.")
 }
 
+/// An entry's before-image: its changes, then a creation for every element
+/// of its ranges of created elements (`data.created`, bulk writes).
 fn changes_of(entry: &Entry) -> Option<Vec<ElementChange>> {
-    let list = entry.data.as_ref()?.get("changes")?;
-    serde_json::from_value(list.clone()).ok()
+    let data = entry.data.as_ref()?;
+    let mut list: Vec<ElementChange> = serde_json::from_value(data.get("changes")?.clone()).ok()?;
+    for (first, last) in created_of(entry) {
+        list.extend(range_elements(first, last).map(|e| ElementChange {
+            op: ChangeOp::Created,
+            kind: match e {
+                ElementId::Concept(_) => ChangeKind::Concept,
+                ElementId::Proposition(_) => ChangeKind::Proposition,
+            },
+            id: e.to_string(),
+            type_name: None,
+            name: None,
+            subject: None,
+            predicate: None,
+            object: None,
+            before: None,
+            after: None,
+        }));
+    }
+    Some(list)
+}
+
+/// The ranges of elements a bulk write created (`data.created`).
+fn created_of(entry: &Entry) -> Vec<(ElementId, ElementId)> {
+    let Some(ranges) = entry
+        .data
+        .as_ref()
+        .and_then(|d| d.get("created"))
+        .and_then(Json::as_array)
+    else {
+        return Vec::new();
+    };
+    ranges
+        .iter()
+        .filter_map(|r| {
+            let first = r.get(0)?.as_str()?.parse().ok()?;
+            let last = r.get(1)?.as_str()?.parse().ok()?;
+            Some((first, last))
+        })
+        .collect()
+}
+
+/// Every element of a range of one kind, in id order.
+fn range_elements(first: ElementId, last: ElementId) -> impl Iterator<Item = ElementId> {
+    let (a, b, concept) = match (first, last) {
+        (ElementId::Concept(a), ElementId::Concept(b)) => (a.0, b.0, true),
+        (ElementId::Proposition(a), ElementId::Proposition(b)) => (a.0, b.0, false),
+        _ => (1, 0, true), // not a range: empty
+    };
+    (a..=b).map(move |n| {
+        if concept {
+            ElementId::Concept(kip_store::ConceptId(n))
+        } else {
+            ElementId::Proposition(kip_store::PropositionId(n))
+        }
+    })
 }
 
 impl Nexus {
@@ -417,6 +473,7 @@ impl Nexus {
                 text: &text,
                 stats,
                 changes: undone,
+                created: Vec::new(),
                 change_seq,
                 duration: started.elapsed(),
             },
@@ -526,7 +583,18 @@ impl Nexus {
         txn: &kip_store::RoTxn<'_>,
         n: u64,
     ) -> std::result::Result<Option<(u64, ElementId)>, TxnError> {
-        for e in self.store.trace_elements(txn, n)? {
+        let ranged = self
+            .store
+            .trace_created(txn, n)?
+            .into_iter()
+            .flat_map(|(first, last)| range_elements(first, last));
+        let elements: Vec<ElementId> = self
+            .store
+            .trace_elements(txn, n)?
+            .into_iter()
+            .chain(ranged)
+            .collect();
+        for e in elements {
             for later in self.store.trace_touching(txn, e)? {
                 if later <= n {
                     continue;

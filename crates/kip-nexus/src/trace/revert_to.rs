@@ -62,7 +62,10 @@ impl Nexus {
         let started = std::time::Instant::now();
         self.store
             .write(|txn| {
-                if !self.store.trace_elements(txn, here)?.contains(&e) {
+                // `trace_touching` also finds a bulk write that created the
+                // element inside one of its id ranges.
+                let touching = self.store.trace_touching(txn, e)?;
+                if !touching.contains(&here) {
                     return Err(TxnError(
                         KipError::new(
                             ErrorCode::ReferenceError,
@@ -72,7 +75,7 @@ impl Nexus {
                     ));
                 }
                 let mut later = Vec::new();
-                for n in self.store.trace_touching(txn, e)? {
+                for n in touching {
                     if n <= here {
                         continue;
                     }
@@ -273,5 +276,38 @@ mod tests {
             .revert_to(&id, &other.id, "curator", false)
             .expect_err("an entry that did not touch Aspirin");
         assert!(err.message.contains("did not touch"), "{}", err.message);
+    }
+
+    #[test]
+    fn revert_to_here_finds_an_element_a_bulk_write_created_in_a_range() {
+        let (_dir, nexus) = fresh();
+        let blocks: Vec<String> = (0..crate::kml::BULK_CREATIONS + 10)
+            .map(|i| format!(r#"CONCEPT ?s{i} {{ {{type: "Symptom", name: "S{i}"}} SET ATTRIBUTES {{ severity: "mild" }} }}"#))
+            .collect();
+        let (_, bulk) = run(&nexus, &format!("UPSERT {{ {} }}", blocks.join("\n")));
+        let data = bulk.data.clone().expect("data");
+        assert!(
+            data.get("created").is_some(),
+            "a bulk write keeps ranges: {data:#}"
+        );
+        let (found, _) = run(
+            &nexus,
+            r#"FIND(?s) WHERE { ?s {type: "Symptom", name: "S500"} }"#,
+        );
+        let id = found[0]["id"].as_str().expect("id").to_owned();
+        let (_, later) = run(
+            &nexus,
+            r#"UPSERT { CONCEPT ?s { {type: "Symptom", name: "S500"} SET ATTRIBUTES { severity: "severe" } } }"#,
+        );
+        let done = nexus
+            .revert_to(&id, &bulk.id, "curator", false)
+            .expect("the bulk entry touched the element");
+        let order: Vec<&str> = done.reverted.iter().map(|r| r.reverted.as_str()).collect();
+        assert_eq!(order, [later.id.as_str()]);
+        let (found, _) = run(
+            &nexus,
+            r#"FIND(?s) WHERE { ?s {type: "Symptom", name: "S500"} }"#,
+        );
+        assert_eq!(found[0]["attributes"]["severity"], json!("mild"));
     }
 }

@@ -1200,7 +1200,9 @@ at: string,
 /**
  * For commands: `command`, `parameters`, `outcome` (the change counts
  * or the error code), `duration_ms`, `change_seq`, `elements` and the
- * before-image `changes`; for folded reads `count` and `last_at`.
+ * before-image `changes` (plus, for a bulk write, `created`: the
+ * ranges `[first, last]` of the ids it created, which `changes` and
+ * `elements` then leave out); for folded reads `count` and `last_at`.
  */
 data?: Record<string, unknown>, };
 
