@@ -22,7 +22,7 @@ use crate::graph::{Graph, OrInternal as _, Result};
 pub use crate::stats::Stats;
 use crate::{schema, search};
 
-mod changes;
+pub(crate) mod changes;
 mod delete;
 mod merge;
 mod restore;
@@ -30,8 +30,8 @@ mod update;
 mod upsert;
 
 pub use changes::{
-    BULK_CREATIONS, BeforeImage, ElementChange, End as ChangeEnd, Kind as ChangeKind,
-    Op as ChangeOp, State as ChangeState,
+    BeforeImage, ElementChange, End as ChangeEnd, Kind as ChangeKind, Op as ChangeOp,
+    State as ChangeState,
 };
 
 type Object = Map<String, Json>;

@@ -528,7 +528,7 @@ pub(crate) struct CommandRecord<'a> {
     pub stats: Stats,
     pub changes: Vec<ElementChange>,
     /// Ranges `(first, last)` of elements a bulk write created (see
-    /// [`crate::kml::BULK_CREATIONS`]); they are in neither `changes` nor
+    /// [`crate::kml::changes::BULK_CREATIONS`]); they are in neither `changes` nor
     /// `elements`.
     pub created: Vec<(ElementId, ElementId)>,
     pub change_seq: Option<u64>,

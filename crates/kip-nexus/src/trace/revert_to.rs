@@ -281,7 +281,7 @@ mod tests {
     #[test]
     fn revert_to_here_finds_an_element_a_bulk_write_created_in_a_range() {
         let (_dir, nexus) = fresh();
-        let blocks: Vec<String> = (0..crate::kml::BULK_CREATIONS + 10)
+        let blocks: Vec<String> = (0..crate::kml::changes::BULK_CREATIONS + 10)
             .map(|i| format!(r#"CONCEPT ?s{i} {{ {{type: "Symptom", name: "S{i}"}} SET ATTRIBUTES {{ severity: "mild" }} }}"#))
             .collect();
         let (_, bulk) = run(&nexus, &format!("UPSERT {{ {} }}", blocks.join("\n")));
