@@ -67,7 +67,16 @@ pub fn run(
         .status()
         .map_err(|e| anyhow::anyhow!("cannot start {subcommand} in a child process: {e}"))?;
     let Some(crash) = crash_of(status) else {
-        let code = status.code().unwrap_or(2);
+        let code = match (status.code(), stopped_by(status)) {
+            (Some(code), _) => code,
+            // Killed from outside (SIGKILL, SIGTERM, …): no judgement on the
+            // store; the shell's convention for the exit code.
+            (None, Some(signal)) => {
+                eprintln!("kip: {subcommand} was stopped by signal {signal} before it finished");
+                128 + signal
+            }
+            (None, None) => 2,
+        };
         return Ok(ExitCode::from(u8::try_from(code).unwrap_or(2)));
     };
     for file in cleanup {
@@ -105,13 +114,27 @@ fn damaged(db: &Path, subcommand: &str, crash: &Crash) -> ApiError {
     error
 }
 
+/// A crash: a fault signal (a bad memory access, an assertion's abort) or
+/// a panic. Other signals come from outside and say nothing of the store.
 #[cfg(unix)]
 fn crash_of(status: ExitStatus) -> Option<Crash> {
     use std::os::unix::process::ExitStatusExt as _;
-    if let Some(signal) = status.signal() {
+    if let Some(signal) = status.signal().filter(|&s| signal_name(s).is_some()) {
         return Some(Crash::Signal(signal));
     }
     (status.code() == Some(PANIC_EXIT)).then_some(Crash::Panic)
+}
+
+/// The signal that ended the child, if one did.
+#[cfg(unix)]
+fn stopped_by(status: ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt as _;
+    status.signal()
+}
+
+#[cfg(not(unix))]
+fn stopped_by(_: ExitStatus) -> Option<i32> {
+    None
 }
 
 #[cfg(windows)]
@@ -129,7 +152,7 @@ fn crash_of(status: ExitStatus) -> Option<Crash> {
     (status.code() == Some(PANIC_EXIT)).then_some(Crash::Panic)
 }
 
-/// The names of the signals a damaged file can raise in a reader.
+/// The names of the fault signals a damaged file can raise in a reader.
 fn signal_name(n: i32) -> Option<&'static str> {
     Some(match n {
         4 => "SIGILL",
