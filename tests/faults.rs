@@ -297,6 +297,81 @@ fn a_full_store_answers_kip_4002_and_keeps_what_it_held() {
     assert_eq!(check_store(&db)["counts"], before["counts"]);
 }
 
+/// `kip export` of the whole nexus (the knowledge, not the trace).
+#[cfg(target_os = "linux")]
+fn export(db: &Path) -> String {
+    let out = kip_run(db, &["export"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+/// A real full disk, as the process sees it: `kip import` runs under a file
+/// size limit (`RLIMIT_FSIZE`, set by util-linux's `prlimit`) just above the
+/// data file's size, with `SIGXFSZ` ignored (by the shell that starts it;
+/// an ignored signal stays ignored across `exec`), so LMDB's page writes
+/// fall short and then fail with `EFBIG`, as they do with `ENOSPC` on a
+/// full disk. The import answers `KIP_4002` saying the disk is full, and
+/// the store is as it was: the check passes, the export is the same, and
+/// without the limit the file imports.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_answers_kip_4002_and_leaves_the_store_as_it_was() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let db = work.path().join("nexus");
+    let base = fresh(&db);
+    let before = check_store(&db);
+    let exported = export(&db);
+    let file = write_large(work.path(), "large.kip", "disk");
+    let data = db.join("data.mdb");
+    let size = std::fs::metadata(&data).expect("data.mdb").len();
+    // Room for a few pages, not for a megabyte of capsule.
+    let limit = size + (64 << 10);
+    let mut command = std::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; exec prlimit --fsize={limit} -- \"$0\" \"$@\""
+        ))
+        .arg(kip_e2e::kip_bin())
+        .arg("--db")
+        .arg(&db)
+        .arg("import")
+        .arg(&file)
+        .stdin(Stdio::null());
+    let out = command.output().expect("kip import");
+    let report = json_of(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{report:#}\n{stderr}");
+    let error = &report["errors"][0];
+    assert_eq!(error["code"], "KIP_4002", "{report:#}");
+    let message = error["message"].as_str().expect("message");
+    assert!(message.contains("the disk is full"), "{message}");
+    // EFBIG: the message says which limit, not a bare errno.
+    assert!(message.contains("file size limit"), "{message}");
+    // The same coded error on standard error, for a person at the terminal.
+    assert!(stderr.contains("KIP_4002"), "{stderr}");
+    assert!(stderr.contains("the disk is full"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        std::fs::metadata(&data).expect("data.mdb").len() <= limit,
+        "the data file grew past the limit"
+    );
+
+    // Without the limit: as it was, and still writable.
+    assert_eq!(persons(&db), base);
+    assert_eq!(check_store(&db)["counts"], before["counts"]);
+    assert_eq!(export(&db), exported);
+    let out = kip_run(&db, &["import", file.to_str().expect("path")]);
+    assert_eq!(out.status.code(), Some(0), "{}", json_of(&out));
+    assert_eq!(persons(&db), base + LARGE);
+    check_store(&db);
+}
+
 #[test]
 fn a_file_above_the_size_limit_is_refused_unread_naming_it_and_the_limit() {
     let work = tempfile::tempdir().expect("tempdir");
@@ -434,6 +509,124 @@ fn damaged_foreign_and_newer_stores_are_clear_errors_naming_the_path() {
     }
     std::fs::write(newer.join("data.mdb"), &bytes).expect("write");
     refused(&newer, &["check-store"], &newer, "format version 9");
+}
+
+/// Seeded damages of a real store's data pages.
+const DAMAGES: u64 = 20;
+
+/// How a store walk over a damaged store ended, as the caller sees it.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Walk {
+    /// A report (clean or listing violations) or a result.
+    Report,
+    /// A coded error the store raised itself (corrupt, undecodable, …).
+    Error,
+    /// The shield's answer: reading crashed the child.
+    Damaged,
+    /// Refused before reading (exit 2, naming the path).
+    Refused,
+}
+
+/// Runs `kip ARGS` on a damaged store and classifies the outcome; fails
+/// if the process itself died (a signal, a panic) or answered anything but
+/// JSON or a refusal naming the store.
+#[track_caller]
+fn walk(db: &Path, args: &[&str], what: &str) -> Walk {
+    let out = kip_run(db, args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let Some(code) = out.status.code() else {
+        panic!(
+            "{what}: {args:?} died by a signal: {:?}\n{stderr}",
+            out.status
+        );
+    };
+    assert!(!stderr.contains("panicked"), "{what}: {args:?}: {stderr}");
+    if code == 2 {
+        let path = db.display().to_string();
+        assert!(stderr.contains(&path), "{what}: {args:?}: {stderr}");
+        return Walk::Refused;
+    }
+    let answer: Json = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!("{what}: {args:?} exit {code}, not JSON ({e}):\n{stdout}\n{stderr}")
+    });
+    match &answer["error"] {
+        Json::Null => {
+            assert!(code == 0 || answer["ok"] == false, "{what}: {answer:#}");
+            Walk::Report
+        }
+        error => {
+            assert_eq!(code, 1, "{what}: {answer:#}");
+            let code = error["code"].as_str().unwrap_or_default();
+            assert!(code.starts_with("KIP_"), "{what}: {answer:#}");
+            let message = error["message"].as_str().unwrap_or_default();
+            if message.contains("is damaged: reading it crashed") {
+                assert!(
+                    message.contains(&db.display().to_string()),
+                    "{what}: {message}"
+                );
+                assert!(
+                    error["hint"]
+                        .as_str()
+                        .is_some_and(|h| h.contains("kip restore")),
+                    "{what}: {answer:#}"
+                );
+                Walk::Damaged
+            } else {
+                Walk::Error
+            }
+        }
+    }
+}
+
+/// Bytes flipped inside LMDB's data pages (which keep no checksums) can
+/// make any read fault; `kip check-store` and `kip backup` read every page
+/// in a child process, so each of 20 seeded damages of a real store ends in
+/// a report, a coded error, or "the store at PATH is damaged: reading it
+/// crashed (signal N)" — never in a crash of the command itself. A crashed
+/// backup leaves no partial file behind.
+#[test]
+fn damaged_data_pages_never_crash_check_store_or_backup() {
+    const PAGE: usize = 4096;
+    let work = tempfile::tempdir().expect("tempdir");
+    let good = work.path().join("good");
+    fresh(&good);
+    let file = work.path().join("some.kip");
+    std::fs::write(&file, large_capsule("damage", 400)).expect("write");
+    let out = kip_run(&good, &["import", file.to_str().expect("path")]);
+    assert_eq!(out.status.code(), Some(0), "{}", json_of(&out));
+    let pristine = std::fs::read(good.join("data.mdb")).expect("read");
+    let pages = pristine.len() / PAGE;
+    assert!(pages > 16, "a store of {pages} pages");
+    let mut rng = Rng(0x5eed_da7a_0bad_f00d);
+    let mut seen = std::collections::BTreeMap::<String, usize>::new();
+    for i in 0..DAMAGES {
+        // Past the two meta pages: a run of 4 to 35 bytes inverted.
+        let page = 2 + (rng.unit() * (pages - 2) as f64) as usize;
+        let at = page * PAGE + (rng.unit() * PAGE as f64) as usize;
+        let len = 4 + (rng.unit() * 32.0) as usize;
+        let mut bytes = pristine.clone();
+        for b in &mut bytes[at..(at + len).min(pristine.len())] {
+            *b = !*b;
+        }
+        let db = work.path().join(format!("damaged-{i:02}"));
+        std::fs::create_dir_all(&db).expect("folder");
+        std::fs::write(db.join("data.mdb"), &bytes).expect("write");
+        let what = format!("damage {i} (page {page}, byte {at}, {len} bytes)");
+        let checked = walk(&db, &["check-store"], &what);
+        let dest = work.path().join(format!("backup-{i:02}"));
+        let backed = walk(&db, &["backup", dest.to_str().expect("path")], &what);
+        if backed == Walk::Damaged {
+            assert!(
+                !dest.join("data.mdb.partial").exists(),
+                "{what}: a crashed backup left its partial file"
+            );
+        }
+        eprintln!("{what}: check-store {checked:?}, backup {backed:?}");
+        *seen.entry(format!("check-store {checked:?}")).or_default() += 1;
+        *seen.entry(format!("backup {backed:?}")).or_default() += 1;
+    }
+    eprintln!("outcomes of {DAMAGES} damages: {seen:?}");
 }
 
 #[test]

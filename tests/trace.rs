@@ -271,3 +271,193 @@ fn kill_9_during_a_traced_import_leaves_write_and_entry_both_or_neither() {
     }
     eprintln!("kill -9 during a traced import: {whole} whole, {absent} absent (import ≈ {span:?})");
 }
+
+/// The originators of the entries that name `file` (the import's SPACE
+/// entry) and of the write it points to (its TRACE entry).
+fn import_originators(db: &Path, file: &str) -> Vec<(String, String)> {
+    let all = entries(db);
+    let space: Vec<&Json> = all
+        .iter()
+        .filter(|e| {
+            e["data"]["file"]
+                .as_str()
+                .is_some_and(|f| f.ends_with(file))
+        })
+        .collect();
+    let mut out = Vec::new();
+    for s in space {
+        out.push((
+            s["type"].as_str().unwrap_or("").to_owned(),
+            s["originator"].as_str().unwrap_or("").to_owned(),
+        ));
+        if let Some(write) = all.iter().find(|e| e["id"] == s["data"]["entry"]) {
+            out.push((
+                write["type"].as_str().unwrap_or("").to_owned(),
+                write["originator"].as_str().unwrap_or("").to_owned(),
+            ));
+        }
+    }
+    out
+}
+
+fn traced_as(who: &str) -> Vec<(String, String)> {
+    vec![
+        ("SPACE".to_owned(), who.to_owned()),
+        ("TRACE".to_owned(), who.to_owned()),
+    ]
+}
+
+/// A capsule dropped into `dir`.
+fn drop_capsule(dir: &Path, name: &str, person: &str) {
+    std::fs::write(
+        dir.join(name),
+        format!("UPSERT {{ CONCEPT ?p {{ {{type: \"Person\", name: \"{person}\"}} SET ATTRIBUTES {{ person_class: \"Human\" }} }} }}\n"),
+    )
+    .expect("write the capsule");
+}
+
+/// BRIEF §7: the watched folder's imports are the `watcher`'s, in `kip
+/// watch` and in `kip serve --capsules`; an explicit `--originator` wins.
+#[test]
+fn the_watched_folder_is_traced_as_watcher_unless_an_originator_is_given() {
+    let work = tempfile::tempdir().expect("tempdir");
+    for (name, originator) in [("plain", None), ("named", Some("alice"))] {
+        let db = work.path().join(format!("{name}-db"));
+        let folder = work.path().join(format!("{name}-capsules"));
+        std::fs::create_dir_all(&folder).expect("folder");
+        drop_capsule(&folder, "one.kip", "Watched One");
+        let mut command = kip();
+        command.arg("--db").arg(&db);
+        if let Some(o) = originator {
+            command.args(["--originator", o]);
+        }
+        let out = command
+            .args(["watch", "--once"])
+            .arg(&folder)
+            .stdin(Stdio::null())
+            .output()
+            .expect("kip watch");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            import_originators(&db, "one.kip"),
+            traced_as(originator.unwrap_or("watcher")),
+            "kip watch, {name}"
+        );
+    }
+
+    for (name, originator) in [("serve-plain", None), ("serve-named", Some("bob"))] {
+        let db = work.path().join(format!("{name}-db"));
+        let folder = work.path().join(format!("{name}-capsules"));
+        std::fs::create_dir_all(&folder).expect("folder");
+        drop_capsule(&folder, "two.kip", "Served Two");
+        let dir = folder.to_str().expect("UTF-8 path");
+        let mut args = vec!["--addr", "127.0.0.1:0", "--capsules", dir];
+        if let Some(o) = originator {
+            args.extend(["--originator", o]);
+        }
+        let server = common::Server::start(&db, &args);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let found = import_originators(&db, "two.kip");
+            if found.len() == 2 {
+                assert_eq!(
+                    found,
+                    traced_as(originator.unwrap_or("watcher")),
+                    "kip serve --capsules, {name}"
+                );
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{name}: two.kip was not imported within a minute: {found:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        drop(server);
+    }
+}
+
+/// Issue 13 §7 on the command line: each bad request exits 1 with a coded
+/// KIP error and leaves the trace as it was; a JSONL file with one bad line
+/// names the line and imports nothing.
+#[test]
+fn bad_trace_input_on_the_command_line_is_a_coded_error_that_changes_nothing() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let db = work.path().join("nexus");
+    persons(&db);
+    let out = kip_run(
+        &db,
+        &[
+            "--originator",
+            "a",
+            "exec",
+            "UPSERT { CONCEPT ?p { {type: \"Person\", name: \"P\"} SET ATTRIBUTES { person_class: \"Human\" } } }",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let read = {
+        kip_run(&db, &["exec", "DESCRIBE PRIMER"]);
+        entries(&db)
+            .into_iter()
+            .rfind(|e| e["type"] == "TRACE" && e["originator"] == "cli")
+            .expect("the read's entry")
+    };
+    let before = entries(&db);
+    let good = serde_json::to_string(&before[0]).expect("json");
+    let bad_file = work.path().join("bad.jsonl");
+    std::fs::write(
+        &bad_file,
+        format!("{good}\n{good}\n{{\"originator\": \"x\"}}\n"),
+    )
+    .expect("write");
+    let long = "x".repeat(64 * 1024 + 1);
+    let read_id = read["id"].as_str().expect("id");
+    let bad_file = bad_file.to_str().expect("path");
+    let cases: [&[&str]; 9] = [
+        &["trace", "add", "--type", "PONDER", "hmm"],
+        &["trace", "add", "--type", "THINK", "  "],
+        &["trace", "add", "--type", "THINK", &long],
+        &[
+            "trace",
+            "add",
+            "--type",
+            "THINK",
+            "--tag",
+            "two words",
+            "ok",
+        ],
+        &["trace", "add", "--type", "THINK", "--flag", "", "ok"],
+        &["trace", "show", "T:999999"],
+        &["trace", "flag", "T:999999", "--set", "Reviewed"],
+        &["trace", "revert", read_id],
+        &["trace", "import", bad_file],
+    ];
+    for args in cases {
+        let out = kip_run(&db, args);
+        let what = format!("{:?}", &args[..args.len().min(4)]);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{what}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let answer: Json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "{what}: not JSON ({e}): {}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        });
+        let code = answer["error"]["code"].as_str().unwrap_or_default();
+        assert!(code.starts_with("KIP_"), "{what}: {answer:#}");
+        if args[1] == "import" {
+            let message = answer["error"]["message"].as_str().unwrap_or_default();
+            assert!(message.starts_with("line 3"), "{what}: {message}");
+        }
+    }
+    assert_eq!(entries(&db), before);
+}

@@ -72,6 +72,9 @@ pub struct Api {
     /// Who the cognitive trace says acts through this API (see
     /// [`Api::with_originator`]); `None` names the origin.
     originator: Option<String>,
+    /// Who the trace names for a watched folder's imports (see
+    /// [`Api::with_watch_originator`]); `None`: `watcher`.
+    watch_originator: Option<String>,
     /// The caller is an agent: its writes are flagged `Unverified`.
     agent: bool,
     read_only: bool,
@@ -96,6 +99,7 @@ impl Api {
             prefs: None,
             resolver: Arc::new(OnceLock::new()),
             originator: None,
+            watch_originator: None,
             agent: false,
         }
     }
@@ -111,6 +115,14 @@ impl Api {
     /// `watcher`, `cli`. Cheap: hosts call it per request.
     pub fn with_originator(mut self, originator: impl Into<String>) -> Api {
         self.originator = Some(originator.into());
+        self
+    }
+
+    /// Names who the trace says imports a watched folder's files
+    /// ([`Api::watch_folder`], [`Api::watch_events`]) instead of BRIEF §7's
+    /// `watcher`: a host's explicit `--originator`.
+    pub fn with_watch_originator(mut self, originator: impl Into<String>) -> Api {
+        self.watch_originator = Some(originator.into());
         self
     }
 

@@ -101,8 +101,7 @@ impl Api {
         }
         let options = WatchOptions {
             debounce,
-            origin: self.origin.clone(),
-            ..WatchOptions::default()
+            ..self.watch_options(self.origin.clone())
         };
         Watcher::with_channel(self.nexus.clone(), dir, options)
     }

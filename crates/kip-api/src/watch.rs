@@ -120,6 +120,20 @@ impl WatchBoard {
 }
 
 impl Api {
+    /// The watched folder's options for this host, recording its writes as
+    /// `origin` and naming `--originator` (else `watcher`) in the trace.
+    pub(crate) fn watch_options(&self, origin: Origin) -> WatchOptions {
+        let defaults = WatchOptions::default();
+        WatchOptions {
+            origin,
+            originator: self
+                .watch_originator
+                .clone()
+                .unwrap_or_else(|| defaults.originator.clone()),
+            ..defaults
+        }
+    }
+
     /// Watches the capsule folder `dir` for this host: a
     /// [`kip_capsule::Watcher`] imports the files it holds, then every file
     /// written or moved into it, recording the writes as `<origin>/watch`,
@@ -147,12 +161,9 @@ impl Api {
             });
             return (api, None);
         }
-        let options = WatchOptions {
-            origin: Origin {
-                name: format!("{}/watch", self.origin.name),
-            },
-            ..WatchOptions::default()
-        };
+        let options = self.watch_options(Origin {
+            name: format!("{}/watch", self.origin.name),
+        });
         let feed = board.clone();
         let started = Watcher::start(self.nexus.clone(), dir, options, move |event| {
             feed.apply(&event);

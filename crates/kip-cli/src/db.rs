@@ -50,8 +50,13 @@ pub fn open_api(db: Option<PathBuf>, origin: &str) -> anyhow::Result<Api> {
     let nexus = kip_nexus::Nexus::open(&dir).map_err(|e| {
         anyhow::anyhow!("cannot open the nexus at {}: {}", dir.display(), e.message)
     })?;
-    let originator = originator_override().unwrap_or(default_originator(origin));
-    Ok(Api::new(Arc::new(nexus), origin).with_originator(originator))
+    let api = Api::new(Arc::new(nexus), origin);
+    Ok(match originator_override() {
+        // An explicit name wins everywhere, the watched folder's imports
+        // (`kip watch`, `kip serve --capsules`) included.
+        Some(name) => api.with_originator(name).with_watch_originator(name),
+        None => api.with_originator(default_originator(origin)),
+    })
 }
 
 /// Opens the nexus named by `--db` only if one is there (a folder without

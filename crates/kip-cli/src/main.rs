@@ -166,11 +166,18 @@ enum Cmd {
         read_only: bool,
     },
     /// Verify the store's invariants (indexes and records, counters, text postings, change-log order); print the JSON report; exit 1 on a violation.
-    CheckStore,
+    CheckStore {
+        /// Check in this process instead of a child (the child of the crash shield).
+        #[arg(long = "unshielded", hide = true)]
+        unshielded: bool,
+    },
     /// Write a consistent, compacted copy of the nexus to DEST/data.mdb while other processes keep writing.
     Backup {
         /// A new or empty folder.
         dest: PathBuf,
+        /// Copy in this process instead of a child (the child of the crash shield).
+        #[arg(long = "unshielded", hide = true)]
+        unshielded: bool,
     },
     /// Replace the nexus with a backup (checked first); refused while any process has the nexus open.
     Restore {
@@ -309,8 +316,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             mcp::run(db::open_api(db, "kip-mcp")?, read_only)
         }
         Cmd::Check { file } => cmd::check::run(file),
-        Cmd::CheckStore => cmd::store::check(db),
-        Cmd::Backup { dest } => cmd::store::backup(db, &dest),
+        Cmd::CheckStore { unshielded } => cmd::store::check(db, unshielded),
+        Cmd::Backup { dest, unshielded } => cmd::store::backup(db, &dest, unshielded),
         Cmd::Restore { src, force } => cmd::store::restore(db, &src, force),
         Cmd::Fmt { file, check, write } => cmd::fmt::run(file, check, write),
     }

@@ -22,13 +22,15 @@ pub type Result<T> = std::result::Result<T, KipError>;
 /// planner builds them, [`Graph::attr_lookup`] answers them.
 pub(crate) use kip_store::{AttrMatches, AttrQuery, FieldKind};
 
-/// Storage failures reach clients as `KIP_4003`, with what happened.
+/// Storage failures reach clients as `KIP_4003`, with what happened; a
+/// full map or a full disk as `KIP_4002`.
 pub(crate) fn internal(e: StoreError) -> KipError {
     match e {
-        StoreError::Full { .. } => KipError::new(
+        StoreError::Full { .. } | StoreError::DiskFull { .. } => KipError::new(
             ErrorCode::ResourceExhausted,
             format!("the nexus is out of space: {e}"),
-        ),
+        )
+        .with_hint("The nexus kept what it held. Free disk space (or raise the limit the message names), or split the write into smaller ones, then try again."),
         other => KipError::new(ErrorCode::InternalError, format!("storage error: {other}")),
     }
 }

@@ -201,6 +201,64 @@ fn revert_restores_exactly_and_a_revert_of_the_revert_reapplies() {
     assert_eq!(snapshot(&nexus), initial);
 }
 
+/// Two Drugs sharing a Symptom: merging A into B repoints `A treats S1`
+/// and folds `A treats S2` (a duplicate of `B treats S2`) into B's link; a
+/// link about the repointed link keeps its id. The trace entry's
+/// before-image names the old ends, so the revert puts every link back
+/// where it was.
+#[test]
+fn reverting_a_merge_puts_back_the_source_and_the_old_ends_of_its_links() {
+    let (_dir, nexus) = fresh();
+    run(
+        &nexus,
+        "a",
+        r#"UPSERT {
+            CONCEPT ?s1 { {type: "Symptom", name: "S1"} }
+            CONCEPT ?s2 { {type: "Symptom", name: "S2"} }
+            CONCEPT ?a { {type: "Drug", name: "A"} SET ATTRIBUTES { risk_level: 1 } SET PROPOSITIONS { ("treats", ?s1) ("treats", ?s2) } }
+            CONCEPT ?b { {type: "Drug", name: "B"} SET PROPOSITIONS { ("treats", ?s2) } }
+        }"#,
+    );
+    let before = snapshot(&nexus);
+    let merged = run(
+        &nexus,
+        "a",
+        r#"MERGE CONCEPT ?a INTO ?b WHERE { ?a {type: "Drug", name: "A"} ?b {type: "Drug", name: "B"} }"#,
+    );
+    assert_eq!(merged["links_repointed"], json!(1), "{merged:#}");
+    assert_eq!(merged["links_deduplicated"], json!(1), "{merged:#}");
+    let entry = newest(&nexus, "a");
+    let changes = &entry.data.as_ref().expect("data")["changes"];
+    let moved = changes
+        .as_array()
+        .expect("changes")
+        .iter()
+        .find(|c| {
+            c["op"] == "updated" && c["kind"] == "proposition" && c["before"]["subject"].is_object()
+        })
+        .unwrap_or_else(|| panic!("no moved link in {changes:#}"));
+    assert_eq!(moved["before"]["subject"]["name"], "A", "{moved:#}");
+    assert_eq!(moved["after"]["subject"]["name"], "B", "{moved:#}");
+    let after_merge = snapshot(&nexus);
+    nexus.revert(&entry.id, "curator", false).expect("revert");
+    assert_eq!(snapshot(&nexus), before);
+    assert!(nexus.check_store().expect("check").ok);
+    // Reverting the revert merges again.
+    let reverted = newest(&nexus, "curator");
+    nexus
+        .revert(&reverted.id, "curator", false)
+        .expect("re-apply");
+    let again = snapshot(&nexus);
+    let differ: Vec<(&Json, &Json)> = again
+        .iter()
+        .zip(&after_merge)
+        .filter(|(a, b)| a != b)
+        .collect();
+    assert_eq!(again.len(), after_merge.len(), "{:#?}", differ);
+    assert!(differ.is_empty(), "{differ:#?}");
+    assert!(nexus.check_store().expect("check").ok);
+}
+
 #[test]
 fn revert_refuses_a_read_an_unknown_entry_and_a_bad_id() {
     let (_dir, nexus) = fresh();
@@ -317,6 +375,92 @@ fn bad_entries_get_a_coded_error_and_change_nothing() {
     assert_eq!(added.kind, TraceEntryType::Think);
     assert!(nexus.trace_entry("T:0").is_err());
     assert!(nexus.trace_entry("nonsense").is_err());
+}
+
+/// Issue 13 §7 beyond `trace_add`: unknown entry ids (show, flag,
+/// revert), a revert of a read-only entry, malformed review flags, and
+/// JSONL import lines that are not entries — each a coded error that
+/// leaves the trace and the graph exactly as they were.
+#[test]
+fn bad_review_revert_and_import_requests_get_a_coded_error_and_change_nothing() {
+    let (_dir, nexus) = fresh();
+    run(&nexus, "a", ASPIRIN);
+    let write = newest(&nexus, "a");
+    run(&nexus, "r", "DESCRIBE PRIMER");
+    nexus.flush_trace();
+    let read = newest(&nexus, "r");
+    let graph = snapshot(&nexus);
+    let last = nexus.last_trace_id().expect("ok");
+    let seq = nexus.last_change_seq().expect("ok");
+    #[track_caller]
+    fn coded(e: kip_lang::KipError, what: &str) -> kip_lang::KipError {
+        assert!(e.code.as_str().starts_with("KIP_"), "{what}: {e:?}");
+        assert!(!e.message.is_empty(), "{what}: {e:?}");
+        e
+    }
+    coded(
+        nexus
+            .revert(&read.id, "curator", false)
+            .expect_err("a read"),
+        "revert of a read",
+    );
+    for unknown in ["T:999999", "T:0", "C:1", "nonsense", ""] {
+        coded(nexus.trace_entry(unknown).expect_err("unknown"), unknown);
+        coded(
+            nexus.revert(unknown, "curator", true).expect_err("unknown"),
+            unknown,
+        );
+        coded(
+            nexus
+                .trace_flag(unknown, &["Reviewed".into()], &[], "curator")
+                .expect_err("unknown"),
+            unknown,
+        );
+    }
+    for flag in ["not a word", "", "Re:viewed", &"F".repeat(1000)] {
+        coded(
+            nexus
+                .trace_flag(&write.id, &[flag.to_owned()], &[], "curator")
+                .expect_err("a malformed flag"),
+            flag,
+        );
+        coded(
+            nexus
+                .trace_flag(&write.id, &[], &[flag.to_owned()], "curator")
+                .expect_err("a malformed flag to clear"),
+            flag,
+        );
+    }
+    let good = serde_json::to_string(&write).expect("json");
+    for (bad, line) in [
+        (format!("{good}\nnot JSON at all\n"), 2),
+        (format!("[1, 2]\n{good}\n"), 1),
+        (
+            format!(
+                "{good}\n\n{}\n",
+                good.replace("\"type\":\"TRACE\"", "\"type\":\"PONDER\"")
+            ),
+            3,
+        ),
+        (
+            format!(
+                "{}\n",
+                good.replace("\"originator\":\"a\"", "\"originator\":\"\"")
+            ),
+            1,
+        ),
+    ] {
+        let e = coded(nexus.trace_import(&bad).expect_err("refused"), &bad);
+        assert!(
+            e.message.starts_with(&format!("line {line}")),
+            "{bad}: {}",
+            e.message
+        );
+    }
+    assert_eq!(nexus.last_trace_id().expect("ok"), last);
+    assert_eq!(nexus.last_change_seq().expect("ok"), seq);
+    assert_eq!(nexus.trace_entry(&write.id).expect("ok").flags, write.flags);
+    assert_eq!(snapshot(&nexus), graph);
 }
 
 #[test]
@@ -444,6 +588,8 @@ enum Op {
     Upsert(u8, u8),
     Link(u8, u8),
     Delete(u8),
+    /// MERGE Drug D<a> INTO Drug D<b> (fails when either is missing).
+    Merge(u8, u8),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -451,6 +597,7 @@ fn op() -> impl Strategy<Value = Op> {
         (0..4u8, 0..3u8).prop_map(|(d, r)| Op::Upsert(d, r)),
         (0..4u8, 0..3u8).prop_map(|(d, s)| Op::Link(d, s)),
         (0..4u8).prop_map(Op::Delete),
+        (0..4u8, 0..4u8).prop_map(|(a, b)| Op::Merge(a, b)),
     ]
 }
 
@@ -465,21 +612,34 @@ fn text(op: &Op) -> String {
         Op::Delete(d) => {
             format!(r#"DELETE CONCEPT ?d DETACH WHERE {{ ?d {{type: "Drug", name: "D{d}"}} }}"#)
         }
+        Op::Merge(a, b) => format!(
+            r#"MERGE CONCEPT ?a INTO ?b WHERE {{ ?a {{type: "Drug", name: "D{a}"}} ?b {{type: "Drug", name: "D{b}"}} }}"#
+        ),
     }
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
-    /// A random sequence of UPSERT / DELETE commands, then reverting their
-    /// entries newest first, returns the graph to its initial state.
+    /// A random sequence of UPSERT / DELETE / MERGE commands, then
+    /// reverting their entries newest first, returns the graph to its
+    /// initial state.
     #[test]
     fn reverting_every_write_newest_first_restores_the_graph(ops in prop::collection::vec(op(), 1..10)) {
         let (_dir, nexus) = fresh();
         let initial = snapshot(&nexus);
         let mut entries = Vec::new();
         for o in &ops {
-            run(&nexus, "prop", &text(o));
+            if let Op::Merge(..) = o {
+                // A merge of a missing Drug fails and writes nothing.
+                let ctx = Context::new("test").with_originator("prop");
+                let r = nexus.execute(&ExecuteKip::command(text(o)), &ctx);
+                if r.get("error").is_some() {
+                    continue;
+                }
+            } else {
+                run(&nexus, "prop", &text(o));
+            }
             entries.push(newest(&nexus, "prop").id);
         }
         for id in entries.iter().rev() {
@@ -490,6 +650,7 @@ proptest! {
             }
         }
         prop_assert_eq!(snapshot(&nexus), initial);
+        prop_assert!(nexus.check_store().expect("check").ok);
     }
 }
 

@@ -393,6 +393,11 @@ impl EnvHandle {
         })
     }
 
+    /// The store's folder.
+    pub(crate) fn dir(&self) -> &Path {
+        self.env.path()
+    }
+
     /// The current map size in bytes.
     pub(crate) fn map_size(&self) -> usize {
         self.env.info().map_size

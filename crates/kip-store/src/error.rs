@@ -11,8 +11,9 @@
 //! error come back; it asks [`take_map_full`] instead, grows the map and runs
 //! the closure again.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::io;
+use std::path::{Path, PathBuf};
 
 use crate::ids::{ConceptId, ElementId, PropositionId};
 
@@ -26,6 +27,15 @@ pub enum StoreError {
         "the store is full: its memory map of {map_size} bytes cannot grow any further; free disk or address space, or split the write into smaller ones"
     )]
     Full { map_size: u64 },
+
+    /// The file system refused to let the data file grow: the disk is full,
+    /// a quota is exceeded, or the process's file size limit is reached.
+    /// LMDB writes a transaction's pages before it commits, so the write
+    /// failed before its commit and the store is as it was.
+    #[error(
+        "the disk is full: {detail}; nothing of this write was stored — free disk space (or raise the quota or file size limit) and try again"
+    )]
+    DiskFull { detail: String },
 
     /// One write transaction touched more pages than LMDB can track.
     #[error(
@@ -116,6 +126,30 @@ thread_local! {
     static MAP_FULL: Cell<bool> = const { Cell::new(false) };
 }
 
+thread_local! {
+    /// The folder of the store this thread is writing to, while it writes
+    /// (see [`WriteScope`]): where [`lmdb`] asks the file system why a
+    /// page write fell short.
+    static WRITING_IN: RefCell<Option<PathBuf>> = const { RefCell::new(None) };
+}
+
+/// Marks this thread as writing to the store in a folder until dropped.
+#[must_use]
+pub(crate) struct WriteScope(Option<PathBuf>);
+
+impl WriteScope {
+    pub(crate) fn enter(dir: &Path) -> WriteScope {
+        WriteScope(WRITING_IN.with(|w| w.replace(Some(dir.to_path_buf()))))
+    }
+}
+
+impl Drop for WriteScope {
+    fn drop(&mut self) {
+        let outer = self.0.take();
+        WRITING_IN.with(|w| *w.borrow_mut() = outer);
+    }
+}
+
 /// Clears the map-full flag of this thread and returns what it was.
 pub(crate) fn take_map_full() -> bool {
     MAP_FULL.with(|flag| flag.replace(false))
@@ -126,7 +160,10 @@ pub(crate) fn take_map_full() -> bool {
 pub(crate) fn lmdb(error: heed::Error) -> StoreError {
     use heed::MdbError as M;
     match error {
-        heed::Error::Io(e) => StoreError::Io(e),
+        heed::Error::Io(e) => match disk_full(&e).or_else(|| short_write(&e)) {
+            Some(detail) => StoreError::DiskFull { detail },
+            None => StoreError::Io(e),
+        },
         heed::Error::Mdb(e) => match e {
             M::MapFull => {
                 MAP_FULL.with(|flag| flag.set(true));
@@ -151,6 +188,52 @@ pub(crate) fn lmdb(error: heed::Error) -> StoreError {
     }
 }
 
+/// What a failed write of the data file says when the file could not grow
+/// (LMDB passes the system's error number through, which heed turns into
+/// an `io::Error`); `None` for any other I/O error.
+fn disk_full(e: &io::Error) -> Option<String> {
+    let what = match e.kind() {
+        io::ErrorKind::StorageFull => "no space is left on the device",
+        io::ErrorKind::QuotaExceeded => "the disk quota is exceeded",
+        io::ErrorKind::FileTooLarge => "the data file reached its file size limit",
+        _ => return None,
+    };
+    Some(match e.raw_os_error() {
+        Some(n) => format!("{what} (os error {n})"),
+        None => what.to_owned(),
+    })
+}
+
+/// LMDB reports a page write that wrote less than asked as `EIO` (its
+/// `mdb_page_flush`), and that is how a full disk or a file size limit
+/// usually first shows: the write stops at the last byte that fit. When a
+/// write of this thread fails so, ask the file system itself: write 64 KiB
+/// into a scratch file of the store's folder, at the data file's current
+/// length; if that fails for lack of room, the disk is full (else the
+/// `EIO` stays what it says). Only on this failure path, never on a
+/// successful write.
+#[cfg(unix)]
+fn short_write(e: &io::Error) -> Option<String> {
+    use std::os::unix::fs::FileExt as _;
+    if e.raw_os_error() != Some(libc::EIO) {
+        return None;
+    }
+    let dir = WRITING_IN.with(|w| w.borrow().clone())?;
+    let offset = std::fs::metadata(dir.join("data.mdb")).ok()?.len();
+    let probe = dir.join(".kip-space-probe");
+    let result = std::fs::File::create(&probe).and_then(|f| {
+        f.write_all_at(&[0; 64 << 10], offset)
+            .and_then(|()| f.sync_data())
+    });
+    let _ = std::fs::remove_file(&probe);
+    disk_full(&result.err()?)
+}
+
+#[cfg(not(unix))]
+fn short_write(_: &io::Error) -> Option<String> {
+    None
+}
+
 /// `.lmdb()` on heed results: the short form of `.map_err(lmdb)`.
 pub(crate) trait Lmdb<T> {
     fn lmdb(self) -> Result<T, StoreError>;
@@ -159,5 +242,31 @@ pub(crate) trait Lmdb<T> {
 impl<T> Lmdb<T> for heed::Result<T> {
     fn lmdb(self) -> Result<T, StoreError> {
         self.map_err(lmdb)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// LMDB reports a failed page write with the system's error number.
+    fn os(n: i32) -> StoreError {
+        lmdb(heed::Error::Io(io::Error::from_raw_os_error(n)))
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_full_disk_a_quota_and_the_file_size_limit_are_disk_full() {
+        // ENOSPC, EDQUOT, EFBIG.
+        for (n, said) in [(28, "no space"), (122, "quota"), (27, "file size limit")] {
+            let e = os(n);
+            assert!(matches!(e, StoreError::DiskFull { .. }), "{n}: {e:?}");
+            let message = e.to_string();
+            assert!(message.starts_with("the disk is full: "), "{message}");
+            assert!(message.contains(said), "{message}");
+            assert!(message.contains(&format!("(os error {n})")), "{message}");
+        }
+        // EIO stays an I/O error.
+        assert!(matches!(os(5), StoreError::Io(_)));
     }
 }

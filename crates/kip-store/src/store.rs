@@ -277,6 +277,8 @@ impl Store {
         commit: bool,
         mut f: impl FnMut(&mut RwTxn<'_>) -> Result<T, E>,
     ) -> Result<T, E> {
+        // Lets a short page write be told apart from a full disk.
+        let _scope = crate::error::WriteScope::enter(self.env.dir());
         loop {
             let mut writing = self.env.write()?;
             let observed = self.env.map_size();

@@ -16,6 +16,7 @@ pub mod fmt;
 pub mod import;
 pub mod resolve;
 pub mod schema;
+pub mod shield;
 pub mod store;
 pub mod trace;
 pub mod watch;

@@ -1,6 +1,9 @@
 //! `kip check-store`, `kip backup` and `kip restore`: the store's integrity
 //! check and consistent copies. Each refuses a `--db` folder that holds no
-//! nexus instead of creating one, naming the folder.
+//! nexus instead of creating one, naming the folder. The check and the
+//! backup read every page of the store, so they run in a child process
+//! ([`super::shield`]): damage that crashes the read is reported, not
+//! shared.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -10,8 +13,13 @@ use serde_json::json;
 use crate::db::open_existing_api;
 use crate::stdio::{out, print_error};
 
-/// Prints the check report (JSON); exit 1 if an invariant is violated.
-pub fn check(db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+/// Prints the check report (JSON); exit 1 if an invariant is violated or
+/// reading the store crashed. `unshielded`: check in this process (the
+/// shield's child).
+pub fn check(db: Option<PathBuf>, unshielded: bool) -> anyhow::Result<ExitCode> {
+    if !unshielded {
+        return super::shield::run(&crate::db::db_dir(db)?, "check-store", &[], &[]);
+    }
     match open_existing_api(db, "kip-cli")?.check_store() {
         Ok(report) => {
             out(&format!("{}\n", serde_json::to_string_pretty(&report)?));
@@ -26,8 +34,19 @@ pub fn check(db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
 }
 
 /// Writes `dest/data.mdb`, a compacted copy of one snapshot, while other
-/// processes keep writing.
-pub fn backup(db: Option<PathBuf>, dest: &Path) -> anyhow::Result<ExitCode> {
+/// processes keep writing. `unshielded`: copy in this process (the shield's
+/// child); otherwise a crash of the copy removes its partial file.
+pub fn backup(db: Option<PathBuf>, dest: &Path, unshielded: bool) -> anyhow::Result<ExitCode> {
+    if !unshielded {
+        // The partial file of `kip_nexus::Nexus::backup`.
+        let partial = dest.join("data.mdb.partial");
+        return super::shield::run(
+            &crate::db::db_dir(db)?,
+            "backup",
+            &[dest.as_os_str().to_owned()],
+            &[partial],
+        );
+    }
     match open_existing_api(db, "kip-cli")?.backup_to(dest) {
         Ok(b) => {
             out(&format!("{}\n", serde_json::to_string(&b)?));

@@ -11,7 +11,8 @@ use crate::stdio::out;
 
 /// Prints every event until interrupted or, with `once`, until the files
 /// already there are taken up (then exit 1 if any failed). The imports are
-/// recorded as `kip-watch`.
+/// recorded as `kip-watch` in the change log; the trace names `watcher`,
+/// or `--originator` when given.
 pub fn run(
     db: Option<PathBuf>,
     dir: &Path,

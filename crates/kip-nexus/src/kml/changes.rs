@@ -62,6 +62,16 @@ pub struct State {
     pub attributes: Map<String, Json>,
     #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown>"))]
     pub metadata: Map<String, Json>,
+    /// A link's subject, only when the write moved its ends (a MERGE
+    /// repoints the source's links to the target): in `before` the old
+    /// end, which a revert puts back; in `after` the new one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub subject: Option<End>,
+    /// A link's object, as `subject`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub object: Option<End>,
 }
 
 /// One element's change. A concept carries `type` and `name`; a
@@ -267,12 +277,21 @@ impl Changes {
             return;
         };
         let slot = &mut self.list[i];
-        let Some(old) = slot.take() else {
+        let Some(mut old) = slot.take() else {
             // Deleted and gone earlier in the command: this is a new element
             // that reuses nothing, but keep it anyway.
             *slot = Some(c);
             return;
         };
+        // A link first updated in place and moved later: its ends before
+        // the command are the ones the first change names.
+        if let (Some(first), Some(later)) = (&mut old.before, &c.before)
+            && first.subject.is_none()
+            && later.subject.is_some()
+        {
+            first.subject.clone_from(&old.subject);
+            first.object.clone_from(&old.object);
+        }
         *slot = match (old.op, c.op) {
             (Op::Created, Op::Deleted) => None,
             (Op::Created, _) => Some(ElementChange {
@@ -320,6 +339,8 @@ fn state(attributes: &Map<String, Json>, metadata: &Map<String, Json>) -> State 
     State {
         attributes: attributes.clone(),
         metadata: metadata.clone(),
+        subject: None,
+        object: None,
     }
 }
 
@@ -437,6 +458,16 @@ impl Writer<'_, '_> {
         let before = before.filter(|_| op != Op::Created);
         let predicate = self.graph(|g| Ok(g.predicate_name(rec.predicate)?.to_string()))?;
         let keep_after = !(op == Op::Created && self.lean());
+        // Only a MERGE moves a link's ends; then both states name them.
+        let moved = matches!((before, after), (Some(b), Some(a)) if (b.subject, b.object) != (a.subject, a.object));
+        let before = match before {
+            Some(r) => Some(self.link_state(r, moved)?),
+            None => None,
+        };
+        let after = match after.filter(|r| keep_after || uncertain(&r.metadata)) {
+            Some(r) => Some(self.link_state(r, moved)?),
+            None => None,
+        };
         let change = ElementChange {
             op,
             kind: Kind::Proposition,
@@ -446,10 +477,8 @@ impl Writer<'_, '_> {
             subject: Some(self.end(rec.subject)?),
             predicate: Some(predicate),
             object: Some(self.end(rec.object)?),
-            before: before.map(|r| state(&r.attributes, &r.metadata)),
-            after: after
-                .filter(|r| keep_after || uncertain(&r.metadata))
-                .map(|r| state(&r.attributes, &r.metadata)),
+            before,
+            after,
         };
         if let Some(c) = &mut self.changes {
             c.note(ElementId::Proposition(id), change);
@@ -484,6 +513,16 @@ impl Writer<'_, '_> {
                 None
             }
         }
+    }
+
+    /// A link's state, with its ends when `with_ends`.
+    fn link_state(&mut self, r: &PropositionRecord, with_ends: bool) -> Result<State> {
+        let mut s = state(&r.attributes, &r.metadata);
+        if with_ends {
+            s.subject = Some(self.end(r.subject)?);
+            s.object = Some(self.end(r.object)?);
+        }
+        Ok(s)
     }
 
     fn end(&mut self, e: ElementId) -> Result<End> {

@@ -35,13 +35,35 @@ fn end_id(end: Option<&super::changes::End>) -> Result<ElementId> {
     })
 }
 
+/// A link end to restore: the one a before-image names (the write moved
+/// the link), else the one it has now.
+fn moved_end(before: Option<&super::changes::End>, now: ElementId) -> Result<ElementId> {
+    match before {
+        Some(_) => end_id(before),
+        None => Ok(now),
+    }
+}
+
 impl Writer<'_, '_> {
     /// Applies the inverse of `changes` (one write's before-image, in the
     /// order the write touched its elements).
     pub fn restore(&mut self, changes: &[ElementChange]) -> Result<()> {
+        // Links a MERGE moved go back first wherever their old ends exist:
+        // undoing a creation below deletes with the DETACH cascade, which
+        // must not take a link that only passes through the created element
+        // (reverting the revert of a MERGE deletes the re-created source).
+        let mut restored = vec![false; changes.len()];
+        for (c, done) in changes.iter().zip(&mut restored) {
+            if c.op == Op::Updated && self.old_ends_exist(c)? {
+                self.restore_state(c)?;
+                *done = true;
+            }
+        }
         // Creations are undone newest first (links before the concepts they
         // join); deletions are undone concepts first, then links, so every
-        // link's ends exist again when it returns.
+        // link's ends exist again when it returns; the other updates last,
+        // because a link a MERGE moved may go back to an end (the merged
+        // source, or a link it folded) that only exists again now.
         for c in changes.iter().rev() {
             if c.op == Op::Created {
                 let e = element(c)?;
@@ -49,9 +71,6 @@ impl Writer<'_, '_> {
                     self.delete_element(e)?;
                 }
             }
-        }
-        for c in changes.iter().filter(|c| c.op == Op::Updated) {
-            self.restore_state(c)?;
         }
         for kind in [Kind::Concept, Kind::Proposition] {
             for c in changes
@@ -61,7 +80,29 @@ impl Writer<'_, '_> {
                 self.recreate(c)?;
             }
         }
+        for (c, done) in changes.iter().zip(&restored) {
+            if c.op == Op::Updated && !done {
+                self.restore_state(c)?;
+            }
+        }
         Ok(())
+    }
+
+    /// Whether `c` moved a link (its before-image names the old ends) and
+    /// both of those ends exist now.
+    fn old_ends_exist(&mut self, c: &ElementChange) -> Result<bool> {
+        let Some(before) = &c.before else {
+            return Ok(false);
+        };
+        if before.subject.is_none() && before.object.is_none() {
+            return Ok(false);
+        }
+        for end in [&before.subject, &before.object].into_iter().flatten() {
+            if !self.store.contains(self.txn, end_id(Some(end))?).kip()? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     fn restore_state(&mut self, c: &ElementChange) -> Result<()> {
@@ -88,6 +129,8 @@ impl Writer<'_, '_> {
                     return Ok(());
                 };
                 let rec = PropositionRecord {
+                    subject: moved_end(before.subject.as_ref(), old.subject)?,
+                    object: moved_end(before.object.as_ref(), old.object)?,
                     attributes: before.attributes.clone(),
                     metadata: before.metadata.clone(),
                     ..old.clone()
@@ -105,6 +148,8 @@ impl Writer<'_, '_> {
         let before = c.before.clone().unwrap_or_else(|| super::changes::State {
             attributes: Default::default(),
             metadata: Default::default(),
+            subject: None,
+            object: None,
         });
         match element(c)? {
             ElementId::Concept(ConceptId(n)) => {
@@ -124,10 +169,12 @@ impl Writer<'_, '_> {
             ElementId::Proposition(PropositionId(n)) => {
                 let id = PropositionId(n);
                 let predicate = c.predicate.as_deref().unwrap_or_default();
+                // A link moved and then deleted in one write returns at its
+                // ends before the write.
                 let rec = PropositionRecord {
-                    subject: end_id(c.subject.as_ref())?,
+                    subject: end_id(before.subject.as_ref().or(c.subject.as_ref()))?,
                     predicate: self.intern_predicate(predicate)?,
-                    object: end_id(c.object.as_ref())?,
+                    object: end_id(before.object.as_ref().or(c.object.as_ref()))?,
                     attributes: before.attributes,
                     metadata: before.metadata,
                 };

@@ -1026,7 +1026,17 @@ export type ChangeEnd = { id: string, type?: string, name?: string, };
 /**
  * The part of an element a write can change.
  */
-export type ChangeState = { attributes: Record<string, unknown>, metadata: Record<string, unknown>, };
+export type ChangeState = { attributes: Record<string, unknown>, metadata: Record<string, unknown>, 
+/**
+ * A link's subject, only when the write moved its ends (a MERGE
+ * repoints the source's links to the target): in `before` the old
+ * end, which a revert puts back; in `after` the new one.
+ */
+subject?: ChangeEnd, 
+/**
+ * A link's object, as `subject`.
+ */
+object?: ChangeEnd, };
 
 /**
  * `trace_entry`: one entry by id.
