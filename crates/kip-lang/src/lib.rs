@@ -23,6 +23,7 @@
 pub mod ast;
 mod bind;
 mod error;
+mod fast;
 mod format;
 mod nesting;
 mod parser;
@@ -43,7 +44,41 @@ use ast::{Command, Group};
 /// Parses a text of one or more KIP commands and runs every check that
 /// needs no store. All errors found are returned, in source order.
 pub fn parse(source: &str) -> Result<Vec<Command>, Errors> {
-    let (commands, mut errors) = parser::parse_script(source)?;
+    finish(source, parser::parse_script(source)?)
+}
+
+/// [`parse`] through the pest grammar alone, without the fast path for
+/// common KML shapes: the reference that path is tested against (the
+/// differential tests and the `parse_differential` fuzz target).
+#[doc(hidden)]
+pub fn parse_reference(source: &str) -> Result<Vec<Command>, Errors> {
+    finish(source, parser::parse_script_pest(source)?)
+}
+
+/// The fast path alone: `Some` with the commands (before the checks of
+/// validation) if it recognised the whole text, `None` where [`parse`]
+/// falls back to pest. For the differential tests.
+#[doc(hidden)]
+pub fn parse_fast_only(source: &str) -> Option<Vec<Command>> {
+    fast::parse_script(source)
+}
+
+/// pest and lowering alone, without validation: `Ok` only if lowering
+/// reported nothing. For the differential tests.
+#[doc(hidden)]
+pub fn parse_pest_only(source: &str) -> Result<Vec<Command>, Errors> {
+    let (commands, errors) = parser::parse_script_pest(source)?;
+    if errors.is_empty() {
+        Ok(commands)
+    } else {
+        Err(Errors(errors))
+    }
+}
+
+fn finish(
+    source: &str,
+    (commands, mut errors): (Vec<Command>, Vec<KipError>),
+) -> Result<Vec<Command>, Errors> {
     errors.extend(validate::check(source, &commands));
     errors.sort_by_key(|e| e.offset().unwrap_or(0));
     if errors.is_empty() {

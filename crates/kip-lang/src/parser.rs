@@ -25,7 +25,19 @@ struct KipParser;
 /// fatal (`Err`); problems found while lowering come back beside a tree in
 /// which each faulty node is replaced by a harmless stand-in, so that the
 /// checks of [`crate::validate`] can still run and report theirs too.
+///
+/// The common KML shapes take the hand-written fast path ([`crate::fast`]);
+/// anything else, and every text it gives up on, goes through pest.
 pub(crate) fn parse_script(source: &str) -> Result<(Vec<Command>, Vec<KipError>), Errors> {
+    if let Some(commands) = crate::fast::parse_script(source) {
+        return Ok((commands, Vec::new()));
+    }
+    parse_script_pest(source)
+}
+
+/// [`parse_script`] through pest alone: the reference the fast path is
+/// tested against.
+pub(crate) fn parse_script_pest(source: &str) -> Result<(Vec<Command>, Vec<KipError>), Errors> {
     // pest recurses once per bracket: bound the depth before it starts.
     crate::nesting::check_text(source).map_err(|e| Errors(vec![e]))?;
     let pairs = KipParser::parse(Rule::script, source)
@@ -2158,7 +2170,7 @@ pub(crate) fn expr_span(expr: &Expr) -> Span {
 }
 
 /// Decodes the JSON escapes of a string literal's body.
-fn unescape(body: &str) -> Result<String, String> {
+pub(crate) fn unescape(body: &str) -> Result<String, String> {
     if !body.contains('\\') {
         return Ok(body.to_owned());
     }
