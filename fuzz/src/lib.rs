@@ -3,6 +3,7 @@
 //! and `crates/kip-api/tests/fuzz_corpus.rs` (which includes `request.rs`).
 
 mod check;
+pub mod differential;
 pub mod request;
 
 pub use check::parse_roundtrip;
