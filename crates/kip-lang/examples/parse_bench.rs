@@ -13,7 +13,7 @@ fn generated(links: u64) -> String {
     const TYPES: [&str; 4] = ["Drug", "Symptom", "Gene", "Protein"];
     const CJK: [&str; 4] = ["药物", "症状", "基因", "蛋白"];
     let name = |t: usize, i: u64| {
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             format!("{} {i}", TYPES[t])
         } else {
             format!("{}{i}号", CJK[t])
@@ -67,15 +67,18 @@ fn main() {
         let fast = kip_lang::parse(text).expect("parses");
         let pest = kip_lang::parse_reference(text).expect("parses");
         assert_eq!(format!("{fast:?}"), format!("{pest:?}"));
-        assert!(kip_lang::parse_fast_only(text).is_some(), "not a fast shape");
+        assert!(
+            kip_lang::parse_fast_only(text).is_some(),
+            "not a fast shape"
+        );
         let pest_ms = median_ms(7, || {
-            std::hint::black_box(kip_lang::parse_reference(text).unwrap());
+            std::hint::black_box(kip_lang::parse_reference(text).expect("parses"));
         });
         let fast_ms = median_ms(7, || {
-            std::hint::black_box(kip_lang::parse(text).unwrap());
+            std::hint::black_box(kip_lang::parse(text).expect("parses"));
         });
         let fast_only_ms = median_ms(7, || {
-            std::hint::black_box(kip_lang::parse_fast_only(text).unwrap());
+            std::hint::black_box(kip_lang::parse_fast_only(text).expect("fast shape"));
         });
         println!(
             "{label}: {} bytes; pest + lowering + checks {pest_ms:.1} ms; fast path + checks {fast_ms:.1} ms ({:.1}×); fast path alone {fast_only_ms:.1} ms",

@@ -76,7 +76,7 @@ fn every_repository_text_parses_the_same_both_ways() {
     let mut fast = 0;
     let mut failures = Vec::new();
     for path in &files {
-        let bytes = std::fs::read(path).unwrap();
+        let bytes = std::fs::read(path).expect("read a corpus file");
         let Ok(source) = std::str::from_utf8(&bytes) else {
             continue;
         };
@@ -106,7 +106,7 @@ fn every_repository_text_parses_the_same_both_ways() {
 fn the_example_capsules_take_the_fast_path() {
     for name in ["11_medical_data.kip", "10_medical_schema.kip"] {
         let path = repo().join("capsules/examples").join(name);
-        let source = std::fs::read_to_string(&path).unwrap();
+        let source = std::fs::read_to_string(&path).expect("read a capsule");
         assert!(parse_fast_only(&source).is_some(), "{name}");
     }
 }
@@ -492,7 +492,7 @@ proptest! {
         if let Ok(pest) = parse_pest_only(&source) {
             let fast = parse_fast_only(&source);
             prop_assert!(fast.is_some(), "the fast path gave up on:\n{source}");
-            prop_assert_eq!(format!("{:?}", fast.unwrap()), format!("{pest:?}"));
+            prop_assert_eq!(format!("{:?}", fast.expect("checked above")), format!("{pest:?}"));
         }
     }
 
@@ -539,9 +539,9 @@ fn deep_values_give_up_to_pest_and_keep_its_error() {
         assert_eq!(ok, depth + 3 <= kip_lang::MAX_DEPTH, "depth {depth}");
         assert_eq!(parse_fast_only(&source).is_some(), ok, "depth {depth}");
     }
-    let reference = parse_reference("UPSERT {").unwrap_err();
+    let reference = parse_reference("UPSERT {").expect_err("unclosed");
     assert_eq!(
-        format!("{:?}", parse("UPSERT {").unwrap_err()),
+        format!("{:?}", parse("UPSERT {").expect_err("unclosed")),
         format!("{reference:?}")
     );
 }
