@@ -192,12 +192,8 @@ fn import_files(nexus: &Nexus, paths: &[PathBuf], label: &str) -> anyhow::Result
 /// Makes the next query text of a workload.
 type MakeQuery = Box<dyn FnMut(&mut Rng) -> String>;
 
-fn run(nexus: &Nexus, text: &str) -> anyhow::Result<Json> {
-    run_with(nexus, text, false)
-}
-
-/// [`run`], optionally as a dry run (executed exactly, then aborted: no
-/// commit, so no disk sync).
+/// Runs one command through `execute_kip`, optionally as a dry run
+/// (executed exactly, then aborted: no commit, so no disk sync).
 fn run_with(nexus: &Nexus, text: &str, dry_run: bool) -> anyhow::Result<Json> {
     let mut request = ExecuteKip::command(text);
     if dry_run {
