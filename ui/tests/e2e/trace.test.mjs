@@ -161,4 +161,15 @@ test('a bulk write shows what it created as id ranges and opens the first of a r
   const drawn = await page.evaluate(() => window.kipExplorer.graphNodes().filter((n) => /Bulk (symptom|drug) \d+/.test(n.label)).length);
   assert.equal(drawn, 200, `the first 200 of the range are drawn (C:${first} on)`);
   await shot(page, 'trace-bulk-opened');
+
+  // The inspector's history of one of them names the bulk write that created it.
+  await page.getByLabel('Search concepts').fill('Bulk symptom 7');
+  await page.getByRole('option').filter({ hasText: 'Bulk symptom 7' }).first().click();
+  const history = page.getByTestId('inspector').getByTestId('element-history');
+  const created = history.getByTestId('history-entry').filter({ hasText: 'created 1200 concepts' });
+  await created.waitFor({ timeout: 15_000 });
+  await created.getByTestId('history-toggle').click();
+  await created.getByTestId('history-created-in').waitFor();
+  assert.match(await created.getByTestId('created-summary').textContent(), /^created 1,200 concepts \(C:\d+ … C:\d+\) and 600 links/);
+  await shot(page, 'trace-bulk-history');
 });
