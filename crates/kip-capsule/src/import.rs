@@ -295,6 +295,8 @@ fn finish_run(mut report: ImportReport, started: Instant, dry_run: bool) -> Impo
 /// (a phase's first report and its last, `done == total`, always pass), so
 /// a host can forward every report as it comes.
 struct Reporter<'a> {
+    /// The import's options (the callback is theirs).
+    options: &'a ImportOptions<'a>,
     to: Option<&'a dyn Fn(Progress)>,
     started: Instant,
     total_bytes: u64,
@@ -303,8 +305,9 @@ struct Reporter<'a> {
 }
 
 impl<'a> Reporter<'a> {
-    fn new(options: &ImportOptions<'a>, started: Instant, total_bytes: usize) -> Reporter<'a> {
+    fn new(options: &'a ImportOptions<'a>, started: Instant, total_bytes: usize) -> Reporter<'a> {
         Reporter {
+            options,
             to: options.progress,
             started,
             total_bytes: total_bytes as u64,
@@ -388,10 +391,8 @@ fn run(
     progress.report(Phase::Parsing, 0, text.len() as u64, 0);
     let lines = LineIndex::new(text);
     let applied = match format {
-        Format::Kip => run_kip(
-            nexus, text, &lines, origin, options, report, parsed, &progress,
-        ),
-        Format::Yaml => run_yaml(nexus, text, &lines, origin, options, report, &progress),
+        Format::Kip => run_kip(nexus, text, &lines, origin, report, parsed, &progress),
+        Format::Yaml => run_yaml(nexus, text, &lines, origin, report, &progress),
     };
     if let Err(e) = applied {
         report.add_errors(ImportError::from_kip(&e));
@@ -404,7 +405,6 @@ fn apply(
     commands: &[kip_lang::ast::Command],
     items: usize,
     origin: &Origin,
-    options: &ImportOptions<'_>,
     report: &mut ImportReport,
     progress: &Reporter<'_>,
 ) -> Result<(), KipError> {
@@ -412,6 +412,7 @@ fn apply(
         return Ok(());
     }
     progress.report(Phase::Applying, 0, items as u64, text.len());
+    let options = progress.options;
     let mut run = RunOptions::new(origin.clone()).with_mode(Mode::dry_run_if(options.dry_run));
     // The trace says which file the write imports (a SPACE `SystemEvent`).
     run.trace.import = Some(report.file.clone());
@@ -460,7 +461,6 @@ fn run_kip(
     text: &str,
     lines: &LineIndex,
     origin: &Origin,
-    options: &ImportOptions<'_>,
     report: &mut ImportReport,
     parsed: Option<Parsed>,
     progress: &Reporter<'_>,
@@ -504,7 +504,6 @@ fn run_kip(
         &commands,
         commands.len(),
         origin,
-        options,
         report,
         progress,
     )
@@ -515,7 +514,6 @@ fn run_yaml(
     text: &str,
     lines: &LineIndex,
     origin: &Origin,
-    options: &ImportOptions<'_>,
     report: &mut ImportReport,
     progress: &Reporter<'_>,
 ) -> Result<(), KipError> {
@@ -558,7 +556,5 @@ fn run_yaml(
         text.len(),
     );
     let commands = ops::to_commands(&read.ops);
-    apply(
-        nexus, text, &commands, read.items, origin, options, report, progress,
-    )
+    apply(nexus, text, &commands, read.items, origin, report, progress)
 }
