@@ -57,7 +57,7 @@ pub fn import_dropped(app: AppHandle, api: Api, paths: Vec<PathBuf>) {
                 json!([{"name": name, "progress": ImportProgress::from(p)}]),
             );
         };
-        let reports = import_paths_with_progress(&api, &paths, &progress);
+        let reports = import_paths(&api, &paths, &progress);
         let _ = app.emit("kip://import-progress", json!([]));
         let _ = app.emit("kip://dropped", reports);
     });
@@ -82,14 +82,9 @@ pub fn run_scheduled_backups(api: Api) {
 
 /// One import report per dropped file, in order; a dropped folder stands
 /// for its capsule files. A file that cannot be read gets a failed report
-/// of its own: one bad file never hides the others' reports.
-pub fn import_paths(api: &Api, paths: &[PathBuf]) -> Vec<Json> {
-    import_paths_with_progress(api, paths, &|_, _| {})
-}
-
-/// [`import_paths`], handing each file's progress to `progress` with the
-/// file's name.
-pub fn import_paths_with_progress(
+/// of its own: one bad file never hides the others' reports. Each file's
+/// progress goes to `progress` with the file's name.
+pub fn import_paths(
     api: &Api,
     paths: &[PathBuf],
     progress: &dyn Fn(&str, &kip_capsule::Progress),
@@ -180,6 +175,7 @@ mod tests {
                 broken,
                 binary,
             ],
+            &|_, _| {},
         );
         let status: Vec<(&str, &str)> = reports
             .iter()
