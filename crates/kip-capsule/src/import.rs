@@ -297,7 +297,6 @@ fn finish_run(mut report: ImportReport, started: Instant, dry_run: bool) -> Impo
 struct Reporter<'a> {
     /// The import's options (the callback is theirs).
     options: &'a ImportOptions<'a>,
-    to: Option<&'a dyn Fn(Progress)>,
     started: Instant,
     total_bytes: u64,
     /// The last report made: its phase, items done, and when.
@@ -308,7 +307,6 @@ impl<'a> Reporter<'a> {
     fn new(options: &'a ImportOptions<'a>, started: Instant, total_bytes: usize) -> Reporter<'a> {
         Reporter {
             options,
-            to: options.progress,
             started,
             total_bytes: total_bytes as u64,
             last: Cell::new(None),
@@ -317,7 +315,9 @@ impl<'a> Reporter<'a> {
 
     /// `done` of `total` items of `phase`, `bytes` of the file taken in.
     fn report(&self, phase: Phase, done: u64, total: u64, bytes: usize) {
-        let Some(to) = self.to else { return };
+        let Some(to) = self.options.progress else {
+            return;
+        };
         let now = Instant::now();
         let due = match self.last.get() {
             None => true,
