@@ -24,6 +24,26 @@
 //!   out of room (`MDB_MAP_FULL`) it doubles its own map; LMDB records the
 //!   larger size in the file for the others.
 //!
+//! Memory. Without `MDB_WRITEMAP`, LMDB copies every page a write
+//! transaction changes into a `malloc`ed page, and keeps those pages for
+//! reuse after the commit (they are never given back while the environment
+//! is open). A 20,000-link capsule on a 1M-proposition store dirties tens of
+//! thousands of pages scattered over the indexes, so the engine's anonymous
+//! memory grows to the largest transaction's dirty set. kip-store builds
+//! LMDB with `MDB_IDL_LOGN` 14 (heed's `mdb_idl_logn_14`, in Cargo.toml):
+//! a transaction keeps at most 2^15 dirty pages (128 MiB at 4 KiB pages)
+//! and spills older ones to the file (written, not synced: they belong to
+//! no committed tree until the commit syncs them), instead of 2^17
+//! (512 MiB). The file format does not change; it is the same LMDB.
+//!
+//! `MDB_WRITEMAP` would remove the copies altogether, and is not used: LMDB
+//! then extends the file to the whole map size (a sparse file) and writes
+//! pages through the map, so a full disk is a `SIGBUS` that kills the
+//! process instead of `MDB_MAP_FULL`/`ENOSPC` reported as KIP_4002 with the
+//! store as it was; it is incompatible with nested transactions; and every
+//! process that opens the folder would have to use it (an older `kip`
+//! without it must not share the file).
+//!
 //! What this module does not do: decide when to retry a write (that is
 //! `Store::write`), or know any database of the store.
 
