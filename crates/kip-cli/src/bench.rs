@@ -231,8 +231,13 @@ pub fn bench(
             import(&nexus, dir, per_type, propositions)?,
         );
     }
+    let memory = MemoryWatch::start();
     let table = measure(&nexus, workloads(per_type), iterations)?;
+    let (peak_anon, _) = memory.stop();
     report.insert("workloads".into(), Json::Array(table));
+    if let Some(mb) = peak_anon {
+        report.insert("workloads_peak_rss_anon_mb".into(), json!(mb));
+    }
     if let Some(mb) = engine_memory_mb() {
         report.insert("engine_memory_mb".into(), json!(mb));
     }
@@ -544,6 +549,12 @@ pub fn table(report: &Json) -> String {
                 import["vm_hwm_mb"].as_f64().unwrap_or(0.0)
             );
         }
+    }
+    if let Some(peak) = report["workloads_peak_rss_anon_mb"].as_f64() {
+        let _ = writeln!(
+            s,
+            "workloads memory: peak RssAnon {peak:.0} MB (budget 200; after a fresh import this includes the pages LMDB keeps from it)"
+        );
     }
     let _ = writeln!(
         s,
