@@ -69,38 +69,35 @@ impl Store {
     }
 
     fn sizes_in(&self, txn: &RoTxn<'_>) -> Result<StoreSizes, StoreError> {
+        // Every database as bytes: only lengths are counted.
+        fn raw<K, V>(db: Database<'static, K, V>) -> Database<'static, Bytes, Bytes> {
+            db.remap_types()
+        }
         let d = self.db;
-        let raw = |db: Database<'static, Bytes, Bytes>| db;
         let all: [(&'static str, Database<'static, Bytes, Bytes>); 23] = [
-            (db_name::META, raw(d.meta.remap_types())),
-            (db_name::NAMES, raw(d.names.remap_types())),
-            (db_name::NAME_IDS, raw(d.name_ids.remap_types())),
-            (db_name::CONCEPTS, raw(d.concepts.remap_types())),
-            (db_name::CONCEPT_KEYS, raw(d.concept_keys.remap_types())),
-            (
-                db_name::CONCEPTS_BY_TYPE,
-                raw(d.concepts_by_type.remap_types()),
-            ),
-            (
-                db_name::CONCEPTS_BY_NAME,
-                raw(d.concepts_by_name.remap_types()),
-            ),
-            (db_name::PROPOSITIONS, raw(d.propositions.remap_types())),
-            (db_name::SPO, raw(d.spo.remap_types())),
-            (db_name::POS, raw(d.pos.remap_types())),
-            (db_name::OSP, raw(d.osp.remap_types())),
-            (db_name::STATS, raw(d.stats.remap_types())),
-            (db_name::COUNTERS, raw(d.counters.remap_types())),
-            (db_name::TERMS, raw(d.terms.remap_types())),
-            (db_name::POSTINGS, raw(d.postings.remap_types())),
-            (db_name::DOCUMENTS, raw(d.documents.remap_types())),
-            (db_name::STATE, raw(d.state.remap_types())),
-            (db_name::CHANGES, raw(d.changes.remap_types())),
-            (db_name::TRACE, raw(d.trace.remap_types())),
-            (db_name::TRACE_SEQS, raw(d.trace_seqs.remap_types())),
-            (db_name::TRACE_ELEMENTS, raw(d.trace_elements.remap_types())),
-            (db_name::TRACE_TOUCHES, raw(d.trace_touches.remap_types())),
-            (db_name::ATTR_INDEX, raw(d.attr_index.remap_types())),
+            (db_name::META, raw(d.meta)),
+            (db_name::NAMES, raw(d.names)),
+            (db_name::NAME_IDS, raw(d.name_ids)),
+            (db_name::CONCEPTS, raw(d.concepts)),
+            (db_name::CONCEPT_KEYS, raw(d.concept_keys)),
+            (db_name::CONCEPTS_BY_TYPE, raw(d.concepts_by_type)),
+            (db_name::CONCEPTS_BY_NAME, raw(d.concepts_by_name)),
+            (db_name::PROPOSITIONS, raw(d.propositions)),
+            (db_name::SPO, raw(d.spo)),
+            (db_name::POS, raw(d.pos)),
+            (db_name::OSP, raw(d.osp)),
+            (db_name::STATS, raw(d.stats)),
+            (db_name::COUNTERS, raw(d.counters)),
+            (db_name::TERMS, raw(d.terms)),
+            (db_name::POSTINGS, raw(d.postings)),
+            (db_name::DOCUMENTS, raw(d.documents)),
+            (db_name::STATE, raw(d.state)),
+            (db_name::CHANGES, raw(d.changes)),
+            (db_name::TRACE, raw(d.trace)),
+            (db_name::TRACE_SEQS, raw(d.trace_seqs)),
+            (db_name::TRACE_ELEMENTS, raw(d.trace_elements)),
+            (db_name::TRACE_TOUCHES, raw(d.trace_touches)),
+            (db_name::ATTR_INDEX, raw(d.attr_index)),
         ];
         let mut sizes = StoreSizes::default();
         for (name, db) in all {

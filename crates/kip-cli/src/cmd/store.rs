@@ -38,11 +38,8 @@ pub fn check(db: Option<PathBuf>, unshielded: bool) -> anyhow::Result<ExitCode> 
 /// their bytes; then the pages no database holds (LMDB's own and free
 /// pages). The walk only reads, like a query, so it runs in this process.
 pub fn sizes(db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let dir = crate::db::db_dir(db)?;
-    let nexus = kip_nexus::Nexus::open_existing(&dir).map_err(|e| {
-        anyhow::anyhow!("cannot open the nexus at {}: {}", dir.display(), e.message)
-    })?;
-    match nexus.store_sizes() {
+    let dir = crate::db::db_dir(db.clone())?;
+    match open_existing_api(db, "kip-cli")?.nexus().store_sizes() {
         Ok(s) => {
             let page = s.page_size;
             let databases: Vec<_> = s
