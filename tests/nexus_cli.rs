@@ -158,3 +158,49 @@ fn several_processes_writing_at_once_lose_nothing() {
     );
     assert_eq!(json(&out)["result"], serde_json::json!([32, 4 * 28]));
 }
+
+#[test]
+fn check_store_sizes_accounts_for_every_database_and_page() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = kip(dir.path(), &["check-store", "--sizes"]);
+    // No nexus there yet: refused, and none created.
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a nexus"));
+    assert!(!dir.path().join("data.mdb").exists());
+
+    let out = kip(dir.path(), &["exec", "DESCRIBE PRIMER"]);
+    assert_eq!(out.status.code(), Some(0));
+    let out = kip(dir.path(), &["check-store", "--sizes"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sizes = json(&out);
+    let page = sizes["page_size"].as_u64().expect("page size");
+    let databases = sizes["databases"].as_array().expect("databases");
+    assert_eq!(databases.len(), 23, "{sizes:#}");
+    let mut held = 0;
+    for d in databases {
+        let pages = ["branch_pages", "leaf_pages", "overflow_pages"]
+            .iter()
+            .map(|k| d[k].as_u64().expect("pages"))
+            .sum::<u64>();
+        assert_eq!(d["bytes"].as_u64(), Some(pages * page), "{d:#}");
+        held += pages * page;
+    }
+    let concepts = databases
+        .iter()
+        .find(|d| d["database"] == "concepts")
+        .expect("concepts");
+    // Genesis wrote its concepts, and their records have bytes.
+    assert!(concepts["entries"].as_u64() > Some(0), "{concepts:#}");
+    assert!(concepts["value_bytes"].as_u64() > Some(0), "{concepts:#}");
+    assert_eq!(
+        sizes["used_bytes"].as_u64(),
+        Some(held + sizes["other_bytes"].as_u64().expect("other")),
+        "{sizes:#}"
+    );
+    assert!(sizes["file_bytes"].as_u64() >= sizes["used_bytes"].as_u64());
+}

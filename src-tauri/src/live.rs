@@ -1,11 +1,12 @@
 //! Events that keep the UI live: committed writes by any process
-//! (`kip://changes`) and the reports of files dropped onto the window
-//! (`kip://dropped`).
+//! (`kip://changes`), the progress of files dropped onto the window
+//! (`kip://import-progress`: the imports under way, `[]` when done) and
+//! their reports (`kip://dropped`).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use kip_api::{Api, ApiError, ChangesRequest, ErrorCode, KipCode};
+use kip_api::{Api, ApiError, ChangesRequest, ErrorCode, ImportProgress, KipCode};
 use serde_json::{Value as Json, json};
 use tauri::{AppHandle, Emitter as _};
 
@@ -48,7 +49,16 @@ pub fn forward_changes(app: AppHandle, api: Api) {
 /// background thread, then emits their reports.
 pub fn import_dropped(app: AppHandle, api: Api, paths: Vec<PathBuf>) {
     std::thread::spawn(move || {
-        let reports = import_paths(&api, &paths);
+        // The importer reports a few times a second at most: each report
+        // is forwarded as it comes.
+        let progress = |name: &str, p: &kip_capsule::Progress| {
+            let _ = app.emit(
+                "kip://import-progress",
+                json!([{"name": name, "progress": ImportProgress::from(p)}]),
+            );
+        };
+        let reports = import_paths(&api, &paths, &progress);
+        let _ = app.emit("kip://import-progress", json!([]));
         let _ = app.emit("kip://dropped", reports);
     });
 }
@@ -72,8 +82,13 @@ pub fn run_scheduled_backups(api: Api) {
 
 /// One import report per dropped file, in order; a dropped folder stands
 /// for its capsule files. A file that cannot be read gets a failed report
-/// of its own: one bad file never hides the others' reports.
-pub fn import_paths(api: &Api, paths: &[PathBuf]) -> Vec<Json> {
+/// of its own: one bad file never hides the others' reports. Each file's
+/// progress goes to `progress` with the file's name.
+pub fn import_paths(
+    api: &Api,
+    paths: &[PathBuf],
+    progress: &dyn Fn(&str, &kip_capsule::Progress),
+) -> Vec<Json> {
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {
@@ -93,8 +108,13 @@ pub fn import_paths(api: &Api, paths: &[PathBuf]) -> Vec<Json> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        let on_progress = |p: kip_capsule::Progress| progress(&name, &p);
+        let options = kip_capsule::ImportOptions {
+            progress: Some(&on_progress),
+            ..kip_capsule::ImportOptions::default()
+        };
         let report = api
-            .import_file(&file, &kip_capsule::ImportOptions::default())
+            .import_file(&file, &options)
             .map(|mut r| {
                 // The window names a dropped file by its name.
                 r.file.clone_from(&name);
@@ -155,6 +175,7 @@ mod tests {
                 broken,
                 binary,
             ],
+            &|_, _| {},
         );
         let status: Vec<(&str, &str)> = reports
             .iter()

@@ -86,6 +86,7 @@ pub(crate) fn generate() -> String {
         FormatResponse,
         WatchStatus,
         WatchedFile,
+        ImportProgress,
         FileStatus,
         ResolveRequest,
         Identity,

@@ -647,6 +647,43 @@ pub struct WatchedFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, ts(optional, type = "JsonValue"))]
     pub report: Option<Json>,
+    /// How far the import under way is (large files, while `importing`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub progress: Option<ImportProgress>,
+}
+
+/// How far a file's import is: the importer's latest report (a few a
+/// second at most).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct ImportProgress {
+    /// `parsing`, `validating` or `applying`.
+    pub phase: String,
+    /// Items of the phase done and in all (checked, then written).
+    pub items: u64,
+    pub total_items: u64,
+    /// Bytes of the file taken in, and its size.
+    pub bytes: u64,
+    pub total_bytes: u64,
+    /// Since the file's import started, in milliseconds.
+    pub elapsed_ms: u64,
+}
+
+impl From<&kip_capsule::Progress> for ImportProgress {
+    fn from(p: &kip_capsule::Progress) -> ImportProgress {
+        ImportProgress {
+            phase: serde_json::to_value(p.phase)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default(),
+            items: p.done,
+            total_items: p.total,
+            bytes: p.bytes,
+            total_bytes: p.total_bytes,
+            elapsed_ms: p.elapsed_ms,
+        }
+    }
 }
 
 /// Where a watched file stands.

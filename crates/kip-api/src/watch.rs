@@ -17,7 +17,7 @@ use kip_nexus::Origin;
 use serde_json::Value as Json;
 
 use crate::Api;
-use crate::types::{FileStatus, WatchStatus, WatchedFile};
+use crate::types::{FileStatus, ImportProgress, WatchStatus, WatchedFile};
 
 /// The latest state of every file of a watched folder. Cheap to clone;
 /// clones share the board.
@@ -46,55 +46,66 @@ impl WatchBoard {
     /// Records one watcher event.
     pub fn apply(&self, event: &WatchEvent) {
         let mut board = self.lock();
-        let set =
-            |board: &mut WatchStatus, file: &Path, status: FileStatus, report: Option<Json>| {
-                let path = file.display().to_string();
-                let errors = report
-                    .as_ref()
-                    .and_then(|r| r.get("errors"))
-                    .and_then(Json::as_array)
-                    .cloned()
-                    .unwrap_or_default();
-                let entry = WatchedFile {
-                    path: path.clone(),
-                    status,
-                    errors,
-                    report,
-                };
-                match board.files.binary_search_by(|f| f.path.cmp(&path)) {
-                    Ok(i) => {
-                        // Progress and queueing keep the last report visible.
-                        let old = &board.files[i];
-                        let keep_report = entry.report.is_none() && status != FileStatus::Removed;
-                        let merged = WatchedFile {
-                            errors: if keep_report {
-                                old.errors.clone()
-                            } else {
-                                entry.errors
-                            },
-                            report: if keep_report {
-                                old.report.clone()
-                            } else {
-                                entry.report
-                            },
-                            ..entry
-                        };
-                        board.files[i] = merged;
-                    }
-                    Err(i) => board.files.insert(i, entry),
-                }
+        let set = |board: &mut WatchStatus,
+                   file: &Path,
+                   status: FileStatus,
+                   report: Option<Json>,
+                   progress: Option<ImportProgress>| {
+            let path = file.display().to_string();
+            let errors = report
+                .as_ref()
+                .and_then(|r| r.get("errors"))
+                .and_then(Json::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let entry = WatchedFile {
+                path: path.clone(),
+                status,
+                errors,
+                report,
+                progress,
             };
+            match board.files.binary_search_by(|f| f.path.cmp(&path)) {
+                Ok(i) => {
+                    // Progress and queueing keep the last report visible.
+                    let old = &board.files[i];
+                    let keep_report = entry.report.is_none() && status != FileStatus::Removed;
+                    let merged = WatchedFile {
+                        errors: if keep_report {
+                            old.errors.clone()
+                        } else {
+                            entry.errors
+                        },
+                        report: if keep_report {
+                            old.report.clone()
+                        } else {
+                            entry.report
+                        },
+                        ..entry
+                    };
+                    board.files[i] = merged;
+                }
+                Err(i) => board.files.insert(i, entry),
+            }
+        };
         let json = |r: &kip_capsule::ImportReport| serde_json::to_value(r).ok();
         match event {
-            WatchEvent::Queued { file } => set(&mut board, file, FileStatus::Pending, None),
-            WatchEvent::Importing { file } | WatchEvent::Progress { file, .. } => {
-                set(&mut board, file, FileStatus::Importing, None)
+            WatchEvent::Queued { file } => set(&mut board, file, FileStatus::Pending, None, None),
+            WatchEvent::Importing { file } => {
+                set(&mut board, file, FileStatus::Importing, None, None)
             }
+            WatchEvent::Progress { file, progress } => set(
+                &mut board,
+                file,
+                FileStatus::Importing,
+                None,
+                Some(progress.into()),
+            ),
             WatchEvent::Imported { file, report } => {
-                set(&mut board, file, FileStatus::Imported, json(report))
+                set(&mut board, file, FileStatus::Imported, json(report), None)
             }
             WatchEvent::Failed { file, report } => {
-                set(&mut board, file, FileStatus::Failed, json(report))
+                set(&mut board, file, FileStatus::Failed, json(report), None)
             }
             WatchEvent::Unchanged { file, report } => {
                 let failed = report
@@ -105,9 +116,15 @@ impl WatchBoard {
                 } else {
                     FileStatus::Imported
                 };
-                set(&mut board, file, status, report.as_ref().and_then(json))
+                set(
+                    &mut board,
+                    file,
+                    status,
+                    report.as_ref().and_then(json),
+                    None,
+                )
             }
-            WatchEvent::Removed { file } => set(&mut board, file, FileStatus::Removed, None),
+            WatchEvent::Removed { file } => set(&mut board, file, FileStatus::Removed, None, None),
             WatchEvent::Ready { .. } => board.ready = true,
             WatchEvent::Error { message } => board.note = Some(message.clone()),
         }

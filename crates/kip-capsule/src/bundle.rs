@@ -156,11 +156,7 @@ pub(crate) fn read(
     let mut ops = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         if i % 1000 == 0 {
-            progress(Progress {
-                phase: Phase::Validating,
-                done: i as u64,
-                total,
-            });
+            progress(Progress::items(Phase::Validating, i as u64, total));
         }
         let before = errors.len();
         reader.item(i, item, errors);

@@ -8,8 +8,9 @@
 //! counters, so a failure at any point (the nexus refusing something the
 //! checks let through, a full disk) leaves the graph as it was.
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use kip_lang::{ErrorCode, KipError};
 use kip_nexus::{Mode, Nexus, Origin, RunOptions};
@@ -18,7 +19,7 @@ use sha2::{Digest as _, Sha256};
 
 use crate::bundle;
 use crate::model::Model;
-use crate::ops;
+use crate::ops::{self, Op};
 use crate::report::{Format, ImportError, ImportReport, Phase, Progress, Status};
 use crate::semantic::{BUNDLE_ROLES, Checker, KIP_ROLES};
 use crate::text::LineIndex;
@@ -29,8 +30,9 @@ pub struct ImportOptions<'a> {
     /// Check everything and run the transaction, then abort it: the report
     /// says exactly what an import would do, and nothing is written.
     pub dry_run: bool,
-    /// Called as the import moves through its phases (and every thousand
-    /// items while checking a bundle).
+    /// Called as the import moves through its phases, and in between as
+    /// it checks items (bytes and items so far), at most a few times a
+    /// second: see [`PROGRESS_EVERY`].
     pub progress: Option<&'a dyn Fn(Progress)>,
     /// Who the cognitive trace names for the import (else the origin's
     /// name): `watcher` for the watched folder, the host's originator.
@@ -46,6 +48,10 @@ impl std::fmt::Debug for ImportOptions<'_> {
             .finish()
     }
 }
+
+/// The least time between two progress reports within one phase (a
+/// phase's first and last reports are always made).
+pub const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
 /// `sha256:<hex>` of a file's bytes: how the watcher recognises content it
 /// has already imported.
@@ -77,7 +83,7 @@ pub fn import_text_with(
     let started = Instant::now();
     let mut report = ImportReport::new(file_name, Format::of(file_name));
     report.hash = content_hash(text.as_bytes());
-    run(nexus, text, origin, options, &mut report, None);
+    run(nexus, text, origin, options, &mut report, None, started);
     finish(report, started, options)
 }
 
@@ -140,7 +146,7 @@ pub(crate) fn import_bytes(
     report.hash = content_hash(bytes);
     let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     match std::str::from_utf8(body) {
-        Ok(text) => run(nexus, text, origin, options, &mut report, None),
+        Ok(text) => run(nexus, text, origin, options, &mut report, None, started),
         Err(e) => not_utf8(&mut report, body, e.valid_up_to()),
     }
     finish(report, started, options)
@@ -231,7 +237,7 @@ fn complete(
             parsed,
             started,
         } => {
-            run(nexus, &text, origin, options, &mut report, parsed);
+            run(nexus, &text, origin, options, &mut report, parsed, started);
             finish(report, started, options)
         }
     }
@@ -242,8 +248,9 @@ fn complete(
 /// report to `each` as soon as its file is done. Reading and parsing run
 /// one file ahead on a second thread while the nexus checks and applies
 /// the current file (the writer keeps one transaction per file), so a bulk
-/// import keeps two cores busy. At most one parsed file waits, so memory
-/// holds about three files, whatever the number of files.
+/// import keeps two cores busy. At most one parsed file waits while one is
+/// applied, so memory holds two parsed files (the one applied and the
+/// next, parsed or being parsed), whatever the number of files.
 pub fn import_paths_with(
     nexus: &Nexus,
     paths: &[PathBuf],
@@ -253,7 +260,11 @@ pub fn import_paths_with(
 ) {
     let dry_run = options.dry_run;
     std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        // A rendezvous channel: the reader hands a parsed file over only
+        // when the writer takes it, so one parsed file waits while one is
+        // applied. (A buffer of one would let a third parsed file wait in
+        // `send` behind the buffered one: ~80 MB more per 20,000 links.)
+        let (tx, rx) = std::sync::mpsc::sync_channel(0);
         scope.spawn(move || {
             for path in paths {
                 if tx.send(prepare(path, dry_run, true)).is_err() {
@@ -284,9 +295,71 @@ fn finish_run(mut report: ImportReport, started: Instant, dry_run: bool) -> Impo
     report
 }
 
-fn progress(options: &ImportOptions<'_>, phase: Phase, done: u64, total: u64) {
-    if let Some(f) = options.progress {
-        f(Progress { phase, done, total });
+/// Hands an import's progress to [`ImportOptions::progress`], with the
+/// bytes and the time, at most once per [`PROGRESS_EVERY`] within a phase
+/// (a phase's first report and its last, `done == total`, always pass), so
+/// a host can forward every report as it comes.
+struct Reporter<'a> {
+    /// The import's options (the callback is theirs).
+    options: &'a ImportOptions<'a>,
+    started: Instant,
+    total_bytes: u64,
+    /// The last report made: its phase, items done, and when.
+    last: Cell<Option<(Phase, u64, Instant)>>,
+}
+
+impl<'a> Reporter<'a> {
+    fn new(options: &'a ImportOptions<'a>, started: Instant, total_bytes: usize) -> Reporter<'a> {
+        Reporter {
+            options,
+            started,
+            total_bytes: total_bytes as u64,
+            last: Cell::new(None),
+        }
+    }
+
+    /// `done` of `total` items of `phase`, `bytes` of the file taken in.
+    fn report(&self, phase: Phase, done: u64, total: u64, bytes: usize) {
+        let Some(to) = self.options.progress else {
+            return;
+        };
+        let now = Instant::now();
+        let due = match self.last.get() {
+            None => true,
+            // Said already (a phase's end is reported by the writer and again
+            // by the pipeline).
+            Some((last_phase, last_done, _)) if last_phase == phase && last_done == done => false,
+            Some((last_phase, _, at)) => {
+                last_phase != phase || done >= total || now.duration_since(at) >= PROGRESS_EVERY
+            }
+        };
+        if !due {
+            return;
+        }
+        self.last.set(Some((phase, done, now)));
+        to(Progress {
+            phase,
+            done,
+            total,
+            bytes: (bytes as u64).min(self.total_bytes),
+            total_bytes: self.total_bytes,
+            elapsed_ms: now.duration_since(self.started).as_millis() as u64,
+        });
+    }
+
+    /// A report from the bundle reader, which counts items only.
+    fn forward(&self, p: Progress, bytes: usize) {
+        self.report(p.phase, p.done, p.total, bytes);
+    }
+}
+
+/// Where an op ends in the file's text: how far checking it has got.
+fn op_end(op: &Op) -> usize {
+    match op {
+        Op::Concept { loc, .. }
+        | Op::ById { loc, .. }
+        | Op::Link { loc, .. }
+        | Op::Placeholder { loc, .. } => loc.end,
     }
 }
 
@@ -303,7 +376,9 @@ fn run(
     options: &ImportOptions<'_>,
     report: &mut ImportReport,
     parsed: Option<Parsed>,
+    started: Instant,
 ) {
+    let progress = Reporter::new(options, started, text.len());
     let Some(format) = report.format else {
         let ext = Path::new(&report.file)
             .extension()
@@ -318,11 +393,11 @@ fn run(
         .hint("Rename the file with the extension of its format.")]);
         return;
     };
-    progress(options, Phase::Parsing, 0, text.len() as u64);
+    progress.report(Phase::Parsing, 0, text.len() as u64, 0);
     let lines = LineIndex::new(text);
     let applied = match format {
-        Format::Kip => run_kip(nexus, text, &lines, origin, options, report, parsed),
-        Format::Yaml => run_yaml(nexus, text, &lines, origin, options, report),
+        Format::Kip => run_kip(nexus, text, &lines, origin, report, parsed, &progress),
+        Format::Yaml => run_yaml(nexus, text, &lines, origin, report, &progress),
     };
     if let Err(e) = applied {
         report.add_errors(ImportError::from_kip(&e));
@@ -335,20 +410,28 @@ fn apply(
     commands: &[kip_lang::ast::Command],
     items: usize,
     origin: &Origin,
-    options: &ImportOptions<'_>,
     report: &mut ImportReport,
+    progress: &Reporter<'_>,
 ) -> Result<(), KipError> {
     if commands.is_empty() {
         return Ok(());
     }
-    progress(options, Phase::Applying, 0, items as u64);
+    progress.report(Phase::Applying, 0, items as u64, text.len());
+    let options = progress.options;
     let mut run = RunOptions::new(origin.clone()).with_mode(Mode::dry_run_if(options.dry_run));
     // The trace says which file the write imports (a SPACE `SystemEvent`).
     run.trace.import = Some(report.file.clone());
     run.trace.originator = options.originator.map(str::to_owned);
-    let outcome = nexus.run(text, commands, &run)?;
+    // Items written so far: commands done, scaled to the items they carry
+    // (a bundle's items need not be one command each).
+    let per = items as f64 / commands.len() as f64;
+    let applied = |done: usize| {
+        let written = ((done as f64 * per).round() as u64).min(items as u64);
+        progress.report(Phase::Applying, written, items as u64, text.len());
+    };
+    let outcome = nexus.run_with_progress(text, commands, &run, &applied)?;
     report.stats = outcome.stats;
-    progress(options, Phase::Applying, items as u64, items as u64);
+    progress.report(Phase::Applying, items as u64, items as u64, text.len());
     Ok(())
 }
 
@@ -383,11 +466,17 @@ fn run_kip(
     text: &str,
     lines: &LineIndex,
     origin: &Origin,
-    options: &ImportOptions<'_>,
     report: &mut ImportReport,
     parsed: Option<Parsed>,
+    progress: &Reporter<'_>,
 ) -> Result<(), KipError> {
     let parsed = parsed.unwrap_or_else(|| parse_kip(text));
+    progress.report(
+        Phase::Parsing,
+        text.len() as u64,
+        text.len() as u64,
+        text.len(),
+    );
     if let Some(items) = parsed.items {
         report.items = items;
     }
@@ -398,34 +487,36 @@ fn run_kip(
             return Ok(());
         }
     };
-    progress(options, Phase::Validating, 0, commands.len() as u64);
-    let ops = ops::lower_kip(&commands);
-    let errors = nexus.read(|g| {
-        let model = Model::from_graph(g)?;
-        let mut checker = Checker::new(g, &model, text, lines, KIP_ROLES, false, &ops);
-        for op in &ops {
-            checker.op(op)?;
-        }
-        Ok(checker.errors)
-    })?;
+    // The ops and the checker's tables are dropped before the writer
+    // starts: they are needed only to report every problem at once, and
+    // apply's transaction is where memory peaks.
+    let (total, errors) = {
+        let ops = ops::lower_kip(&commands);
+        let total = ops.len() as u64;
+        let errors = nexus.read(|g| {
+            let model = Model::from_graph(g)?;
+            let mut checker = Checker::new(g, &model, text, lines, KIP_ROLES, false, &ops);
+            for (i, op) in ops.iter().enumerate() {
+                progress.report(Phase::Validating, i as u64, total, op_end(op));
+                checker.op(op)?;
+            }
+            Ok(checker.errors)
+        })?;
+        (total, errors)
+    };
     if !errors.is_empty() {
         add_sorted(report, errors);
         return Ok(());
     }
-    progress(
-        options,
-        Phase::Validating,
-        commands.len() as u64,
-        commands.len() as u64,
-    );
+    progress.report(Phase::Validating, total, total, text.len());
     apply(
         nexus,
         text,
         &commands,
         commands.len(),
         origin,
-        options,
         report,
+        progress,
     )
 }
 
@@ -434,16 +525,13 @@ fn run_yaml(
     text: &str,
     lines: &LineIndex,
     origin: &Origin,
-    options: &ImportOptions<'_>,
     report: &mut ImportReport,
+    progress: &Reporter<'_>,
 ) -> Result<(), KipError> {
     let live = Model::load(nexus)?;
     let mut errors = Vec::new();
-    let mut on_progress = |p: Progress| {
-        if let Some(f) = options.progress {
-            f(p);
-        }
-    };
+    // The YAML is parsed before its items are read, so the bytes are in.
+    let mut on_progress = |p: Progress| progress.forward(p, text.len());
     let stored = |ty: &str, name: &str, key: &str| {
         nexus
             .read(|g| {
@@ -458,6 +546,8 @@ fn run_yaml(
     };
     let read = bundle::read(text, lines, &live, &stored, &mut errors, &mut on_progress);
     report.items = read.items;
+    // The reader reported the items as it checked them; this pass is
+    // quick next to it.
     let semantic = nexus.read(|g| {
         let mut checker = Checker::new(g, &live, text, lines, BUNDLE_ROLES, true, &read.ops);
         for op in &read.ops {
@@ -470,12 +560,12 @@ fn run_yaml(
         add_sorted(report, errors);
         return Ok(());
     }
-    progress(
-        options,
+    progress.report(
         Phase::Validating,
         read.items as u64,
         read.items as u64,
+        text.len(),
     );
     let commands = ops::to_commands(&read.ops);
-    apply(nexus, text, &commands, read.items, origin, options, report)
+    apply(nexus, text, &commands, read.items, origin, report, progress)
 }

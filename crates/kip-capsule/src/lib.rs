@@ -54,8 +54,8 @@ pub use files::{
     DEFAULT_MAX_FILE_MIB, MAX_FILE_VAR, capsule_files, is_capsule_file, max_file_bytes,
 };
 pub use import::{
-    ImportOptions, content_hash, import_path, import_path_with, import_paths_with, import_text,
-    import_text_with,
+    ImportOptions, PROGRESS_EVERY, content_hash, import_path, import_path_with, import_paths_with,
+    import_text, import_text_with,
 };
 pub use report::{Format, ImportError, ImportReport, MAX_ERRORS, Phase, Progress, Status};
 pub use schema::{KnowledgeSchema, knowledge_schema};

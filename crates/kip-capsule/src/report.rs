@@ -310,12 +310,40 @@ pub enum Phase {
     Applying,
 }
 
-/// Where a long import is.
+/// Where a long import is: the phase, its items done out of `total`, and
+/// how far into the file's bytes it has got.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Progress {
     pub phase: Phase,
+    /// Items of the phase done (checked while validating, written while
+    /// applying); bytes while parsing.
     pub done: u64,
     pub total: u64,
+    /// Bytes of the file read and taken in so far (parsed, then checked up
+    /// to the item being checked).
+    #[serde(default)]
+    pub bytes: u64,
+    /// The file's size in bytes.
+    #[serde(default)]
+    pub total_bytes: u64,
+    /// Since the import started, in milliseconds.
+    #[serde(default)]
+    pub elapsed_ms: u64,
+}
+
+impl Progress {
+    /// Items of `phase` done out of `total`; the bytes and time are the
+    /// importer's to fill in.
+    pub fn items(phase: Phase, done: u64, total: u64) -> Progress {
+        Progress {
+            phase,
+            done,
+            total,
+            bytes: 0,
+            total_bytes: 0,
+            elapsed_ms: 0,
+        }
+    }
 }
 
 #[cfg(test)]

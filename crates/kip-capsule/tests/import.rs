@@ -382,19 +382,84 @@ fn progress_reports_each_phase_in_order() {
     let r = import_text_with(&nexus, "big.yaml", &text, &origin(), &options);
     assert!(r.is_imported());
     let seen = seen.into_inner();
-    let phases: Vec<(Phase, u64, u64)> = seen.iter().map(|p| (p.phase, p.done, p.total)).collect();
+    assert_progress_is_ordered_and_paced(&seen, text.len() as u64);
+    let ends: Vec<(Phase, u64, u64)> = seen
+        .iter()
+        .filter(|p| p.done == 0 || p.done == p.total)
+        .map(|p| (p.phase, p.done, p.total))
+        .collect();
     assert_eq!(
-        phases,
+        ends,
         [
             (Phase::Parsing, 0, text.len() as u64),
             (Phase::Validating, 0, 2501),
-            (Phase::Validating, 1000, 2501),
-            (Phase::Validating, 2000, 2501),
             (Phase::Validating, 2501, 2501),
             (Phase::Applying, 0, 2501),
             (Phase::Applying, 2501, 2501),
         ]
     );
+}
+
+#[test]
+fn a_capsule_reports_bytes_checked_and_commands_written() {
+    let (_d, nexus) = fresh();
+    let mut text = String::from(
+        "UPSERT { CONCEPT ?t { {type: \"$ConceptType\", name: \"Thing\"} SET ATTRIBUTES { description: \"A thing.\" } } }\n",
+    );
+    for i in 0..300 {
+        text.push_str(&format!(
+            "UPSERT {{ CONCEPT ?x {{ {{type: \"Thing\", name: \"t{i}\"}} }} }}\n"
+        ));
+    }
+    let seen = std::cell::RefCell::new(Vec::new());
+    let record = |p: kip_capsule::Progress| seen.borrow_mut().push(p);
+    let options = ImportOptions {
+        dry_run: false,
+        progress: Some(&record),
+        originator: None,
+    };
+    let r = import_text_with(&nexus, "many.kip", &text, &origin(), &options);
+    assert!(r.is_imported(), "{:?}", r.errors);
+    let seen = seen.into_inner();
+    assert_progress_is_ordered_and_paced(&seen, text.len() as u64);
+    let last = seen.last().expect("reports");
+    assert_eq!(
+        (last.phase, last.done, last.total),
+        (Phase::Applying, 301, 301)
+    );
+    assert_eq!(last.bytes, text.len() as u64);
+    // Parsing ends with every byte taken in; checking starts from the first item.
+    assert!(
+        seen.iter()
+            .any(|p| p.phase == Phase::Parsing && p.bytes == text.len() as u64)
+    );
+}
+
+/// Phases never go back, items and bytes grow within a phase, the
+/// size is the file's, and within a phase two reports are at least
+/// [`kip_capsule::PROGRESS_EVERY`] apart unless the later one ends it.
+fn assert_progress_is_ordered_and_paced(seen: &[kip_capsule::Progress], size: u64) {
+    let rank = |p: Phase| match p {
+        Phase::Parsing => 0,
+        Phase::Validating => 1,
+        Phase::Applying => 2,
+    };
+    let every = kip_capsule::PROGRESS_EVERY.as_millis() as u64;
+    for p in seen {
+        assert_eq!(p.total_bytes, size);
+        assert!(p.bytes <= size && p.done <= p.total, "{p:?}");
+    }
+    for w in seen.windows(2) {
+        let (a, b) = (&w[0], &w[1]);
+        assert!(rank(a.phase) <= rank(b.phase), "{a:?} then {b:?}");
+        assert!(b.elapsed_ms >= a.elapsed_ms, "{a:?} then {b:?}");
+        if a.phase == b.phase {
+            assert!(b.done > a.done && b.bytes >= a.bytes, "{a:?} then {b:?}");
+            if b.done < b.total {
+                assert!(b.elapsed_ms - a.elapsed_ms + 1 >= every, "{a:?} then {b:?}");
+            }
+        }
+    }
 }
 
 #[test]

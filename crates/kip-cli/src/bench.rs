@@ -192,12 +192,8 @@ fn import_files(nexus: &Nexus, paths: &[PathBuf], label: &str) -> anyhow::Result
 /// Makes the next query text of a workload.
 type MakeQuery = Box<dyn FnMut(&mut Rng) -> String>;
 
-fn run(nexus: &Nexus, text: &str) -> anyhow::Result<Json> {
-    run_with(nexus, text, false)
-}
-
-/// [`run`], optionally as a dry run (executed exactly, then aborted: no
-/// commit, so no disk sync).
+/// Runs one command through `execute_kip`, optionally as a dry run
+/// (executed exactly, then aborted: no commit, so no disk sync).
 fn run_with(nexus: &Nexus, text: &str, dry_run: bool) -> anyhow::Result<Json> {
     let mut request = ExecuteKip::command(text);
     if dry_run {
@@ -235,8 +231,13 @@ pub fn bench(
             import(&nexus, dir, per_type, propositions)?,
         );
     }
+    let memory = MemoryWatch::start();
     let table = measure(&nexus, workloads(per_type), iterations)?;
+    let (peak_anon, _) = memory.stop();
     report.insert("workloads".into(), Json::Array(table));
+    if let Some(mb) = peak_anon {
+        report.insert("workloads_peak_rss_anon_mb".into(), json!(mb));
+    }
     if let Some(mb) = engine_memory_mb() {
         report.insert("engine_memory_mb".into(), json!(mb));
     }
@@ -548,6 +549,12 @@ pub fn table(report: &Json) -> String {
                 import["vm_hwm_mb"].as_f64().unwrap_or(0.0)
             );
         }
+    }
+    if let Some(peak) = report["workloads_peak_rss_anon_mb"].as_f64() {
+        let _ = writeln!(
+            s,
+            "workloads memory: peak RssAnon {peak:.0} MB (budget 200; after a fresh import this includes the pages LMDB keeps from it)"
+        );
     }
     let _ = writeln!(
         s,

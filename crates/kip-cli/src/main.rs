@@ -167,6 +167,9 @@ enum Cmd {
     },
     /// Verify the store's invariants (indexes and records, counters, text postings, change-log order); print the JSON report; exit 1 on a violation.
     CheckStore {
+        /// Instead of checking, print where the store's bytes go: per database its entries, key and value bytes, and LMDB pages.
+        #[arg(long)]
+        sizes: bool,
         /// Check in this process instead of a child (the child of the crash shield).
         #[arg(long = "unshielded", hide = true)]
         unshielded: bool,
@@ -316,7 +319,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             mcp::run(db::open_api(db, "kip-mcp")?, read_only)
         }
         Cmd::Check { file } => cmd::check::run(file),
-        Cmd::CheckStore { unshielded } => cmd::store::check(db, unshielded),
+        Cmd::CheckStore { sizes: true, .. } => cmd::store::sizes(db),
+        Cmd::CheckStore { unshielded, .. } => cmd::store::check(db, unshielded),
         Cmd::Backup { dest, unshielded } => cmd::store::backup(db, &dest, unshielded),
         Cmd::Restore { src, force } => cmd::store::restore(db, &src, force),
         Cmd::Fmt { file, check, write } => cmd::fmt::run(file, check, write),

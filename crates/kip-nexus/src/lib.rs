@@ -77,6 +77,7 @@ pub use kip_store::{
     CheckCounts, CheckReport, ConceptId, ConceptRecord, ElementId, PropositionId,
     PropositionRecord, Violation,
 };
+pub use kip_store::{DatabaseSize, StoreSizes};
 pub use kml::{ChangeEnd, ChangeKind, ChangeOp, ChangeState, ElementChange};
 pub use logic::{
     DataSource, LOGIC_PROPERTIES, LogicKind, LogicProperty, ParamType, Parameter, STEPS, ValueFrom,
@@ -153,6 +154,12 @@ impl Nexus {
     /// one snapshot; writers keep going) and reports each violation.
     pub fn check_store(&self) -> Result<CheckReport> {
         self.store.check().kip()
+    }
+
+    /// Where the store's bytes go, per database (entries, key and value
+    /// bytes, pages), in one snapshot; reads every entry, writes nothing.
+    pub fn store_sizes(&self) -> Result<StoreSizes> {
+        self.store.sizes().kip()
     }
 
     /// Writes a consistent, compacted copy of the nexus into the folder

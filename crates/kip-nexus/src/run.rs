@@ -138,6 +138,20 @@ impl Nexus {
     /// for all of them. A capsule of several commands returns each one's
     /// response in a list.
     pub fn run(&self, source: &str, commands: &[Command], options: &RunOptions) -> Result<Outcome> {
+        self.run_with_progress(source, commands, options, &|_| {})
+    }
+
+    /// [`Nexus::run`], calling `progress` with the number of commands done
+    /// after each write's command: the capsule pipeline's progress while it
+    /// applies a file (one transaction, so nothing shows before its end).
+    /// It is called again from 0 when the write is re-run (the map grew).
+    pub fn run_with_progress(
+        &self,
+        source: &str,
+        commands: &[Command],
+        options: &RunOptions,
+        progress: &dyn Fn(usize),
+    ) -> Result<Outcome> {
         let writes = commands.iter().any(|c| c.kind() == CommandKind::Kml);
         match (writes, options.mode) {
             (false, Mode::DryRun) => self.check_reads(source, commands),
@@ -146,9 +160,11 @@ impl Nexus {
                 self.trace_read(source, options, outcome.as_ref().err());
                 outcome
             }
-            (true, Mode::DryRun) => self.run_writes(source, commands, options, Mode::DryRun),
+            (true, Mode::DryRun) => {
+                self.run_writes(source, commands, options, Mode::DryRun, progress)
+            }
             (true, Mode::Commit) => {
-                let outcome = self.run_writes(source, commands, options, Mode::Commit);
+                let outcome = self.run_writes(source, commands, options, Mode::Commit, progress);
                 if let Err(e) = &outcome {
                     self.trace_failure(source, commands, options, e);
                 }
@@ -185,6 +201,7 @@ impl Nexus {
         commands: &[Command],
         options: &RunOptions,
         mode: Mode,
+        progress: &dyn Fn(usize),
     ) -> Result<Outcome> {
         let secret = self.secret;
         let commit = mode == Mode::Commit;
@@ -216,6 +233,7 @@ impl Nexus {
                 };
                 total += outcome.stats;
                 outcomes.push(outcome);
+                progress(outcomes.len());
             }
             let mut change_seq = None;
             if total.changed() && commit {

@@ -613,7 +613,7 @@ impl Store {
                     format!("entry {id} is above last_trace_id {last}"),
                 );
             }
-            if serde_json::from_slice::<serde_json::Value>(body).is_err() {
+            if crate::trace::decode_entry(body).is_err() {
                 f.add(
                     "trace-entry",
                     db_name::TRACE,

@@ -20,7 +20,7 @@ use crate::env::EnvHandle;
 use crate::error::{Lmdb as _, StoreError};
 
 /// The format this version of the crate writes.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// `meta` keys.
 pub(crate) mod meta_key {
@@ -111,7 +111,7 @@ impl Store {
     /// Upgrades a store of format `from` to `from + 1`, in `txn`.
     ///
     /// One arm per released format older than [`FORMAT_VERSION`].
-    fn migrate(&self, txn: &mut RwTxn<'_>, from: u32) -> Result<(), StoreError> {
+    pub(crate) fn migrate(&self, txn: &mut RwTxn<'_>, from: u32) -> Result<(), StoreError> {
         match from {
             0 => Err(StoreError::corrupt("format version 0 was never released")),
             // Format 2 added the cognitive trace's databases (`trace`,
@@ -128,6 +128,19 @@ impl Store {
                 let entries = self.build_attr_index(txn)?;
                 eprintln!(
                     "kip-store: upgraded {} to format 3: built the attribute index ({entries} entries in {:.1} s)",
+                    self.path().display(),
+                    started.elapsed().as_secs_f64()
+                );
+                Ok(())
+            }
+            // Format 4 keeps each trace entry behind a byte that says how
+            // its JSON is stored, and compresses the long ones (an import's
+            // entry holds its whole command); rewritten here, entry by entry.
+            3 => {
+                let started = std::time::Instant::now();
+                let (entries, before, after) = self.compress_trace(txn)?;
+                eprintln!(
+                    "kip-store: upgraded {} to format 4: {entries} trace entries from {before} to {after} bytes in {:.1} s",
                     self.path().display(),
                     started.elapsed().as_secs_f64()
                 );

@@ -35,7 +35,7 @@
 //! assert_eq!(id.to_string(), "C:1");
 //! ```
 //!
-//! # On-disk layout (format version 3)
+//! # On-disk layout (format version 4)
 //!
 //! All integers in keys are big-endian and fixed-width, so keys sort as the
 //! numbers they encode. An element id is 9 bytes: a tag (`0x00` concept,
@@ -63,7 +63,7 @@
 //! | `documents` | element (9) | length `u32` · the document's terms with frequencies ([`codec::document`]) |
 //! | `state` | name key of the state key | len-prefixed full key · value ([`codec::state`]) |
 //! | `changes` | sequence `u64` | value ([`codec::value`]) |
-//! | `trace` | entry id `u64` | the entry, JSON text (since format 2) |
+//! | `trace` | entry id `u64` | the entry: `0` · JSON text, or `1` · JSON text compressed with raw DEFLATE (for 512 bytes and more) (since format 4; bare JSON text in formats 2 and 3) |
 //! | `trace_seqs` | originator (UTF-8, ≤ 256 bytes) | its last sequence number `u64` |
 //! | `trace_elements` | element (9) · entry id `u64` | empty (the entries that touched an element) |
 //! | `trace_touches` | entry id `u64` | the elements it touched, 9 bytes each |
@@ -104,6 +104,7 @@ mod format;
 mod ids;
 mod names;
 mod propositions;
+mod sizes;
 mod state;
 mod store;
 mod text;
@@ -122,6 +123,7 @@ pub use heed::{RoTxn, RwTxn};
 pub use ids::{ConceptId, ElementId, ParseIdError, PropositionId};
 pub use names::Namespace;
 pub use propositions::{PropositionMatch, PropositionMatches, PropositionRecord};
+pub use sizes::{DatabaseSize, StoreSizes};
 pub use store::Store;
 pub use text::{NewDocument, PrefixPosting};
 pub use trace::{MAX_ORIGINATOR_LEN, TraceSlot};

@@ -155,6 +155,11 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
+    /// LMDB's facts about the environment (its last used page, the map).
+    pub(crate) fn env_info(&self) -> heed::EnvInfo {
+        self.env.env().info()
+    }
+
     /// Opens the store in `dir`, creating the folder and the store if they
     /// do not exist, with the default [`StoreOptions`].
     pub fn open(dir: &Path) -> Result<Store, StoreError> {

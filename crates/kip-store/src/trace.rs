@@ -2,7 +2,9 @@
 //! monotonic sequence, a per-originator sequence, and an index from each
 //! element to the entries that touched it.
 //!
-//! The store keeps entries as JSON and never looks inside them: what an
+//! The store keeps entries as JSON and never looks inside them (since
+//! format 4 behind a byte that says whether the text is compressed with
+//! DEFLATE, as entries of 512 bytes and more are): what an
 //! entry says is the engine's business (`kip-nexus` writes a command's
 //! entry in the same write transaction as the command, so an entry exists
 //! exactly when its change was committed). The store owns the numbering,
@@ -102,13 +104,75 @@ fn decode_u64(bytes: &[u8], what: &str) -> Result<u64, StoreError> {
         .map_err(|_| StoreError::corrupt(format!("{what} is not 8 bytes")))
 }
 
-fn decode_entry(bytes: &[u8]) -> Result<Value, StoreError> {
-    serde_json::from_slice(bytes)
-        .map_err(|e| StoreError::corrupt(format!("a trace entry is not JSON: {e}")))
+/// The first byte of a stored entry (since format 4): how the JSON text
+/// after it is kept.
+mod body_tag {
+    /// The JSON text as is (short entries, where compressing saves little).
+    pub const PLAIN: u8 = 0;
+    /// The JSON text compressed with raw DEFLATE.
+    pub const DEFLATE: u8 = 1;
+}
+
+/// Entries shorter than this stay plain: a read's folded entry is ~350
+/// bytes and compresses by about a third, while an import's entry carries
+/// its whole command (tens of kilobytes of KIP that compress ~8×).
+const COMPRESS_FROM: usize = 512;
+
+/// Decodes a stored entry (format 4: a [`body_tag`] byte and the JSON).
+pub(crate) fn decode_entry(bytes: &[u8]) -> Result<Value, StoreError> {
+    let not_json =
+        |e: serde_json::Error| StoreError::corrupt(format!("a trace entry is not JSON: {e}"));
+    match bytes.split_first() {
+        Some((&body_tag::PLAIN, json)) => serde_json::from_slice(json).map_err(not_json),
+        Some((&body_tag::DEFLATE, packed)) => {
+            let json = inflate(packed)?;
+            serde_json::from_slice(&json).map_err(not_json)
+        }
+        Some((tag, _)) => Err(StoreError::corrupt(format!(
+            "a trace entry has the unknown encoding {tag}"
+        ))),
+        None => Err(StoreError::corrupt("a trace entry is empty")),
+    }
+}
+
+fn inflate(packed: &[u8]) -> Result<Vec<u8>, StoreError> {
+    use std::io::Read as _;
+    let mut json = Vec::with_capacity(packed.len() * 8);
+    flate2::read::DeflateDecoder::new(packed)
+        .read_to_end(&mut json)
+        .map_err(|e| {
+            StoreError::corrupt(format!("a compressed trace entry does not inflate: {e}"))
+        })?;
+    Ok(json)
 }
 
 fn encode_entry(body: &Value) -> Result<Vec<u8>, StoreError> {
-    serde_json::to_vec(body).map_err(|e| StoreError::invalid(format!("a trace entry: {e}")))
+    let json =
+        serde_json::to_vec(body).map_err(|e| StoreError::invalid(format!("a trace entry: {e}")))?;
+    Ok(encode_json(&json))
+}
+
+/// The stored form of an entry's JSON text.
+pub(crate) fn encode_json(json: &[u8]) -> Vec<u8> {
+    use std::io::Write as _;
+    if json.len() >= COMPRESS_FROM {
+        // The fastest level: an import writes its whole command here, inside
+        // its transaction, and level 1 already takes KIP text to ~1/8.
+        let mut out = Vec::with_capacity(json.len() / 6 + 16);
+        out.push(body_tag::DEFLATE);
+        let mut encoder = flate2::write::DeflateEncoder::new(out, flate2::Compression::fast());
+        // Writing to a Vec cannot fail.
+        if encoder.write_all(json).is_ok()
+            && let Ok(out) = encoder.finish()
+            && out.len() < json.len()
+        {
+            return out;
+        }
+    }
+    let mut out = Vec::with_capacity(json.len() + 1);
+    out.push(body_tag::PLAIN);
+    out.extend_from_slice(json);
+    out
 }
 
 fn check_originator(originator: &str) -> Result<(), StoreError> {
@@ -121,6 +185,35 @@ fn check_originator(originator: &str) -> Result<(), StoreError> {
 }
 
 impl Store {
+    /// The migration to format 4: every entry, stored as bare JSON text
+    /// until then, gets its encoding byte and the long ones are compressed.
+    /// Returns the entries and their bytes before and after.
+    pub(crate) fn compress_trace(
+        &self,
+        txn: &mut RwTxn<'_>,
+    ) -> Result<(u64, u64, u64), StoreError> {
+        let mut ids = Vec::new();
+        for item in self.db.trace.iter(txn).lmdb()? {
+            ids.push(item.lmdb()?.0);
+        }
+        let (mut before, mut after) = (0, 0);
+        for &id in &ids {
+            let Some(json) = self.db.trace.get(txn, &id).lmdb()? else {
+                continue;
+            };
+            before += json.len() as u64;
+            if serde_json::from_slice::<serde::de::IgnoredAny>(json).is_err() {
+                return Err(StoreError::corrupt(format!(
+                    "trace entry {id} is not JSON; it cannot be upgraded to format 4"
+                )));
+            }
+            let stored = encode_json(json);
+            after += stored.len() as u64;
+            self.db.trace.put(txn, &id, &stored).lmdb()?;
+        }
+        Ok((ids.len() as u64, before, after))
+    }
+
     /// Claims the next entry id and `originator`'s next sequence number
     /// (both start at 1 and are never reused, even after retention dropped
     /// the entries that had them).
@@ -388,5 +481,46 @@ impl Store {
             self.db.trace.delete(txn, &id).lmdb()?;
         }
         Ok(doomed.len() as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::{Store, StoreError};
+
+    /// Format 3 kept bare JSON text; the upgrade gives every entry its
+    /// encoding byte, and each reads back as it was written.
+    #[test]
+    fn the_upgrade_to_format_4_keeps_every_entry() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("open");
+        let long = json!({"command": "FIND(?x) WHERE { ?x {type: \"Drug\"} }\n".repeat(100)});
+        let short = json!({"seq": "1", "tag": []});
+        store
+            .write(|txn| {
+                for (id, body) in [(1u64, &long), (2, &short)] {
+                    let json = serde_json::to_vec(body).expect("json");
+                    store.db.trace.put(txn, &id, &json).expect("put");
+                }
+                store.migrate(txn, 3)
+            })
+            .expect("upgrade");
+        let read = |id| {
+            store
+                .read(|txn| store.trace_entry(txn, id))
+                .expect("read")
+                .expect("there")
+        };
+        assert_eq!(read(1), long);
+        assert_eq!(read(2), short);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let other = Store::open(dir.path()).expect("open");
+        let bad = other.write(|txn| {
+            other.db.trace.put(txn, &1, b"not json").expect("put");
+            other.migrate(txn, 3)
+        });
+        assert!(matches!(bad, Err(StoreError::Corrupt { .. })), "{bad:?}");
     }
 }

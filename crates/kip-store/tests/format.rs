@@ -232,6 +232,48 @@ fn the_committed_format_1_store_reads_back_exactly() {
     .expect("read");
 }
 
+/// `tests/data/format-3/data.mdb` was written by the program of format 3
+/// (one concept and two trace entries, a long and a short one, then
+/// `copy_compacted`); format 4 changed how trace entries are kept.
+#[test]
+fn the_committed_format_3_store_keeps_its_trace_entries_through_the_upgrade() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy_fixture(3, dir.path());
+    let store = Store::open(dir.path()).expect("open the format-3 store");
+    let command = "UPSERT { CONCEPT ?d { {type: \"Drug\", name: \"Aspirin\"} SET ATTRIBUTES { dose_mg: 500 } } }\n".repeat(20);
+    let (long, short, touching) = store
+        .read(|txn| {
+            Ok::<_, StoreError>((
+                store.trace_entry(txn, 1)?,
+                store.trace_entry(txn, 2)?,
+                store.trace_touching(txn, ElementId::Concept("C:1".parse().expect("id")))?,
+            ))
+        })
+        .expect("read");
+    assert_eq!(
+        long,
+        Some(
+            json!({"data": {"command": command}, "originator": "fixture", "seq": "1", "中文": "阿司匹林"})
+        )
+    );
+    assert_eq!(
+        short,
+        Some(json!({"originator": "fixture", "seq": "2", "tag": []}))
+    );
+    assert_eq!(touching, vec![1]);
+    let report = store.check().expect("check");
+    assert!(report.ok, "{report:#?}");
+    // The long entry is now kept compressed.
+    let trace = store
+        .sizes()
+        .expect("sizes")
+        .databases
+        .into_iter()
+        .find(|d| d.name == kip_store::db_name::TRACE)
+        .expect("trace");
+    assert!(trace.value_bytes < 1000, "{trace:?}");
+}
+
 #[test]
 fn a_store_of_a_newer_format_is_refused_and_left_untouched() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -147,3 +147,44 @@ fn a_deleted_concept_is_restored_under_its_id() {
     let never = store.write(|txn| store.restore_concept(txn, kip_store::ConceptId(99), &record));
     assert!(matches!(never, Err(StoreError::Invalid { .. })));
 }
+
+#[test]
+fn a_long_body_is_kept_compressed_and_reads_back_exactly() {
+    let dir = tempfile::tempdir().expect("ok");
+    let store = Store::open(dir.path()).expect("ok");
+    let command = "UPSERT { PROPOSITION ?p { ({type: \"Drug\", name: \"Drug 1\"}, \"treats\", {type: \"Disease\", name: \"Disease 2\"}) } }\n".repeat(400);
+    let long = json!({"data": {"command": command, "n": 1.5, "中文": [true, null]}, "seq": "1"});
+    let short = json!({"seq": "2"});
+    let ids = store
+        .write(|txn| {
+            let a = store.next_trace_slot(txn, "a")?;
+            store.put_trace(txn, a.id, &long, &[])?;
+            let b = store.next_trace_slot(txn, "a")?;
+            store.put_trace(txn, b.id, &short, &[])?;
+            Ok::<_, StoreError>([a.id, b.id])
+        })
+        .expect("append");
+    let read = |id| {
+        store
+            .read(|txn| store.trace_entry(txn, id))
+            .expect("read")
+            .expect("there")
+    };
+    assert_eq!(read(ids[0]), long);
+    assert_eq!(read(ids[1]), short);
+    let stored = store
+        .sizes()
+        .expect("sizes")
+        .databases
+        .into_iter()
+        .find(|d| d.name == kip_store::db_name::TRACE)
+        .expect("the trace database")
+        .value_bytes;
+    let plain = serde_json::to_vec(&long).expect("json").len()
+        + serde_json::to_vec(&short).expect("json").len();
+    assert!(
+        (stored as usize) * 10 < plain,
+        "{stored} bytes stored for {plain} bytes of JSON"
+    );
+    assert!(store.check().expect("check").ok);
+}

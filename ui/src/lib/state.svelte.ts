@@ -2,7 +2,7 @@
 // editor and the graph use (types with their display hints and instance
 // schemas, predicates), the graph model, the selection, notifications and
 // the live-update feed. Views read it reactively (Svelte 5 runes).
-import type { ChangeNotice, Transport } from '../transport';
+import type { ChangeNotice, ImportUnderWay, Transport } from '../transport';
 import { ApiFailure } from '../transport';
 import { GraphModel } from './graph/model';
 import { collectElements, isConcept, isElement, type ConceptNode, type Element, type Json, type JsonObject } from './kip';
@@ -54,6 +54,9 @@ export const app = $state({
   liveSeq: 0,
   activity: [] as { seq: number; text: string; at: string; foreign: boolean }[],
   toasts: [] as Toast[],
+  /** Imports under way that report progress: the watched folder's large files, and dropped files (desktop). */
+  watchImports: [] as ImportUnderWay[],
+  dropImports: [] as ImportUnderWay[],
   types: [] as TypeDef[],
   predicates: [] as PredicateDef[],
   /** Text sent to the console by other views ("open in console"). */

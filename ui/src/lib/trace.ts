@@ -40,3 +40,69 @@ export function groupSessions(entries: TraceEntry[], gapMs = SESSION_GAP_MS): Tr
 export function toJsonl(entries: TraceEntry[]): string {
   return entries.map((e) => JSON.stringify(e)).join('\n') + (entries.length ? '\n' : '');
 }
+
+/**
+ * One range of ids a bulk write created (`data.created`: the engine keeps a
+ * write that creates more than 1,000 elements as `[first, last]` id ranges
+ * instead of listing each element in `changes` / `elements`).
+ */
+export interface CreatedRange {
+  kind: 'concept' | 'proposition';
+  /** The id prefix, `C` or `P`. */
+  prefix: string;
+  first: number;
+  last: number;
+  count: number;
+}
+
+const ID = /^([CP]):(\d+)$/;
+
+/** An entry's created ranges, in the engine's order; malformed pairs are skipped. */
+export function createdRanges(entry: TraceEntry): CreatedRange[] {
+  const list = (entry.data as { created?: unknown } | null | undefined)?.created;
+  if (!Array.isArray(list)) return [];
+  const out: CreatedRange[] = [];
+  for (const pair of list) {
+    if (!Array.isArray(pair) || pair.length !== 2) continue;
+    const a = ID.exec(String(pair[0]));
+    const b = ID.exec(String(pair[1]));
+    if (!a || !b || a[1] !== b[1]) continue;
+    const first = Number(a[2]);
+    const last = Number(b[2]);
+    if (!(last >= first)) continue;
+    out.push({ kind: a[1] === 'C' ? 'concept' : 'proposition', prefix: a[1], first, last, count: last - first + 1 });
+  }
+  return out;
+}
+
+/** Whether `id` lies in one of `ranges`. */
+export function inRanges(ranges: CreatedRange[], id: string): CreatedRange | undefined {
+  const m = ID.exec(id);
+  if (!m) return undefined;
+  const n = Number(m[2]);
+  return ranges.find((r) => r.prefix === m[1] && n >= r.first && n <= r.last);
+}
+
+/** The first `n` ids of a range, in order. */
+export function rangeIds(range: CreatedRange, n: number): string[] {
+  const count = Math.max(0, Math.min(n, range.count));
+  return Array.from({ length: count }, (_, i) => `${range.prefix}:${range.first + i}`);
+}
+
+const count = (n: number, one: string, many: string) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+
+/** `C:5 … C:2004` (a single id alone). */
+export function rangeLabel(r: CreatedRange): string {
+  return r.first === r.last ? `${r.prefix}:${r.first}` : `${r.prefix}:${r.first} … ${r.prefix}:${r.last}`;
+}
+
+/**
+ * "created 2,000 concepts (C:5 … C:2004) and 1,999 links (P:1 … P:1999)";
+ * empty when the entry has no ranges.
+ */
+export function summariseCreated(ranges: CreatedRange[]): string {
+  if (!ranges.length) return '';
+  const parts = ranges.map((r) => `${count(r.count, r.kind === 'concept' ? 'concept' : 'link', r.kind === 'concept' ? 'concepts' : 'links')} (${rangeLabel(r)})`);
+  const list = parts.length === 1 ? parts[0] : `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]}`;
+  return `created ${list}`;
+}

@@ -35,6 +35,9 @@ import {
 
 const POLL_MS = 1500;
 const SAFETY_POLL_MS = 5000;
+/** The watched folder's status: at rest, and while a file is queued or importing. */
+const WATCH_POLL_MS = 1500;
+const WATCH_BUSY_POLL_MS = 300;
 
 /** Who the cognitive trace names for this UI's requests (BRIEF §7):
  * `curator`, unless the settings chose another name (`kip.originator`). */
@@ -247,13 +250,19 @@ export class HttpTransport implements Transport {
     // Event streams carry only change notices, and a file that fails to
     // import changes nothing: poll the watcher's status while someone
     // listens (one small loopback request every 1.5 s), reporting changes.
+    // While a file is queued or importing, poll faster so its progress
+    // (which the importer reports a few times a second) moves smoothly.
     let last = '';
     let stopped = false;
+    let unwatched = false;
+    let timer: ReturnType<typeof setTimeout> | null = null;
     const poll = async () => {
+      let busy = false;
       try {
         const status = await this.watchStatus();
         // A server started without --capsules never gains a folder.
-        if (status.folder === null) clearInterval(timer);
+        if (status.folder === null) unwatched = true;
+        busy = status.files.some((f) => f.status === 'importing' || f.status === 'pending');
         const seen = JSON.stringify(status);
         if (!stopped && seen !== last) {
           last = seen;
@@ -262,15 +271,20 @@ export class HttpTransport implements Transport {
       } catch {
         // The server is restarting or gone; the next poll tries again.
       }
+      if (!stopped && !unwatched) timer = setTimeout(() => void poll(), busy ? WATCH_BUSY_POLL_MS : WATCH_POLL_MS);
     };
-    const timer = setInterval(() => void poll(), 1500);
+    timer = setTimeout(() => void poll(), WATCH_POLL_MS);
     return () => {
       stopped = true;
-      clearInterval(timer);
+      if (timer) clearTimeout(timer);
     };
   }
 
   onDropImport(): () => void {
+    return () => {};
+  }
+
+  onDropProgress(): () => void {
     return () => {};
   }
 

@@ -45,6 +45,20 @@ export function toWatchView(status: WatchStatus): WatchView {
     folder: status.folder,
     ready: status.ready,
     note: status.note,
-    files: status.files.map((f) => ({ path: f.path, status: f.status, errors: (f.errors ?? []).map(toProblem) })),
+    files: status.files.map((f) => ({
+      path: f.path,
+      status: f.status,
+      errors: (f.errors ?? []).map(toProblem),
+      ...(f.progress && f.status === 'importing' ? { progress: f.progress } : {}),
+      ...lastImport(f.report),
+    })),
   };
+}
+
+/** The counts and time of a watched file's last import, when it imported. */
+function lastImport(report: unknown): { stats?: ChangeStats; duration_ms?: number } {
+  if (!report || typeof report !== 'object') return {};
+  const r = report as { status?: unknown; stats?: unknown; duration_ms?: unknown };
+  if (r.status !== 'imported' || !r.stats || typeof r.stats !== 'object') return {};
+  return { stats: r.stats as ChangeStats, ...(typeof r.duration_ms === 'number' ? { duration_ms: r.duration_ms } : {}) };
 }

@@ -12,6 +12,7 @@ import {
   type ChangesResponse,
   type ExecuteRequest,
   type ImportReportView,
+  type ImportUnderWay,
   type ImportRequest,
   type KipResponse,
   type KnowledgeSchema,
@@ -144,6 +145,10 @@ export class TauriTransport implements Transport {
     return subscribeEvent<unknown[]>('kip://dropped', (raw) =>
       callback(raw.map((r, i) => toReport(r, `dropped file ${i + 1}`))),
     );
+  }
+
+  onDropProgress(callback: (imports: ImportUnderWay[]) => void): () => void {
+    return subscribeEvent<ImportUnderWay[]>('kip://import-progress', callback);
   }
 
   onFileDrag(callback: (over: boolean) => void): () => void {

@@ -9,6 +9,7 @@ import type {
   ChangesRequest,
   ChangesResponse,
   ExecuteRequest,
+  ImportProgress,
   ImportReport,
   ImportRequest,
   JsonValue,
@@ -60,11 +61,22 @@ export type ImportReportView = Pick<ImportReport, 'file' | 'status'> & {
   errors: ImportProblem[];
 };
 
+/** A file being imported, by name, and how far it is. */
+export interface ImportUnderWay {
+  name: string;
+  progress: ImportProgress;
+}
+
 /** One file of the watched capsule folder, its errors read like import problems. */
 export interface WatchedFileView {
   path: string;
   status: 'imported' | 'failed' | 'pending' | 'importing' | 'removed' | string;
   errors: ImportProblem[];
+  /** How far its import is, while importing (large files). */
+  progress?: ImportProgress;
+  /** The last import's counts and time, when it imported. */
+  stats?: ChangeStats;
+  duration_ms?: number;
 }
 
 /** The watched folder (kip-api's `WatchStatus`, errors normalised). */
@@ -132,6 +144,12 @@ export interface Transport {
   onWatch(callback: (status: WatchView) => void): () => void;
   /** Files dropped onto the desktop window were imported (desktop only). */
   onDropImport(callback: (reports: ImportReportView[]) => void): () => void;
+  /**
+   * The imports of dropped files under way, with their progress (a few
+   * updates a second; `[]` when done). Desktop only: a browser sends a
+   * dropped file in one request.
+   */
+  onDropProgress(callback: (imports: ImportUnderWay[]) => void): () => void;
   /**
    * Files are being dragged over the desktop window (`true`) or left it or
    * were dropped (`false`). Desktop only: in a browser the page's own drag

@@ -118,3 +118,58 @@ test('the inspector shows an element’s history and reverts it to an entry in o
   assert.equal(refused.status, 400, JSON.stringify(refused));
   assert.equal(refused.body.error.code, 'KIP_3001');
 });
+
+// A capsule of 1,200 concepts and 600 links: more than the engine's bulk
+// threshold (1,000), so its entry keeps the creations as id ranges.
+function bulkCapsule(n) {
+  const blocks = [];
+  for (let i = 0; i < n; i++) {
+    blocks.push(`  CONCEPT ?s${i} { {type: "Symptom", name: "Bulk symptom ${i}"} }`);
+    blocks.push(`  CONCEPT ?d${i} { {type: "Drug", name: "Bulk drug ${i}"} SET PROPOSITIONS { ("treats", ?s${i}) } }`);
+  }
+  return `UPSERT {\n${blocks.join('\n')}\n}\n`;
+}
+
+test('a bulk write shows what it created as id ranges and opens the first of a range in the graph', async () => {
+  // Through kip serve's import operation, as the Import view sends a file.
+  const report = await page.evaluate(async (text) => {
+    const res = await fetch('/api/import', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ file_name: 'bulk.kip', text }) });
+    return res.json();
+  }, bulkCapsule(600));
+  assert.equal(report.status, 'imported', JSON.stringify(report).slice(0, 400));
+  assert.equal(report.stats.concepts_created, 1200);
+
+  await page.getByTestId('nav-trace').click();
+  await page.getByTestId('trace-filter-text').fill('');
+  await page.getByTestId('trace-apply').click();
+  const entry = page.getByTestId('trace-entry').filter({ hasText: 'created 1200 concepts' }).first();
+  await entry.waitFor({ timeout: 15_000 });
+  await entry.getByTestId('trace-entry-toggle').click();
+  const summary = entry.getByTestId('created-summary');
+  await summary.waitFor();
+  assert.match(await summary.textContent(), /^created 1,200 concepts \(C:\d+ … C:\d+\) and 600 links \(P:\d+ … P:\d+\)$/);
+  assert.equal(await entry.getByTestId('created-range').count(), 2);
+  // Reverting a bulk write is offered like any write.
+  await entry.getByTestId('trace-revert').waitFor();
+  await shot(page, 'trace-bulk-ranges');
+
+  // The first 200 concepts of the range, fetched by id, land in the graph.
+  const first = (await entry.getByTestId('created-range').first().textContent()).match(/C:(\d+)/)[1];
+  await entry.getByTestId('created-open').first().click();
+  await page.getByTestId('graph-canvas').waitFor();
+  await page.waitForFunction((name) => window.kipExplorer.graphNodes().some((n) => n.label.includes(name)), 'Bulk symptom 0');
+  const drawn = await page.evaluate(() => window.kipExplorer.graphNodes().filter((n) => /Bulk (symptom|drug) \d+/.test(n.label)).length);
+  assert.equal(drawn, 200, `the first 200 of the range are drawn (C:${first} on)`);
+  await shot(page, 'trace-bulk-opened');
+
+  // The inspector's history of one of them names the bulk write that created it.
+  await page.getByLabel('Search concepts').fill('Bulk symptom 7');
+  await page.getByRole('option').filter({ hasText: 'Bulk symptom 7' }).first().click();
+  const history = page.getByTestId('inspector').getByTestId('element-history');
+  const created = history.getByTestId('history-entry').filter({ hasText: 'created 1200 concepts' });
+  await created.waitFor({ timeout: 15_000 });
+  await created.getByTestId('history-toggle').click();
+  await created.getByTestId('history-created-in').waitFor();
+  assert.match(await created.getByTestId('created-summary').textContent(), /^created 1,200 concepts \(C:\d+ … C:\d+\) and 600 links/);
+  await shot(page, 'trace-bulk-history');
+});

@@ -4,7 +4,7 @@
 // failed with its line and column — without a reload.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, startBrowser, openPage, shot } from './harness.mjs';
@@ -57,4 +57,68 @@ test('a watched file that fails raises a visible notice, wherever the user is', 
   await shot(page, 'watch-failed-file-notice');
   await notice.getByTestId('toast-action').click();
   await page.getByTestId('watched-files').locator('li', { hasText: 'also-broken.kip' }).waitFor();
+});
+
+// A capsule of 20,000 concepts in 200 UPSERTs (~3 MB): over a second to
+// import in a debug build, so the app shows its progress.
+function largeCapsule(n, per = 100) {
+  const out = [];
+  for (let c = 0; c < n; c += per) {
+    out.push('UPSERT {');
+    for (let i = c; i < Math.min(n, c + per); i++) {
+      out.push(`  CONCEPT ?s${i} { {type: "Symptom", name: "Load symptom ${i}"} SET ATTRIBUTES { description: "Generated symptom number ${i} for the progress test." } }`);
+    }
+    out.push('}');
+  }
+  return out.join('\n') + '\n';
+}
+
+test('a large capsule dropped into the folder shows a progress bar with growing numbers, then its report', async () => {
+  // Elsewhere in the app, a notice shows the import under way.
+  await page.getByTestId('nav-graph').click();
+  // Written under a hidden name, then renamed: the watcher takes the whole file.
+  writeFileSync(join(folder, '.large.kip.tmp'), largeCapsule(20_000));
+  renameSync(join(folder, '.large.kip.tmp'), join(folder, 'large.kip'));
+  const notice = page.getByTestId('import-notice').filter({ hasText: 'large.kip' });
+  await notice.waitFor({ timeout: 60_000 });
+  assert.match(await notice.innerText(), /large\.kip: (Reading|Checking|Writing) · [\d.]+ [kM]?B of 3\.\d MB/);
+  await shot(page, 'import-progress-notice');
+  await notice.getByRole('button', { name: 'Show' }).click();
+
+  // In the Import view, the file's bar: its numbers grow until the report.
+  const item = page.getByTestId('watched-files').locator('li', { hasText: 'large.kip' });
+  const bar = item.getByTestId('import-progress');
+  const samples = [];
+  let screenshot = false;
+  for (let i = 0; i < 400 && !(await item.locator('.badge.imported').count()); i++) {
+    if (await bar.count()) {
+      const s = await bar.evaluate((el) => ({ phase: el.dataset.phase, bytes: Number(el.dataset.bytes), items: Number(el.dataset.items), text: el.textContent }));
+      const prev = samples[samples.length - 1];
+      if (!prev || prev.phase !== s.phase || prev.bytes !== s.bytes || prev.items !== s.items) samples.push(s);
+      if (!screenshot && s.phase === 'applying' && s.items > 0) {
+        await shot(page, 'import-progress-bar');
+        screenshot = true;
+      }
+    }
+    await page.waitForTimeout(100);
+  }
+  await item.locator('.badge.imported').waitFor({ timeout: 120_000 });
+  assert.equal(await bar.count(), 0, 'the bar gives way to the report');
+  assert.match(await item.getByTestId('watched-summary').innerText(), /^20000 concepts created · [\d.]+ s$/);
+  await shot(page, 'import-progress-done');
+  // The numbers grew: the phases in order, and within writing, the items written.
+  const order = ['parsing', 'validating', 'applying'];
+  for (let i = 1; i < samples.length; i++) {
+    const [a, b] = [samples[i - 1], samples[i]];
+    assert.ok(order.indexOf(b.phase) >= order.indexOf(a.phase), JSON.stringify(samples));
+    if (a.phase === b.phase) assert.ok(b.items >= a.items && b.bytes >= a.bytes, JSON.stringify(samples));
+  }
+  const writing = samples.filter((s) => s.phase === 'applying');
+  assert.ok(writing.length >= 2 && writing[writing.length - 1].items > writing[0].items, JSON.stringify(samples));
+  assert.match(writing[writing.length - 1].text, /Writing · 3\.\d MB of 3\.\d MB · [\d,]+ of 200 items/);
+  const r = await page.evaluate(async () => {
+    const res = await fetch('/api/kip', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ command: 'FIND(COUNT(?s)) WHERE { ?s {type: "Symptom"} FILTER(STARTS_WITH(?s.name, "Load symptom")) }' }) });
+    return res.json();
+  });
+  assert.equal(r.result, 20_000);
 });

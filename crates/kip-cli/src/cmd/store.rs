@@ -33,6 +33,46 @@ pub fn check(db: Option<PathBuf>, unshielded: bool) -> anyhow::Result<ExitCode> 
     }
 }
 
+/// `kip check-store --sizes`: prints where the store's bytes go (JSON), per
+/// database: entries, key and value bytes as stored, LMDB pages by kind and
+/// their bytes; then the pages no database holds (LMDB's own and free
+/// pages). The walk only reads, like a query, so it runs in this process.
+pub fn sizes(db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let dir = crate::db::db_dir(db.clone())?;
+    match open_existing_api(db, "kip-cli")?.nexus().store_sizes() {
+        Ok(s) => {
+            let page = s.page_size;
+            let databases: Vec<_> = s
+                .databases
+                .iter()
+                .map(|d| {
+                    json!({
+                        "database": d.name,
+                        "entries": d.entries,
+                        "key_bytes": d.key_bytes,
+                        "value_bytes": d.value_bytes,
+                        "depth": d.depth,
+                        "branch_pages": d.branch_pages,
+                        "leaf_pages": d.leaf_pages,
+                        "overflow_pages": d.overflow_pages,
+                        "bytes": d.pages() * page,
+                    })
+                })
+                .collect();
+            let report = json!({
+                "page_size": page,
+                "used_bytes": s.used_pages * page,
+                "file_bytes": std::fs::metadata(dir.join("data.mdb")).map_or(0, |m| m.len()),
+                "other_bytes": s.other_pages() * page,
+                "databases": databases,
+            });
+            out(&format!("{}\n", serde_json::to_string_pretty(&report)?));
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => print_error(&e),
+    }
+}
+
 /// Writes `dest/data.mdb`, a compacted copy of one snapshot, while other
 /// processes keep writing. `unshielded`: copy in this process (the shield's
 /// child); otherwise a crash of the copy removes its partial file.

@@ -508,7 +508,33 @@ errors: Array<JsonValue>,
 /**
  * The last import report, when there was one.
  */
-report?: JsonValue, };
+report?: JsonValue, 
+/**
+ * How far the import under way is (large files, while `importing`).
+ */
+progress?: ImportProgress, };
+
+/**
+ * How far a file's import is: the importer's latest report (a few a
+ * second at most).
+ */
+export type ImportProgress = { 
+/**
+ * `parsing`, `validating` or `applying`.
+ */
+phase: string, 
+/**
+ * Items of the phase done and in all (checked, then written).
+ */
+items: number, total_items: number, 
+/**
+ * Bytes of the file taken in, and its size.
+ */
+bytes: number, total_bytes: number, 
+/**
+ * Since the file's import started, in milliseconds.
+ */
+elapsed_ms: number, };
 
 /**
  * Where a watched file stands.
