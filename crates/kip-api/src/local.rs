@@ -29,15 +29,7 @@ impl Api {
         path: &Path,
         options: &ImportOptions<'_>,
     ) -> Result<ImportReport, ApiError> {
-        if self.read_only && !options.dry_run {
-            return Err(ApiError::read_only("importing"));
-        }
-        // The trace names this API's originator unless the caller chose.
-        let options = ImportOptions {
-            dry_run: options.dry_run,
-            progress: options.progress,
-            originator: options.originator.or(Some(self.originator())),
-        };
+        let options = self.import_options(options)?;
         Ok(kip_capsule::import_path_with(
             &self.nexus,
             path,
@@ -57,16 +49,26 @@ impl Api {
         options: &ImportOptions<'_>,
         each: impl FnMut(ImportReport),
     ) -> Result<(), ApiError> {
+        let options = self.import_options(options)?;
+        kip_capsule::import_paths_with(&self.nexus, paths, &self.origin, &options, each);
+        Ok(())
+    }
+
+    /// What an import through this API runs with: refused on a read-only
+    /// host unless it is a dry run; the trace names this API's originator
+    /// unless the caller chose.
+    fn import_options<'a>(
+        &'a self,
+        options: &ImportOptions<'a>,
+    ) -> Result<ImportOptions<'a>, ApiError> {
         if self.read_only && !options.dry_run {
             return Err(ApiError::read_only("importing"));
         }
-        let options = ImportOptions {
+        Ok(ImportOptions {
             dry_run: options.dry_run,
             progress: options.progress,
             originator: options.originator.or(Some(self.originator())),
-        };
-        kip_capsule::import_paths_with(&self.nexus, paths, &self.origin, &options, each);
-        Ok(())
+        })
     }
 
     /// What the nexus holds, less what Genesis created, as a capsule or a
