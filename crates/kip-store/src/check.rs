@@ -41,7 +41,9 @@ use crate::codec::concept_keys::{name_member_key, type_member_key, type_name_key
 use crate::codec::document::DocumentView;
 use crate::codec::element;
 use crate::codec::intern::name_to_id_key;
-use crate::codec::posting::posting_key;
+use crate::codec::posting::{
+    BLOCK_POSTINGS, decode_block, decode_block_key, decode_term_entry, element_of, ordinal,
+};
 use crate::codec::proposition::PropositionBytes;
 use crate::codec::stat_key::StatKey;
 use crate::codec::triple::{Osp, Permutation, Pos, Spo};
@@ -404,8 +406,8 @@ impl Store {
         compare(txn, &mut f, db_name::OSP, raw(self.db.osp), osp, None)?;
 
         // The text index.
-        let mut postings = HashMap::new();
-        let mut frequencies: HashMap<String, u32> = HashMap::new();
+        let mut expected: HashMap<(u32, u64), u32> = HashMap::new();
+        let mut frequencies: HashMap<u32, u32> = HashMap::new();
         for entry in raw(self.db.documents).iter(txn).lmdb()? {
             let (key, value) = entry.lmdb()?;
             f.report.counts.documents += 1;
@@ -435,46 +437,135 @@ impl Store {
             *stats.entry(StatKey::Documents).or_default() += 1;
             *stats.entry(StatKey::DocumentLength).or_default() += u64::from(len);
             for (term, tf) in terms {
-                *frequencies.entry(term.to_owned()).or_default() += 1;
-                postings.insert(
-                    posting_key(term, e),
-                    (tf.to_be_bytes().to_vec(), format!("the document of {e}")),
-                );
+                *frequencies.entry(term).or_default() += 1;
+                expected.insert((term, ordinal(e)), tf);
             }
         }
-        f.report.counts.postings = self.db.postings.len(txn).lmdb()?;
-        compare(
-            txn,
-            &mut f,
-            db_name::POSTINGS,
-            raw(self.db.postings),
-            postings,
-            Some("posting-matches-document"),
-        )?;
+        for entry in raw(self.db.postings).iter(txn).lmdb()? {
+            let (key, value) = entry.lmdb()?;
+            let block = decode_block_key(key)
+                .and_then(|(term, first)| Ok((term, decode_block(first, value)?)));
+            let (term, block) = match block {
+                Ok(b) => b,
+                Err(err) => {
+                    f.add(
+                        "record-decodes",
+                        db_name::POSTINGS,
+                        format!("the block {}: {err}", hex(key)),
+                    );
+                    continue;
+                }
+            };
+            if block.len() > BLOCK_POSTINGS {
+                f.add(
+                    "record-decodes",
+                    db_name::POSTINGS,
+                    format!(
+                        "the block {} holds {} postings, more than {BLOCK_POSTINGS}",
+                        hex(key),
+                        block.len()
+                    ),
+                );
+            }
+            for (at, tf) in block {
+                f.report.counts.postings += 1;
+                match expected.remove(&(term, at)) {
+                    Some(want) if want == tf => {}
+                    Some(want) => f.add(
+                        "posting-matches-document",
+                        db_name::POSTINGS,
+                        format!(
+                            "the posting of the term id {term} in {} has frequency {tf}, its document says {want}",
+                            element_of(at)
+                        ),
+                    ),
+                    None => f.add(
+                        "posting-matches-document",
+                        db_name::POSTINGS,
+                        format!(
+                            "a posting of the term id {term} in {}, whose document does not list it",
+                            element_of(at)
+                        ),
+                    ),
+                }
+            }
+        }
+        let mut unposted: Vec<_> = expected.into_keys().collect();
+        unposted.sort_unstable();
+        for (term, at) in unposted {
+            f.add(
+                "posting-matches-document",
+                db_name::POSTINGS,
+                format!(
+                    "the document of {} lists the term id {term}, which has no posting there",
+                    element_of(at)
+                ),
+            );
+        }
+        let mut ids_by_term: HashMap<String, u32> = HashMap::new();
+        for entry in raw(self.db.term_ids).iter(txn).lmdb()? {
+            let (key, value) = entry.lmdb()?;
+            let decoded = <[u8; 4]>::try_from(key)
+                .map(u32::from_be_bytes)
+                .map_err(|_| format!("the key {} is not a term id", hex(key)))
+                .and_then(|id| {
+                    decode_term_entry(value)
+                        .map(|(df, term)| (id, df, term))
+                        .map_err(|e| format!("the term id {id}: {e}"))
+                });
+            let (id, df, term) = match decoded {
+                Ok(d) => d,
+                Err(err) => {
+                    f.add("record-decodes", db_name::TERM_IDS, err);
+                    continue;
+                }
+            };
+            let want = frequencies.remove(&id).unwrap_or(0);
+            if df != want {
+                f.add(
+                    "term-frequency",
+                    db_name::TERM_IDS,
+                    format!(
+                        "the term {term:?} has document frequency {df}, but {want} documents hold it"
+                    ),
+                );
+            }
+            ids_by_term.insert(term.to_owned(), id);
+        }
+        let mut unrecorded: Vec<_> = frequencies.into_iter().collect();
+        unrecorded.sort();
+        for (id, n) in unrecorded {
+            f.add(
+                "term-frequency",
+                db_name::TERM_IDS,
+                format!("the term id {id} of {n} documents has no document frequency"),
+            );
+        }
         for entry in raw(self.db.terms).iter(txn).lmdb()? {
             let (key, value) = entry.lmdb()?;
             f.report.counts.terms += 1;
             let term = String::from_utf8_lossy(key).into_owned();
-            let df = <[u8; 4]>::try_from(value).map(u32::from_be_bytes).ok();
-            let want = frequencies.remove(&term).unwrap_or(0);
-            if df != Some(want) {
+            let id = <[u8; 4]>::try_from(value).map(u32::from_be_bytes).ok();
+            let recorded = ids_by_term.remove(&term);
+            if id.is_none() || id != recorded {
                 f.add(
                     "term-frequency",
                     db_name::TERMS,
                     format!(
-                        "the term {term:?} has document frequency {}, but {want} documents hold it",
-                        df.map_or_else(|| hex(value), |d| d.to_string())
+                        "the term {term:?} names the id {}, but the ids record {}",
+                        id.map_or_else(|| hex(value), |d| d.to_string()),
+                        recorded.map_or_else(|| "no such term".to_owned(), |d| d.to_string())
                     ),
                 );
             }
         }
-        let mut unrecorded: Vec<_> = frequencies.into_iter().collect();
-        unrecorded.sort();
-        for (term, n) in unrecorded {
+        let mut unnamed: Vec<_> = ids_by_term.into_iter().collect();
+        unnamed.sort();
+        for (term, id) in unnamed {
             f.add(
                 "term-frequency",
                 db_name::TERMS,
-                format!("the term {term:?} of {n} documents has no document frequency"),
+                format!("the term {term:?} (id {id}) cannot be looked up by its text"),
             );
         }
 
@@ -899,15 +990,25 @@ mod tests {
     fn postings_that_do_not_match_the_documents_are_reported() {
         let (_d, store) = sample();
         tamper(&store, |s, txn| {
-            let e = ElementId::Concept(ConceptId(1));
-            raw(s.db.postings).delete(txn, &posting_key("drug", e))?;
-            raw(s.db.terms).put(txn, b"fever", &5u32.to_be_bytes())
+            // The block of "drug" loses its postings, "fever" claims five
+            // documents, and "drug" is looked up under another term's id.
+            let drug = s.db.terms.get(txn, "drug")?.expect("indexed");
+            let fever = s.db.terms.get(txn, "fever")?.expect("indexed");
+            let first = ordinal(ElementId::Concept(ConceptId(1)));
+            raw(s.db.postings).delete(txn, &crate::codec::posting::block_key(drug, first))?;
+            s.db.term_ids.put(
+                txn,
+                &fever,
+                &crate::codec::posting::encode_term_entry(5, "fever"),
+            )?;
+            s.db.terms.put(txn, "drug", &fever)
         });
         let found = invariants(&store);
         assert!(
             found.contains(&("posting-matches-document", "postings")),
             "{found:?}"
         );
+        assert!(found.contains(&("term-frequency", "term_ids")), "{found:?}");
         assert!(found.contains(&("term-frequency", "terms")), "{found:?}");
     }
 

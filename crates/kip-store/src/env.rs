@@ -60,7 +60,7 @@ use heed::{CompactionOption, Env, EnvOpenOptions, MdbError, RoTxn, RwTxn, Withou
 
 use crate::error::{Lmdb as _, StoreError, lmdb};
 
-/// Named databases the environment may hold. The store uses 23; the rest is
+/// Named databases the environment may hold. The store uses 24; the rest is
 /// room for future formats without reopening old files with new limits.
 const MAX_DBS: u32 = 32;
 

@@ -20,7 +20,7 @@ use crate::env::EnvHandle;
 use crate::error::{Lmdb as _, StoreError};
 
 /// The format this version of the crate writes.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 /// `meta` keys.
 pub(crate) mod meta_key {
@@ -29,6 +29,7 @@ pub(crate) mod meta_key {
     pub const NEXT_PROPOSITION_ID: &str = "next_proposition_id";
     pub const LAST_CHANGE_SEQ: &str = "last_change_seq";
     pub const LAST_TRACE_ID: &str = "last_trace_id";
+    pub const NEXT_TERM_ID: &str = "next_term_id";
 }
 
 fn decode_version(bytes: &[u8]) -> Result<u32, StoreError> {
@@ -141,6 +142,19 @@ impl Store {
                 let (entries, before, after) = self.compress_trace(txn)?;
                 eprintln!(
                     "kip-store: upgraded {} to format 4: {entries} trace entries from {before} to {after} bytes in {:.1} s",
+                    self.path().display(),
+                    started.elapsed().as_secs_f64()
+                );
+                Ok(())
+            }
+            // Format 5 keeps the text index by term id: postings in blocks,
+            // documents listing term ids. Rebuilt here from the old
+            // documents' forward lists.
+            4 => {
+                let started = std::time::Instant::now();
+                let (documents, postings) = self.upgrade_text_index(txn)?;
+                eprintln!(
+                    "kip-store: upgraded {} to format 5: rebuilt the text index ({documents} documents, {postings} postings in {:.1} s)",
                     self.path().display(),
                     started.elapsed().as_secs_f64()
                 );

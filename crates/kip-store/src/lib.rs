@@ -47,7 +47,7 @@
 //!
 //! | database (`db_name`) | key | value |
 //! |---|---|---|
-//! | `meta` | `format_version`, `next_concept_id`, `next_proposition_id`, `last_change_seq`, `last_trace_id` | `u32` / `u64` BE |
+//! | `meta` | `format_version`, `next_concept_id`, `next_proposition_id`, `next_term_id`, `last_change_seq`, `last_trace_id` | `u32` / `u64` BE |
 //! | `names` | namespace byte · name key | id `u32` |
 //! | `name_ids` | namespace byte · id `u32` | name (UTF-8) |
 //! | `concepts` | concept id `u64` | type `u32` · len-prefixed name · len-prefixed attribute fields · metadata fields ([`codec::concept`]) |
@@ -58,9 +58,10 @@
 //! | `spo` / `pos` / `osp` | the triple in that order, 22 bytes ([`codec::triple`]) | proposition id `u64` |
 //! | `stats` | `'T'`·type, `'P'`·predicate, `'c'`, `'p'`, `'d'`, `'l'` ([`codec::stat_key`]) | `u64` |
 //! | `counters` | the engine's key bytes | `i64` BE |
-//! | `terms` | term (UTF-8) | document frequency `u32` |
-//! | `postings` | term · `0x00` · element (9) | term frequency `u32` |
-//! | `documents` | element (9) | length `u32` · the document's terms with frequencies ([`codec::document`]) |
+//! | `terms` | term (UTF-8) | term id `u32` (since format 5; the document frequency before) |
+//! | `term_ids` | term id `u32` | document frequency `u32` · the term (since format 5) |
+//! | `postings` | term id `u32` · first element's ordinal `u64` | a block of up to 128 postings, delta-varint elements and frequencies ([`codec::posting`], since format 5; one key per posting before) |
+//! | `documents` | element (9) | length `u32` · the document's term ids with frequencies ([`codec::document`]; the terms' texts before format 5) |
 //! | `state` | name key of the state key | len-prefixed full key · value ([`codec::state`]) |
 //! | `changes` | sequence `u64` | value ([`codec::value`]) |
 //! | `trace` | entry id `u64` | the entry: `0` · JSON text, or `1` · JSON text compressed with raw DEFLATE (for 512 bytes and more) (since format 4; bare JSON text in formats 2 and 3) |
@@ -154,9 +155,10 @@ pub mod db_name {
     pub const TRACE_ELEMENTS: &str = "trace_elements";
     pub const TRACE_TOUCHES: &str = "trace_touches";
     pub const ATTR_INDEX: &str = "attr_index";
+    pub const TERM_IDS: &str = "term_ids";
 
     /// Every database, in creation order.
-    pub const ALL: [&str; 23] = [
+    pub const ALL: [&str; 24] = [
         META,
         NAMES,
         NAME_IDS,
@@ -180,5 +182,6 @@ pub mod db_name {
         TRACE_ELEMENTS,
         TRACE_TOUCHES,
         ATTR_INDEX,
+        TERM_IDS,
     ];
 }

@@ -74,7 +74,7 @@ impl Store {
             db.remap_types()
         }
         let d = self.db;
-        let all: [(&'static str, Database<'static, Bytes, Bytes>); 23] = [
+        let all: [(&'static str, Database<'static, Bytes, Bytes>); 24] = [
             (db_name::META, raw(d.meta)),
             (db_name::NAMES, raw(d.names)),
             (db_name::NAME_IDS, raw(d.name_ids)),
@@ -98,6 +98,7 @@ impl Store {
             (db_name::TRACE_ELEMENTS, raw(d.trace_elements)),
             (db_name::TRACE_TOUCHES, raw(d.trace_touches)),
             (db_name::ATTR_INDEX, raw(d.attr_index)),
+            (db_name::TERM_IDS, raw(d.term_ids)),
         ];
         let mut sizes = StoreSizes::default();
         for (name, db) in all {

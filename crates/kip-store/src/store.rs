@@ -22,7 +22,6 @@ use crate::codec::document::DocumentCodec;
 use crate::codec::element::ElementIdCodec;
 use crate::codec::integer::{ConceptIdCodec, I64Be, PropositionIdCodec, U32Be, U64Be};
 use crate::codec::intern::{IdToNameKey, NameToIdKey};
-use crate::codec::posting::PostingKey;
 use crate::codec::proposition::PropositionCodec;
 use crate::codec::stat_key::StatKeyCodec;
 use crate::codec::state::{RawKey, StateCodec};
@@ -50,7 +49,8 @@ pub(crate) struct Databases<'t> {
     pub stats: Database<'t, StatKeyCodec, U64Be>,
     pub counters: Database<'t, RawKey, I64Be>,
     pub terms: Database<'t, Str, U32Be>,
-    pub postings: Database<'t, PostingKey, U32Be>,
+    pub term_ids: Database<'t, U32Be, Bytes>,
+    pub postings: Database<'t, Bytes, Bytes>,
     pub documents: Database<'t, ElementIdCodec, DocumentCodec>,
     pub state: Database<'t, RawKey, StateCodec>,
     pub changes: Database<'t, U64Be, ValueCodec>,
@@ -82,6 +82,7 @@ impl<'t> Databases<'t> {
             stats: opener.create_database(txn, Some(n::STATS))?,
             counters: opener.create_database(txn, Some(n::COUNTERS))?,
             terms: opener.create_database(txn, Some(n::TERMS))?,
+            term_ids: opener.create_database(txn, Some(n::TERM_IDS))?,
             postings: opener.create_database(txn, Some(n::POSTINGS))?,
             documents: opener.create_database(txn, Some(n::DOCUMENTS))?,
             state: opener.create_database(txn, Some(n::STATE))?,
@@ -114,6 +115,7 @@ impl OnCommit for Databases<'_> {
             stats: self.stats.on_commit(token),
             counters: self.counters.on_commit(token),
             terms: self.terms.on_commit(token),
+            term_ids: self.term_ids.on_commit(token),
             postings: self.postings.on_commit(token),
             documents: self.documents.on_commit(token),
             state: self.state.on_commit(token),

@@ -7,13 +7,21 @@
 //! counts (documents, total length, per-term document frequency) change in
 //! the same transaction.
 
+use std::ops::Bound;
+
+use heed::types::Bytes;
 use heed::{RoTxn, RwTxn};
 
 use crate::Store;
-use crate::codec::document::DocumentRef;
-use crate::codec::posting::{clamp_term, posting_key, posting_prefix};
+use crate::codec::document::{DocumentRef, v4};
+use crate::codec::element;
+use crate::codec::posting::{
+    BLOCK_POSTINGS, block_key, clamp_term, decode_block, decode_block_into, decode_block_key,
+    decode_term_entry, element_of, encode_block, encode_term_entry, ordinal,
+};
 use crate::codec::stat_key::StatKey;
 use crate::error::{Lmdb as _, StoreError};
+use crate::format::meta_key;
 use crate::ids::ElementId;
 use crate::store::for_each_with_prefix;
 
@@ -36,11 +44,11 @@ pub struct NewDocument {
 
 /// A document's terms as stored: empty terms and zero frequencies skipped,
 /// long terms cut, sorted, repeated terms merged.
-fn merge_terms(terms: &[(String, u32)]) -> Vec<(&str, u32)> {
+fn merge_terms<S: AsRef<str>>(terms: &[(S, u32)]) -> Vec<(&str, u32)> {
     let mut merged: Vec<(&str, u32)> = terms
         .iter()
-        .filter(|(term, tf)| !term.is_empty() && *tf > 0)
-        .map(|(term, tf)| (clamp_term(term), *tf))
+        .filter(|(term, tf)| !term.as_ref().is_empty() && *tf > 0)
+        .map(|(term, tf)| (clamp_term(term.as_ref()), *tf))
         .collect();
     merged.sort_unstable_by(|a, b| a.0.cmp(b.0));
     merged.dedup_by(|later, kept| {
@@ -53,6 +61,19 @@ fn merge_terms(terms: &[(String, u32)]) -> Vec<(&str, u32)> {
     });
     merged
 }
+
+/// Postings of one term as `(element ordinal, term frequency)`, sorted.
+type Postings = Vec<(u64, u32)>;
+
+/// A document to write: its element, its length and its terms.
+struct Doc<'a, S> {
+    element: ElementId,
+    len: u32,
+    terms: &'a [(S, u32)],
+}
+
+/// Documents the upgrade to format 5 rewrites per step.
+const UPGRADE_CHUNK: usize = 20_000;
 
 impl Store {
     /// Indexes `element` as a document of `doc_len` tokens with the given
@@ -67,36 +88,23 @@ impl Store {
         terms: &[(String, u32)],
         doc_len: u32,
     ) -> Result<(), StoreError> {
-        if !self.contains(txn, element)? {
-            return Err(StoreError::NotFound { element });
-        }
-        self.remove_document(txn, element)?;
-        let merged = merge_terms(terms);
-        for &(term, tf) in &merged {
-            self.db
-                .postings
-                .put(txn, &posting_key(term, element), &tf)
-                .lmdb()?;
-            let df = self.db.terms.get(txn, term).lmdb()?.unwrap_or(0);
-            self.db.terms.put(txn, term, &(df + 1)).lmdb()?;
-        }
-        let doc = DocumentRef {
-            len: doc_len,
-            terms: &merged,
-        };
-        self.db.documents.put(txn, &element, &doc).lmdb()?;
-        self.add_stat(txn, StatKey::Documents, 1)?;
-        self.add_stat(txn, StatKey::DocumentLength, i64::from(doc_len))
+        self.index_documents(
+            txn,
+            &[NewDocument {
+                element,
+                terms: terms.to_vec(),
+                len: doc_len,
+            }],
+        )
     }
 
     /// Indexes many documents at once, with the same result as calling
     /// [`Store::index_document`] for each in turn (each replaces its
     /// element's previous document; every element must exist and appear
-    /// once). The postings of the whole batch are written sorted by
-    /// `(term, element)`, and each distinct term's document frequency and
-    /// the corpus statistics are read and written once per batch, not once
-    /// per document: a bulk import's links share most of their terms
-    /// (predicates, the names of their ends).
+    /// once). Each distinct term of the batch is looked up and its document
+    /// frequency written once, and its new postings are merged into its
+    /// blocks in one pass: a bulk import's new elements follow every indexed
+    /// one, so they append to each term's last block.
     pub fn index_documents(
         &self,
         txn: &mut RwTxn<'_>,
@@ -119,41 +127,260 @@ impl Store {
         for doc in docs {
             self.remove_document(txn, doc.element)?;
         }
-        let mut postings: Vec<(&str, ElementId, u32)> = Vec::new();
-        let mut total_len: i64 = 0;
-        for doc in docs {
-            let merged = merge_terms(&doc.terms);
-            postings.extend(merged.iter().map(|&(t, tf)| (t, doc.element, tf)));
-            let forward = DocumentRef {
-                len: doc.len,
-                terms: &merged,
-            };
-            self.db.documents.put(txn, &doc.element, &forward).lmdb()?;
-            total_len += i64::from(doc.len);
-        }
-        postings.sort_unstable_by(|a, b| a.0.cmp(b.0).then(a.1.cmp(&b.1)));
-        let mut i = 0;
-        while i < postings.len() {
-            let term = postings[i].0;
-            let mut j = i;
-            while j < postings.len() && postings[j].0 == term {
-                self.db
-                    .postings
-                    .put(txn, &posting_key(term, postings[j].1), &postings[j].2)
-                    .lmdb()?;
-                j += 1;
-            }
-            let added = u32::try_from(j - i)
-                .map_err(|_| StoreError::invalid("too many documents in one batch"))?;
-            let df = self.db.terms.get(txn, term).lmdb()?.unwrap_or(0);
-            self.db.terms.put(txn, term, &(df + added)).lmdb()?;
-            i = j;
-        }
+        let view: Vec<Doc<'_, String>> = docs
+            .iter()
+            .map(|d| Doc {
+                element: d.element,
+                len: d.len,
+                terms: &d.terms,
+            })
+            .collect();
+        let total_len = self.insert_documents(txn, &view)?;
         if !docs.is_empty() {
             self.add_stat(txn, StatKey::Documents, docs.len() as i64)?;
             self.add_stat(txn, StatKey::DocumentLength, total_len)?;
         }
         Ok(())
+    }
+
+    /// Writes the documents, their postings and their terms' document
+    /// frequencies, for elements that have no document; returns the sum of
+    /// their lengths. The corpus statistics are the caller's.
+    fn insert_documents<S: AsRef<str>>(
+        &self,
+        txn: &mut RwTxn<'_>,
+        docs: &[Doc<'_, S>],
+    ) -> Result<i64, StoreError> {
+        // (term, element ordinal, frequency, position of the document)
+        let mut postings: Vec<(&str, u64, u32, usize)> = Vec::new();
+        let mut total_len: i64 = 0;
+        for (at, doc) in docs.iter().enumerate() {
+            let o = ordinal(doc.element);
+            postings.extend(
+                merge_terms(doc.terms)
+                    .into_iter()
+                    .map(|(t, tf)| (t, o, tf, at)),
+            );
+            total_len += i64::from(doc.len);
+        }
+        postings.sort_unstable_by(|a, b| a.0.cmp(b.0).then(a.1.cmp(&b.1)));
+        let mut forward: Vec<Vec<(u32, u32)>> = vec![Vec::new(); docs.len()];
+        let mut block: Vec<(u64, u32)> = Vec::new();
+        for run in postings.chunk_by(|a, b| a.0 == b.0) {
+            let term = run[0].0;
+            let added = u32::try_from(run.len())
+                .map_err(|_| StoreError::invalid("too many documents in one batch"))?;
+            let (id, df) = self.intern_term(txn, term)?;
+            self.set_document_frequency(txn, id, term, df + added)?;
+            block.clear();
+            block.extend(run.iter().map(|p| (p.1, p.2)));
+            self.insert_postings(txn, id, &block)?;
+            for p in run {
+                forward[p.3].push((id, p.2));
+            }
+        }
+        for (doc, mut terms) in docs.iter().zip(forward) {
+            terms.sort_unstable();
+            let forward = DocumentRef {
+                len: doc.len,
+                terms: &terms,
+            };
+            self.db.documents.put(txn, &doc.element, &forward).lmdb()?;
+        }
+        Ok(total_len)
+    }
+
+    /// The id and document frequency of `term` (already clamped), a new id
+    /// (frequency 0) if the term is not indexed yet.
+    fn intern_term(&self, txn: &mut RwTxn<'_>, term: &str) -> Result<(u32, u32), StoreError> {
+        if let Some(id) = self.db.terms.get(txn, term).lmdb()? {
+            return Ok((id, self.term_entry(txn, id)?.0));
+        }
+        let next = self.peek_id(txn, meta_key::NEXT_TERM_ID)?;
+        let id = u32::try_from(next).map_err(|_| StoreError::invalid("no term ids left"))?;
+        self.take_id(txn, meta_key::NEXT_TERM_ID, next)?;
+        self.db.terms.put(txn, term, &id).lmdb()?;
+        Ok((id, 0))
+    }
+
+    /// The document frequency and text of the term `id`.
+    fn term_entry(&self, txn: &RoTxn<'_>, id: u32) -> Result<(u32, String), StoreError> {
+        let bytes = self
+            .db
+            .term_ids
+            .get(txn, &id)
+            .lmdb()?
+            .ok_or_else(|| StoreError::corrupt(format!("the term id {id} is not recorded")))?;
+        let (df, term) = decode_term_entry(bytes)?;
+        Ok((df, term.to_owned()))
+    }
+
+    /// Records the term's document frequency; at 0 the term is forgotten.
+    fn set_document_frequency(
+        &self,
+        txn: &mut RwTxn<'_>,
+        id: u32,
+        term: &str,
+        df: u32,
+    ) -> Result<(), StoreError> {
+        if df == 0 {
+            self.db.term_ids.delete(txn, &id).lmdb()?;
+            self.db.terms.delete(txn, term).lmdb()?;
+            return Ok(());
+        }
+        self.db
+            .term_ids
+            .put(txn, &id, &encode_term_entry(df, term))
+            .lmdb()
+    }
+
+    /// The block of term `term` that `at` belongs in: the last one starting
+    /// at or before it, else the term's first. Its first ordinal and postings.
+    fn block_for(
+        &self,
+        txn: &RoTxn<'_>,
+        term: u32,
+        at: u64,
+    ) -> Result<Option<(u64, Postings)>, StoreError> {
+        let key = block_key(term, at);
+        let found = match self
+            .db
+            .postings
+            .get_lower_than_or_equal_to(txn, &key)
+            .lmdb()?
+        {
+            Some((k, v)) if k.starts_with(&term.to_be_bytes()) => Some((k, v)),
+            _ => self
+                .db
+                .postings
+                .get_greater_than(txn, &key)
+                .lmdb()?
+                .filter(|(k, _)| k.starts_with(&term.to_be_bytes())),
+        };
+        match found {
+            None => Ok(None),
+            Some((k, v)) => {
+                let (_, first) = decode_block_key(k)?;
+                Ok(Some((first, decode_block(first, v)?)))
+            }
+        }
+    }
+
+    /// The first ordinal of the term's block after the one starting at
+    /// `first`.
+    fn next_block_start(
+        &self,
+        txn: &RoTxn<'_>,
+        term: u32,
+        first: u64,
+    ) -> Result<Option<u64>, StoreError> {
+        match self
+            .db
+            .postings
+            .get_greater_than(txn, &block_key(term, first))
+            .lmdb()?
+        {
+            Some((k, _)) if k.starts_with(&term.to_be_bytes()) => Ok(Some(decode_block_key(k)?.1)),
+            _ => Ok(None),
+        }
+    }
+
+    /// Writes `postings` (sorted by ordinal) as blocks of `term`, in place
+    /// of the block that started at `replaced` if any.
+    fn write_blocks(
+        &self,
+        txn: &mut RwTxn<'_>,
+        term: u32,
+        replaced: Option<u64>,
+        postings: &[(u64, u32)],
+    ) -> Result<(), StoreError> {
+        if let Some(first) = replaced
+            && postings.first().map(|p| p.0) != Some(first)
+        {
+            self.db
+                .postings
+                .delete(txn, &block_key(term, first))
+                .lmdb()?;
+        }
+        for chunk in postings.chunks(BLOCK_POSTINGS) {
+            self.db
+                .postings
+                .put(txn, &block_key(term, chunk[0].0), &encode_block(chunk))
+                .lmdb()?;
+        }
+        Ok(())
+    }
+
+    /// Merges new postings of `term` (sorted by ordinal, none already
+    /// indexed) into its blocks, touching only the blocks they fall in.
+    fn insert_postings(
+        &self,
+        txn: &mut RwTxn<'_>,
+        term: u32,
+        new: &[(u64, u32)],
+    ) -> Result<(), StoreError> {
+        let mut i = 0;
+        while i < new.len() {
+            let Some((first, mut merged)) = self.block_for(txn, term, new[i].0)? else {
+                return self.write_blocks(txn, term, None, &new[i..]);
+            };
+            let end = match self.next_block_start(txn, term, first)? {
+                Some(next) => i + new[i..].partition_point(|p| p.0 < next),
+                None => new.len(),
+            };
+            let last = merged.last().map_or(0, |p| p.0);
+            if merged.len() >= BLOCK_POSTINGS && new[i].0 > last {
+                // A full block followed by the new postings stays as it is.
+                self.write_blocks(txn, term, None, &new[i..end])?;
+                i = end;
+                continue;
+            }
+            let old = std::mem::take(&mut merged);
+            merged.reserve(old.len() + end - i);
+            let (mut a, mut b) = (old.iter().peekable(), new[i..end].iter().peekable());
+            loop {
+                let next = match (a.peek(), b.peek()) {
+                    (Some(x), Some(y)) if x.0 == y.0 => {
+                        return Err(StoreError::corrupt(format!(
+                            "{} already has a posting of the term id {term}",
+                            element_of(x.0)
+                        )));
+                    }
+                    (Some(x), Some(y)) if x.0 < y.0 => a.next(),
+                    (Some(_), None) => a.next(),
+                    (_, Some(_)) => b.next(),
+                    (None, None) => break,
+                };
+                merged.extend(next.copied());
+            }
+            self.write_blocks(txn, term, Some(first), &merged)?;
+            i = end;
+        }
+        Ok(())
+    }
+
+    /// Removes `element`'s posting of `term`.
+    fn remove_posting(&self, txn: &mut RwTxn<'_>, term: u32, at: u64) -> Result<(), StoreError> {
+        let block = self.block_for(txn, term, at)?;
+        let missing = || {
+            StoreError::corrupt(format!(
+                "the document of {} lists the term id {term}, which has no posting of it",
+                element_of(at)
+            ))
+        };
+        let (first, mut postings) = block.ok_or_else(missing)?;
+        let found = postings
+            .binary_search_by_key(&at, |p| p.0)
+            .map_err(|_| missing())?;
+        postings.remove(found);
+        if postings.is_empty() {
+            self.db
+                .postings
+                .delete(txn, &block_key(term, first))
+                .lmdb()?;
+            return Ok(());
+        }
+        self.write_blocks(txn, term, Some(first), &postings)
     }
 
     /// Removes `element`'s document from the index; returns whether it had
@@ -163,39 +390,45 @@ impl Store {
         txn: &mut RwTxn<'_>,
         element: ElementId,
     ) -> Result<bool, StoreError> {
-        // The forward list is copied out: the loop below writes to the
-        // databases the borrowed bytes live in.
-        let (len, terms): (u32, Vec<String>) = match self.db.documents.get(txn, &element).lmdb()? {
+        let (len, terms) = match self.db.documents.get(txn, &element).lmdb()? {
             None => return Ok(false),
-            Some(doc) => (
-                doc.len,
-                doc.terms()?
-                    .into_iter()
-                    .map(|(t, _)| t.to_owned())
-                    .collect(),
-            ),
+            Some(doc) => (doc.len, doc.terms()?),
         };
-        for term in &terms {
-            self.db
-                .postings
-                .delete(txn, &posting_key(term, element))
-                .lmdb()?;
-            match self.db.terms.get(txn, term).lmdb()? {
-                Some(df) if df > 1 => self.db.terms.put(txn, term, &(df - 1)).lmdb()?,
-                Some(_) => {
-                    self.db.terms.delete(txn, term).lmdb()?;
-                }
-                None => {
-                    return Err(StoreError::corrupt(format!(
-                        "term {term:?} of {element} has no document frequency"
-                    )));
-                }
-            }
+        let at = ordinal(element);
+        for (id, _) in terms {
+            self.remove_posting(txn, id, at)?;
+            let (df, term) = self.term_entry(txn, id)?;
+            let df = df.checked_sub(1).ok_or_else(|| {
+                StoreError::corrupt(format!(
+                    "the term {term:?} of {element} has document frequency 0"
+                ))
+            })?;
+            self.set_document_frequency(txn, id, &term, df)?;
         }
         self.db.documents.delete(txn, &element).lmdb()?;
         self.add_stat(txn, StatKey::Documents, -1)?;
         self.add_stat(txn, StatKey::DocumentLength, -i64::from(len))?;
         Ok(true)
+    }
+
+    /// Every posting of the term id `term`, in element order.
+    fn term_postings(
+        &self,
+        txn: &RoTxn<'_>,
+        term: u32,
+    ) -> Result<Vec<(ElementId, u32)>, StoreError> {
+        let mut raw = Vec::new();
+        for entry in self
+            .db
+            .postings
+            .prefix_iter(txn, &term.to_be_bytes())
+            .lmdb()?
+        {
+            let (key, block) = entry.lmdb()?;
+            let (_, first) = decode_block_key(key)?;
+            decode_block_into(first, block, &mut raw)?;
+        }
+        Ok(raw.into_iter().map(|(o, tf)| (element_of(o), tf)).collect())
     }
 
     /// The documents containing `term`, with the term's frequency in each,
@@ -205,17 +438,10 @@ impl Store {
         txn: &RoTxn<'_>,
         term: &str,
     ) -> Result<Vec<(ElementId, u32)>, StoreError> {
-        let term = clamp_term(term);
-        let prefix = posting_prefix(term);
-        let mut out = Vec::new();
-        for entry in self.db.postings.prefix_iter(txn, &prefix).lmdb()? {
-            let (posting, tf) = entry.lmdb()?;
-            // Terms that start with `term` and a 0x00 byte share the prefix.
-            if posting.term.len() == term.len() {
-                out.push((posting.element, tf));
-            }
+        match self.db.terms.get(txn, clamp_term(term)).lmdb()? {
+            Some(id) => self.term_postings(txn, id),
+            None => Ok(Vec::new()),
         }
-        Ok(out)
     }
 
     /// Every posting of every term starting with `prefix`, by term then
@@ -225,15 +451,21 @@ impl Store {
         txn: &RoTxn<'_>,
         prefix: &str,
     ) -> Result<Vec<PrefixPosting>, StoreError> {
-        let mut out = Vec::new();
-        for_each_with_prefix(self.db.postings, txn, prefix.as_bytes(), |posting, tf| {
-            out.push(PrefixPosting {
-                term: posting.term.to_owned(),
-                element: posting.element,
-                term_frequency: tf,
-            });
+        let mut terms = Vec::new();
+        for_each_with_prefix(self.db.terms, txn, prefix.as_bytes(), |term, id| {
+            terms.push((term.to_owned(), id));
             Ok(())
         })?;
+        let mut out = Vec::new();
+        for (term, id) in terms {
+            for (element, term_frequency) in self.term_postings(txn, id)? {
+                out.push(PrefixPosting {
+                    term: term.clone(),
+                    element,
+                    term_frequency,
+                });
+            }
+        }
         Ok(out)
     }
 
@@ -254,12 +486,10 @@ impl Store {
 
     /// How many documents contain `term`.
     pub fn document_frequency(&self, txn: &RoTxn<'_>, term: &str) -> Result<u32, StoreError> {
-        Ok(self
-            .db
-            .terms
-            .get(txn, clamp_term(term))
-            .lmdb()?
-            .unwrap_or(0))
+        match self.db.terms.get(txn, clamp_term(term)).lmdb()? {
+            Some(id) => Ok(self.term_entry(txn, id)?.0),
+            None => Ok(0),
+        }
     }
 
     /// The length `element`'s document was indexed with.
@@ -281,12 +511,12 @@ impl Store {
         let Some(doc) = self.db.documents.get(txn, &element).lmdb()? else {
             return Ok(None);
         };
-        Ok(Some(
-            doc.terms()?
-                .into_iter()
-                .map(|(t, tf)| (t.to_owned(), tf))
-                .collect(),
-        ))
+        let mut out = Vec::new();
+        for (id, tf) in doc.terms()? {
+            out.push((self.term_entry(txn, id)?.1, tf));
+        }
+        out.sort_unstable();
+        Ok(Some(out))
     }
 
     /// Corpus statistics for BM25: `(number of documents, total length)`.
@@ -295,5 +525,62 @@ impl Store {
             self.stat(txn, StatKey::Documents)?,
             self.stat(txn, StatKey::DocumentLength)?,
         ))
+    }
+
+    /// The upgrade to format 5: rebuilds `terms`, `term_ids` and `postings`
+    /// from the documents' old forward lists (which held the terms' texts),
+    /// rewriting each document with term ids. The corpus statistics do not
+    /// change. Returns the documents and postings written.
+    pub(crate) fn upgrade_text_index(&self, txn: &mut RwTxn<'_>) -> Result<(u64, u64), StoreError> {
+        self.db.postings.clear(txn).lmdb()?;
+        self.db.terms.clear(txn).lmdb()?;
+        self.db.term_ids.clear(txn).lmdb()?;
+        let documents = self.db.documents.remap_types::<Bytes, Bytes>();
+        let (mut written, mut postings) = (0u64, 0u64);
+        let mut after: Option<Vec<u8>> = None;
+        loop {
+            let mut chunk: Vec<NewDocument> = Vec::new();
+            let mut last = None;
+            {
+                let lower = match &after {
+                    None => Bound::Unbounded,
+                    Some(k) => Bound::Excluded(&k[..]),
+                };
+                for entry in documents
+                    .range(txn, &(lower, Bound::Unbounded))
+                    .lmdb()?
+                    .take(UPGRADE_CHUNK)
+                {
+                    let (key, value) = entry.lmdb()?;
+                    let e = element::decode(key)?;
+                    let (len, terms) = v4::decode(value)?;
+                    postings += terms.len() as u64;
+                    let terms = terms
+                        .into_iter()
+                        .map(|(t, tf)| (t.to_owned(), tf))
+                        .collect();
+                    chunk.push(NewDocument {
+                        element: e,
+                        terms,
+                        len,
+                    });
+                    last = Some(key.to_vec());
+                }
+            }
+            after = last.or(after);
+            if chunk.is_empty() {
+                return Ok((written, postings));
+            }
+            written += chunk.len() as u64;
+            let docs: Vec<Doc<'_, String>> = chunk
+                .iter()
+                .map(|d| Doc {
+                    element: d.element,
+                    len: d.len,
+                    terms: &d.terms,
+                })
+                .collect();
+            self.insert_documents(txn, &docs)?;
+        }
     }
 }

@@ -13,7 +13,10 @@ use kip_store::codec::element;
 use kip_store::codec::integer::{ConceptIdCodec, I64Be, PropositionIdCodec, U32Be, U64Be};
 use kip_store::codec::intern::{IdToNameKey, id_to_name_key};
 use kip_store::codec::name_key::{HASHED_LEN, KEPT_PREFIX, name_key};
-use kip_store::codec::posting::{MAX_TERM_BYTES, PostingKey, clamp_term, posting_key};
+use kip_store::codec::posting::{
+    BLOCK_POSTINGS, MAX_TERM_BYTES, block_key, clamp_term, decode_block, decode_block_key,
+    decode_term_entry, element_of, encode_block, encode_term_entry, ordinal,
+};
 use kip_store::codec::proposition::PropositionBytes;
 use kip_store::codec::stat_key::StatKey;
 use kip_store::codec::triple::{Osp, Permutation, Pos, Spo, Triple};
@@ -136,7 +139,10 @@ proptest! {
         let _ = PropositionBytes::decode(&bytes);
         let _ = DocumentView::decode(&bytes).map(|d| d.terms());
         let _ = StatKey::decode(&bytes);
-        let _ = PostingKey::bytes_decode(&bytes);
+        let _ = decode_block_key(&bytes);
+        let _ = decode_block(1, &bytes);
+        let _ = decode_term_entry(&bytes);
+        let _ = kip_store::codec::document::v4::decode(&bytes);
         let _ = NameMemberKey::bytes_decode(&bytes);
         let _ = Spo::decode(&bytes);
         let _ = element::decode(&bytes);
@@ -206,13 +212,59 @@ fn name_member_keys_tell_names_with_nul_apart() {
 }
 
 #[test]
-fn posting_keys_decode_terms_with_nul_and_cjk() {
-    for term in ["a", "a\0x", "阿司匹林", ""] {
-        let e = ElementId::Proposition(PropositionId(42));
-        let key = posting_key(term, e);
-        let posting = PostingKey::bytes_decode(&key).expect("decodes");
-        assert_eq!((posting.term, posting.element), (term, e));
+fn ordinals_and_block_keys_sort_as_term_then_element() {
+    let elements = [
+        ElementId::Concept(ConceptId(1)),
+        ElementId::Concept(ConceptId(300)),
+        ElementId::Concept(ConceptId(u64::MAX >> 1)),
+        ElementId::Proposition(PropositionId(1)),
+        ElementId::Proposition(PropositionId(1 << 40)),
+    ];
+    for pair in elements.windows(2) {
+        assert!(ordinal(pair[0]) < ordinal(pair[1]), "{pair:?}");
+        assert!(block_key(7, ordinal(pair[0])) < block_key(7, ordinal(pair[1])));
     }
+    for e in elements {
+        assert_eq!(element_of(ordinal(e)), e);
+        assert_eq!(
+            decode_block_key(&block_key(9, ordinal(e))).expect("decodes"),
+            (9, ordinal(e))
+        );
+        // A later term's keys all sort after an earlier term's.
+        assert!(block_key(9, ordinal(e)) < block_key(10, 0));
+    }
+}
+
+#[test]
+fn posting_blocks_round_trip_and_refuse_damage() {
+    let postings: Vec<(u64, u32)> = (0..BLOCK_POSTINGS as u64)
+        .map(|i| {
+            (
+                ordinal(ElementId::Proposition(PropositionId(5 + i * i * 1000))),
+                1 + (i as u32 % 3),
+            )
+        })
+        .collect();
+    let bytes = encode_block(&postings);
+    assert_eq!(
+        decode_block(postings[0].0, &bytes).expect("decodes"),
+        postings
+    );
+    // Small gaps cost one byte each, and a frequency another.
+    let dense: Vec<(u64, u32)> = (10..20).map(|i| (i, 1)).collect();
+    assert_eq!(encode_block(&dense).len(), 1 + 10 * 2);
+    // An empty block, a repeated element, a zero frequency, trailing bytes:
+    // refused. (A block is relative to its key; `check` compares every
+    // posting with its document.)
+    assert!(decode_block(10, &encode_block(&[])).is_err());
+    assert!(decode_block(10, &[2, 0, 1, 0, 1]).is_err());
+    assert!(decode_block(10, &[1, 0, 0]).is_err());
+    assert!(decode_block(10, &[1, 0, 1, 7]).is_err());
+    let entry = encode_term_entry(42, "阿司匹林");
+    assert_eq!(
+        decode_term_entry(&entry).expect("decodes"),
+        (42, "阿司匹林")
+    );
 }
 
 #[test]
@@ -249,7 +301,7 @@ fn records_round_trip() {
         PropositionBytes::decode(&proposition.encode()).expect("decodes"),
         proposition
     );
-    let terms = [("alpha", 2), ("阿司匹林", 1)];
+    let terms = [(3, 2), (70_000, 1)];
     let doc = DocumentRef {
         len: 12,
         terms: &terms,

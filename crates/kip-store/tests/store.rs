@@ -456,6 +456,141 @@ fn a_batch_of_documents_indexes_as_one_by_one_would() {
     assert_eq!(snapshots[0], snapshots[1]);
 }
 
+/// The text index keeps a term's postings in blocks of up to 128: documents
+/// indexed out of order (into the middle of blocks), replaced and removed
+/// leave exactly the postings a plain model holds, and `check` agrees.
+#[test]
+fn posting_blocks_stay_exact_through_inserts_in_any_order_replacements_and_removals() {
+    use std::collections::BTreeMap;
+    let (_dir, store) = open();
+    let ids: Vec<ElementId> = write(&store, |txn| {
+        let t = store.intern(txn, Namespace::ConceptType, "T")?;
+        (0..1_000)
+            .map(|i| {
+                Ok(store
+                    .create_concept(txn, &concept(t, &format!("c{i}")))?
+                    .into())
+            })
+            .collect()
+    })
+    .expect("concepts");
+    // A small deterministic shuffle (xorshift).
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let mut order: Vec<usize> = (0..ids.len()).collect();
+    for i in (1..order.len()).rev() {
+        order.swap(i, next(i + 1));
+    }
+    let terms_of = |i: usize, round: usize| -> Vec<(String, u32)> {
+        let mut t = vec![
+            ("common".to_owned(), 1),
+            (format!("t{}", (i + round) % 7), 2),
+            (
+                if i.is_multiple_of(2) { "even" } else { "odd" }.to_owned(),
+                1,
+            ),
+        ];
+        if round > 0 {
+            t.push((format!("round{round}"), 3));
+        }
+        t
+    };
+    let mut model: BTreeMap<String, BTreeMap<ElementId, u32>> = BTreeMap::new();
+    let mut docs: BTreeMap<ElementId, Vec<(String, u32)>> = BTreeMap::new();
+    let compare = |store: &Store,
+                   model: &BTreeMap<String, BTreeMap<ElementId, u32>>,
+                   docs: &BTreeMap<ElementId, Vec<(String, u32)>>| {
+        store
+            .read(|txn| {
+                let mut listed = store.terms_with_prefix(txn, "")?;
+                listed.sort();
+                let want: Vec<&String> = model
+                    .iter()
+                    .filter(|(_, p)| !p.is_empty())
+                    .map(|(t, _)| t)
+                    .collect();
+                assert_eq!(listed.iter().collect::<Vec<_>>(), want);
+                for (term, postings) in model {
+                    let want: Vec<(ElementId, u32)> =
+                        postings.iter().map(|(e, tf)| (*e, *tf)).collect();
+                    assert_eq!(store.postings(txn, term)?, want, "postings of {term}");
+                    assert_eq!(store.document_frequency(txn, term)? as usize, want.len());
+                }
+                for (e, terms) in docs {
+                    let mut want = terms.clone();
+                    want.sort();
+                    assert_eq!(store.document_terms(txn, *e)?, Some(want));
+                }
+                Ok::<_, StoreError>(())
+            })
+            .expect("read");
+        let report = store.check().expect("check");
+        assert!(report.ok, "{report:#?}");
+        assert_eq!(
+            report.counts.postings as usize,
+            model.values().map(BTreeMap::len).sum::<usize>()
+        );
+    };
+    let mut apply = |store: &Store, batch: &[usize], round: usize| {
+        let batch: Vec<kip_store::NewDocument> = batch
+            .iter()
+            .map(|&i| kip_store::NewDocument {
+                element: ids[i],
+                terms: terms_of(i, round),
+                len: 4,
+            })
+            .collect();
+        write(store, |txn| store.index_documents(txn, &batch)).expect("index");
+        for d in batch {
+            if let Some(old) = docs.insert(d.element, d.terms.clone()) {
+                for (t, _) in old {
+                    model.get_mut(&t).expect("modelled").remove(&d.element);
+                }
+            }
+            for (t, tf) in d.terms {
+                model.entry(t).or_default().insert(d.element, tf);
+            }
+        }
+        (model.clone(), docs.clone())
+    };
+    // Half in one batch, shuffled; the rest in batches of random sizes, which
+    // land in the middle of existing blocks.
+    let (m, d) = apply(&store, &order[..500], 0);
+    compare(&store, &m, &d);
+    let mut at = 500;
+    let mut last = (m, d);
+    while at < order.len() {
+        let n = (1 + next(150)).min(order.len() - at);
+        last = apply(&store, &order[at..at + n], 0);
+        at += n;
+    }
+    compare(&store, &last.0, &last.1);
+    // Replace 200 documents (new terms, moved terms), then remove 300.
+    for (k, &i) in order[..200].iter().enumerate() {
+        last = apply(&store, &[i], 1 + k % 3);
+    }
+    compare(&store, &last.0, &last.1);
+    let (mut model, mut docs) = last;
+    write(&store, |txn| {
+        for &i in &order[600..900] {
+            assert!(store.remove_document(txn, ids[i])?);
+        }
+        Ok(())
+    })
+    .expect("remove");
+    for &i in &order[600..900] {
+        for (t, _) in docs.remove(&ids[i]).expect("indexed") {
+            model.get_mut(&t).expect("modelled").remove(&ids[i]);
+        }
+    }
+    compare(&store, &model, &docs);
+}
+
 #[test]
 fn state_round_trips_with_long_keys_and_prefix_listing() {
     let (_dir, store) = open();
