@@ -396,7 +396,7 @@ impl Store {
                 .or_default() += 1;
             *stats.entry(StatKey::Propositions).or_default() += 1;
             let owner = format!("{id} ({} #{} {})", t.subject, t.predicate, t.object);
-            let value = id.0.to_be_bytes().to_vec();
+            let value = crate::codec::integer::compact_u64(id.0);
             spo.insert(Spo::encode(&t).to_vec(), (value.clone(), owner.clone()));
             pos.insert(Pos::encode(&t).to_vec(), (value.clone(), owner.clone()));
             osp.insert(Osp::encode(&t).to_vec(), (value, owner));

@@ -147,14 +147,16 @@ impl Store {
                 );
                 Ok(())
             }
-            // Format 5 keeps the text index by term id: postings in blocks,
-            // documents listing term ids. Rebuilt here from the old
-            // documents' forward lists.
+            // Format 5 keeps the text index by term id (postings in blocks,
+            // documents listing term ids) and triples in compact parts (the
+            // records and the `spo` / `pos` / `osp` keys and values).
+            // Rebuilt here from the old documents and records.
             4 => {
                 let started = std::time::Instant::now();
                 let (documents, postings) = self.upgrade_text_index(txn)?;
+                let propositions = self.upgrade_propositions(txn)?;
                 eprintln!(
-                    "kip-store: upgraded {} to format 5: rebuilt the text index ({documents} documents, {postings} postings in {:.1} s)",
+                    "kip-store: upgraded {} to format 5: rebuilt the text index ({documents} documents, {postings} postings) and rewrote {propositions} propositions in {:.1} s",
                     self.path().display(),
                     started.elapsed().as_secs_f64()
                 );

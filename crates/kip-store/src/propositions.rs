@@ -11,11 +11,10 @@ use heed::{PutFlags, RoIter, RoPrefix, RoTxn, RwTxn};
 use serde_json::{Map, Value};
 
 use crate::Store;
-use crate::codec::element;
-use crate::codec::integer::PropositionIdCodec;
+use crate::codec::integer::CompactPropositionId;
 use crate::codec::proposition::PropositionBytes;
 use crate::codec::stat_key::StatKey;
-use crate::codec::triple::{self, Osp, Permutation, Pos, Spo, Triple, TripleKey};
+use crate::codec::triple::{KeyBytes, Osp, Part, Permutation, Pos, Spo, Triple, TripleKey, prefix};
 use crate::codec::value;
 use crate::concepts::insert_new;
 use crate::error::{Lmdb as _, StoreError};
@@ -46,10 +45,6 @@ impl PropositionRecord {
 
 /// One match of a pattern: `(id, subject, predicate, object)`.
 pub type PropositionMatch = (PropositionId, ElementId, u32, ElementId);
-
-/// Placeholder for the unbound positions of a prefix key: only the bytes
-/// of the bound (leading) positions are used.
-const ANY_ELEMENT: ElementId = ElementId::Concept(crate::ids::ConceptId(0));
 
 impl Store {
     /// Creates a proposition and returns its new id. Fails with
@@ -143,7 +138,7 @@ impl Store {
         }
 
         let mut order: Vec<usize> = (0..records.len()).collect();
-        let mut keys: Vec<[u8; triple::LEN]> = triples.iter().map(Spo::encode).collect();
+        let mut keys: Vec<KeyBytes> = triples.iter().map(Spo::encode).collect();
         order.sort_unstable_by(|&a, &b| keys[a].cmp(&keys[b]));
         for &i in &order {
             if !insert_new(self.db.spo, txn, &keys[i], &ids[i])? {
@@ -335,42 +330,30 @@ impl Store {
         predicate: Option<u32>,
         object: Option<ElementId>,
     ) -> Result<PropositionMatches<'t>, StoreError> {
-        let full = |s, p, o| Triple {
-            subject: s,
-            predicate: p,
-            object: o,
-        };
+        use Part::{Element as E, Predicate as P};
         let (spo, pos, osp) = (self.db.spo, self.db.pos, self.db.osp);
         let inner = match (subject, predicate, object) {
             (Some(s), Some(p), Some(o)) => {
-                let t = full(s, p, o);
+                let t = Triple {
+                    subject: s,
+                    predicate: p,
+                    object: o,
+                };
                 let hit = spo.get(txn, &Spo::encode(&t)).lmdb()?;
                 Matches::One(hit.map(|id| (id, t)))
             }
             (Some(s), Some(p), None) => {
-                let key = Spo::encode(&full(s, p, ANY_ELEMENT));
-                Matches::Spo(spo.prefix_iter(txn, &key[..element::LEN + 4]).lmdb()?)
+                Matches::Spo(spo.prefix_iter(txn, &prefix(&[E(s), P(p)])).lmdb()?)
             }
             (Some(s), None, Some(o)) => {
-                let key = Osp::encode(&full(s, 0, o));
-                Matches::Osp(osp.prefix_iter(txn, &key[..2 * element::LEN]).lmdb()?)
+                Matches::Osp(osp.prefix_iter(txn, &prefix(&[E(o), E(s)])).lmdb()?)
             }
-            (Some(s), None, None) => {
-                let key = Spo::encode(&full(s, 0, ANY_ELEMENT));
-                Matches::Spo(spo.prefix_iter(txn, &key[..element::LEN]).lmdb()?)
-            }
+            (Some(s), None, None) => Matches::Spo(spo.prefix_iter(txn, &prefix(&[E(s)])).lmdb()?),
             (None, Some(p), Some(o)) => {
-                let key = Pos::encode(&full(ANY_ELEMENT, p, o));
-                Matches::Pos(pos.prefix_iter(txn, &key[..4 + element::LEN]).lmdb()?)
+                Matches::Pos(pos.prefix_iter(txn, &prefix(&[P(p), E(o)])).lmdb()?)
             }
-            (None, Some(p), None) => {
-                let key = Pos::encode(&full(ANY_ELEMENT, p, ANY_ELEMENT));
-                Matches::Pos(pos.prefix_iter(txn, &key[..4]).lmdb()?)
-            }
-            (None, None, Some(o)) => {
-                let key = Osp::encode(&full(ANY_ELEMENT, 0, o));
-                Matches::Osp(osp.prefix_iter(txn, &key[..element::LEN]).lmdb()?)
-            }
+            (None, Some(p), None) => Matches::Pos(pos.prefix_iter(txn, &prefix(&[P(p)])).lmdb()?),
+            (None, None, Some(o)) => Matches::Osp(osp.prefix_iter(txn, &prefix(&[E(o)])).lmdb()?),
             (None, None, None) => Matches::All(spo.iter(txn).lmdb()?),
         };
         Ok(PropositionMatches { inner })
@@ -489,6 +472,55 @@ impl Store {
         self.add_stat(txn, StatKey::Propositions, 1)
     }
 
+    /// The upgrade to format 5: rewrites every proposition record with its
+    /// triple in compact parts and rebuilds `spo`, `pos` and `osp` with
+    /// compact keys and values. Returns the propositions rewritten.
+    pub(crate) fn upgrade_propositions(&self, txn: &mut RwTxn<'_>) -> Result<u64, StoreError> {
+        use crate::codec::proposition::v4;
+        use heed::types::Bytes;
+        use std::ops::Bound;
+        const CHUNK: usize = 20_000;
+        self.db.spo.clear(txn).lmdb()?;
+        self.db.pos.clear(txn).lmdb()?;
+        self.db.osp.clear(txn).lmdb()?;
+        let records = self.db.propositions.remap_types::<Bytes, Bytes>();
+        let mut written = 0u64;
+        let mut after: Option<Vec<u8>> = None;
+        loop {
+            let mut chunk: Vec<(Vec<u8>, PropositionId, Triple, Vec<u8>)> = Vec::new();
+            {
+                let lower = match &after {
+                    None => Bound::Unbounded,
+                    Some(k) => Bound::Excluded(&k[..]),
+                };
+                for entry in records
+                    .range(txn, &(lower, Bound::Unbounded))
+                    .lmdb()?
+                    .take(CHUNK)
+                {
+                    let (key, value) = entry.lmdb()?;
+                    let id = <[u8; 8]>::try_from(key)
+                        .map(|b| PropositionId(u64::from_be_bytes(b)))
+                        .map_err(|_| StoreError::corrupt("a proposition key is not 8 bytes"))?;
+                    let old = v4::decode(value)?;
+                    let new = PropositionBytes { ..old }.encode();
+                    chunk.push((key.to_vec(), id, old.triple, new));
+                }
+            }
+            let Some(last) = chunk.last().map(|c| c.0.clone()) else {
+                return Ok(written);
+            };
+            after = Some(last);
+            written += chunk.len() as u64;
+            for (key, id, t, record) in &chunk {
+                records.put(txn, key, record).lmdb()?;
+                self.db.spo.put(txn, &Spo::encode(t), id).lmdb()?;
+                self.db.pos.put(txn, &Pos::encode(t), id).lmdb()?;
+                self.db.osp.put(txn, &Osp::encode(t), id).lmdb()?;
+            }
+        }
+    }
+
     fn unindex_proposition(&self, txn: &mut RwTxn<'_>, t: &Triple) -> Result<(), StoreError> {
         self.db.spo.delete(txn, &Spo::encode(t)).lmdb()?;
         self.db.pos.delete(txn, &Pos::encode(t)).lmdb()?;
@@ -519,10 +551,10 @@ impl std::fmt::Debug for PropositionMatches<'_> {
 
 enum Matches<'t> {
     One(Option<(PropositionId, Triple)>),
-    Spo(RoPrefix<'t, TripleKey<Spo>, PropositionIdCodec>),
-    Pos(RoPrefix<'t, TripleKey<Pos>, PropositionIdCodec>),
-    Osp(RoPrefix<'t, TripleKey<Osp>, PropositionIdCodec>),
-    All(RoIter<'t, TripleKey<Spo>, PropositionIdCodec>),
+    Spo(RoPrefix<'t, TripleKey<Spo>, CompactPropositionId>),
+    Pos(RoPrefix<'t, TripleKey<Pos>, CompactPropositionId>),
+    Osp(RoPrefix<'t, TripleKey<Osp>, CompactPropositionId>),
+    All(RoIter<'t, TripleKey<Spo>, CompactPropositionId>),
 }
 
 impl Iterator for PropositionMatches<'_> {

@@ -20,7 +20,9 @@ use crate::codec::concept::ConceptCodec;
 use crate::codec::concept_keys::{NameMemberKey, TypeMemberKey, TypeNameKey};
 use crate::codec::document::DocumentCodec;
 use crate::codec::element::ElementIdCodec;
-use crate::codec::integer::{ConceptIdCodec, I64Be, PropositionIdCodec, U32Be, U64Be};
+use crate::codec::integer::{
+    CompactPropositionId, ConceptIdCodec, I64Be, PropositionIdCodec, U32Be, U64Be,
+};
 use crate::codec::intern::{IdToNameKey, NameToIdKey};
 use crate::codec::proposition::PropositionCodec;
 use crate::codec::stat_key::StatKeyCodec;
@@ -43,9 +45,9 @@ pub(crate) struct Databases<'t> {
     pub concepts_by_type: Database<'t, TypeMemberKey, Unit>,
     pub concepts_by_name: Database<'t, NameMemberKey, Unit>,
     pub propositions: Database<'t, PropositionIdCodec, PropositionCodec>,
-    pub spo: Database<'t, TripleKey<Spo>, PropositionIdCodec>,
-    pub pos: Database<'t, TripleKey<Pos>, PropositionIdCodec>,
-    pub osp: Database<'t, TripleKey<Osp>, PropositionIdCodec>,
+    pub spo: Database<'t, TripleKey<Spo>, CompactPropositionId>,
+    pub pos: Database<'t, TripleKey<Pos>, CompactPropositionId>,
+    pub osp: Database<'t, TripleKey<Osp>, CompactPropositionId>,
     pub stats: Database<'t, StatKeyCodec, U64Be>,
     pub counters: Database<'t, RawKey, I64Be>,
     pub terms: Database<'t, Str, U32Be>,

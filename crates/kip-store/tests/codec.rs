@@ -10,6 +10,7 @@ use kip_store::codec::concept_keys::{
 };
 use kip_store::codec::document::{DocumentRef, DocumentView};
 use kip_store::codec::element;
+use kip_store::codec::integer::{CompactPropositionId, compact_u64, decode_compact_u64};
 use kip_store::codec::integer::{ConceptIdCodec, I64Be, PropositionIdCodec, U32Be, U64Be};
 use kip_store::codec::intern::{IdToNameKey, id_to_name_key};
 use kip_store::codec::name_key::{HASHED_LEN, KEPT_PREFIX, name_key};
@@ -19,7 +20,7 @@ use kip_store::codec::posting::{
 };
 use kip_store::codec::proposition::PropositionBytes;
 use kip_store::codec::stat_key::StatKey;
-use kip_store::codec::triple::{Osp, Permutation, Pos, Spo, Triple};
+use kip_store::codec::triple::{Osp, Part, Permutation, Pos, Spo, Triple, prefix};
 use kip_store::codec::{Reader, value, varint};
 use kip_store::{ConceptId, ElementId, PropositionId};
 use proptest::prelude::*;
@@ -145,6 +146,10 @@ proptest! {
         let _ = kip_store::codec::document::v4::decode(&bytes);
         let _ = NameMemberKey::bytes_decode(&bytes);
         let _ = Spo::decode(&bytes);
+        let _ = Pos::decode(&bytes);
+        let _ = Osp::decode(&bytes);
+        let _ = decode_compact_u64(&bytes);
+        let _ = kip_store::codec::proposition::v4::decode(&bytes);
         let _ = element::decode(&bytes);
     }
 
@@ -209,6 +214,96 @@ fn name_member_keys_tell_names_with_nul_apart() {
     // "a"'s prefix is a prefix of this key, but the lengths differ.
     assert!(key.starts_with(&name_member_prefix("a")));
     assert_ne!(name.len(), name_member_prefix("a").len() - 1);
+}
+
+/// Small ids (every length from 1 to 8 bytes) and the prefixes the pattern
+/// lookups use: a key starts with the encoded leading parts of its own
+/// triple and with no other's.
+#[test]
+fn compact_triple_keys_sort_prefix_and_refuse_non_minimal_parts() {
+    let numbers = [
+        0u64,
+        1,
+        255,
+        256,
+        65_535,
+        65_536,
+        1 << 24,
+        1 << 32,
+        1 << 40,
+        1 << 48,
+        1 << 56,
+        u64::MAX,
+    ];
+    let mut triples = Vec::new();
+    for &n in &numbers {
+        for &m in &numbers[..6] {
+            for p in [1u32, 255, 256, 70_000, u32::MAX] {
+                triples.push(Triple {
+                    subject: ElementId::Concept(ConceptId(n)),
+                    predicate: p,
+                    object: ElementId::Proposition(PropositionId(m)),
+                });
+                triples.push(Triple {
+                    subject: ElementId::Proposition(PropositionId(m)),
+                    predicate: p,
+                    object: ElementId::Concept(ConceptId(n)),
+                });
+            }
+        }
+    }
+    use Part::{Element as E, Predicate as P};
+    for a in &triples {
+        for b in triples.iter().step_by(7) {
+            assert_eq!(
+                Spo::encode(a).cmp(&Spo::encode(b)),
+                (a.subject, a.predicate, a.object).cmp(&(b.subject, b.predicate, b.object))
+            );
+            assert_eq!(
+                Pos::encode(a).cmp(&Pos::encode(b)),
+                (a.predicate, a.object, a.subject).cmp(&(b.predicate, b.object, b.subject))
+            );
+            assert_eq!(
+                Osp::encode(a).cmp(&Osp::encode(b)),
+                (a.object, a.subject, a.predicate).cmp(&(b.object, b.subject, b.predicate))
+            );
+            let same_s = Spo::encode(b).starts_with(&prefix(&[E(a.subject)]));
+            assert_eq!(same_s, a.subject == b.subject);
+            let same_sp = Spo::encode(b).starts_with(&prefix(&[E(a.subject), P(a.predicate)]));
+            assert_eq!(
+                same_sp,
+                a.subject == b.subject && a.predicate == b.predicate
+            );
+            let same_po = Pos::encode(b).starts_with(&prefix(&[P(a.predicate), E(a.object)]));
+            assert_eq!(same_po, a.predicate == b.predicate && a.object == b.object);
+            let same_os = Osp::encode(b).starts_with(&prefix(&[E(a.object), E(a.subject)]));
+            assert_eq!(same_os, a.object == b.object && a.subject == b.subject);
+        }
+        assert_eq!(Spo::decode(&Spo::encode(a)).expect("decodes"), *a);
+    }
+    // C:1 · predicate 2 · P:3 is seven bytes; the same with a padded part is refused.
+    let t = Triple {
+        subject: ElementId::Concept(ConceptId(1)),
+        predicate: 2,
+        object: ElementId::Proposition(PropositionId(3)),
+    };
+    assert_eq!(&*Spo::encode(&t), &[0x01, 1, 0x01, 2, 0x11, 3]);
+    assert!(Spo::decode(&[0x02, 0, 1, 0x01, 2, 0x11, 3]).is_err());
+    assert!(Spo::decode(&[0x01, 1, 0x02, 0, 2, 0x11, 3]).is_err());
+    assert!(Spo::decode(&[0x01, 1, 0x01, 2, 0x21, 3]).is_err());
+    assert!(Spo::decode(&[0x09, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0x01, 2, 0x11, 3]).is_err());
+    for n in numbers {
+        let bytes = compact_u64(n);
+        assert_eq!(decode_compact_u64(&bytes).expect("decodes"), n);
+        assert_eq!(
+            CompactPropositionId::bytes_decode(&encode::<CompactPropositionId>(&PropositionId(n)))
+                .expect("decodes"),
+            PropositionId(n)
+        );
+    }
+    assert!(decode_compact_u64(&[0, 1]).is_err());
+    assert!(decode_compact_u64(&[]).is_err());
+    assert!(decode_compact_u64(&[1; 9]).is_err());
 }
 
 #[test]

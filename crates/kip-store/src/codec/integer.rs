@@ -108,3 +108,41 @@ impl BytesDecode<'_> for PropositionIdCodec {
         exact::<8>(bytes, "proposition id").map(|b| PropositionId(u64::from_be_bytes(b)))
     }
 }
+
+/// A proposition id in the fewest big-endian bytes (1–8), the value of the
+/// `spo` / `pos` / `osp` indexes (since format 5). Not a key: lengths differ.
+#[derive(Debug)]
+pub enum CompactPropositionId {}
+
+impl BytesEncode<'_> for CompactPropositionId {
+    type EItem = PropositionId;
+    fn bytes_encode(item: &PropositionId) -> Result<Cow<'_, [u8]>, BoxedError> {
+        Ok(Cow::Owned(compact_u64(item.0)))
+    }
+}
+
+impl BytesDecode<'_> for CompactPropositionId {
+    type DItem = PropositionId;
+    fn bytes_decode(bytes: &[u8]) -> Result<PropositionId, BoxedError> {
+        decode_compact_u64(bytes).map(PropositionId).map_err(boxed)
+    }
+}
+
+/// `n` in the fewest big-endian bytes (at least one).
+pub fn compact_u64(n: u64) -> Vec<u8> {
+    let skip = (n.leading_zeros() as usize / 8).min(7);
+    n.to_be_bytes()[skip..].to_vec()
+}
+
+/// The inverse of [`compact_u64`], refusing empty, longer than 8 bytes and
+/// non-minimal encodings.
+pub fn decode_compact_u64(bytes: &[u8]) -> Result<u64, DecodeError> {
+    if bytes.is_empty() || bytes.len() > 8 || (bytes.len() > 1 && bytes[0] == 0) {
+        return Err(DecodeError::new(format!(
+            "a compact id of {} bytes ({:02x?})",
+            bytes.len(),
+            bytes
+        )));
+    }
+    Ok(bytes.iter().fold(0u64, |acc, &b| acc << 8 | u64::from(b)))
+}

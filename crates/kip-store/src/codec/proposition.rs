@@ -1,18 +1,19 @@
 //! A proposition record, the value of the `propositions` database:
 //!
 //! ```text
-//! subject (9) · predicate-id (4 bytes BE) · object (9) · varint-len attributes-fields · metadata-fields
+//! subject · predicate-id · object · varint-len attributes-fields · metadata-fields
 //! ```
 //!
-//! Ends are [`element`](mod@super::element) ids; the maps are in the `fields`
-//! form of [`super::value`].
+//! The triple in the compact parts of [`super::triple`] (since format 5;
+//! 9 + 4 + 9 fixed bytes before, read by [`v4`]); the maps are in the
+//! `fields` form of [`super::value`].
 
 use std::borrow::Cow;
 
 use heed::{BoxedError, BytesDecode, BytesEncode};
 
-use super::triple::Triple;
-use super::{Reader, boxed, element, write_bytes};
+use super::triple::{Permutation, Spo, Triple, read_element, read_predicate};
+use super::{Reader, boxed, write_bytes};
 
 /// A proposition record with its maps still encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,10 +25,10 @@ pub struct PropositionBytes<'a> {
 
 impl PropositionBytes<'_> {
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(22 + 2 + self.attributes.len() + self.metadata.len());
-        out.extend_from_slice(&element::encode(self.triple.subject));
-        out.extend_from_slice(&self.triple.predicate.to_be_bytes());
-        out.extend_from_slice(&element::encode(self.triple.object));
+        let triple = Spo::encode(&self.triple);
+        let mut out =
+            Vec::with_capacity(triple.len() + 2 + self.attributes.len() + self.metadata.len());
+        out.extend_from_slice(&triple);
         write_bytes(&mut out, self.attributes);
         out.extend_from_slice(self.metadata);
         out
@@ -37,9 +38,9 @@ impl PropositionBytes<'_> {
 impl<'a> PropositionBytes<'a> {
     pub fn decode(bytes: &'a [u8]) -> Result<PropositionBytes<'a>, super::DecodeError> {
         let mut r = Reader::new(bytes);
-        let subject = element::read(&mut r)?;
-        let predicate = r.u32_be()?;
-        let object = element::read(&mut r)?;
+        let subject = read_element(&mut r)?;
+        let predicate = read_predicate(&mut r)?;
+        let object = read_element(&mut r)?;
         let n = r.length()?;
         let attributes = r.take(n)?;
         Ok(PropositionBytes {
@@ -69,5 +70,40 @@ impl<'a> BytesDecode<'a> for PropositionCodec {
     type DItem = PropositionBytes<'a>;
     fn bytes_decode(bytes: &'a [u8]) -> Result<PropositionBytes<'a>, BoxedError> {
         PropositionBytes::decode(bytes).map_err(boxed)
+    }
+}
+
+/// Records as formats 1–4 kept them (fixed 9 + 4 + 9 bytes for the triple),
+/// read once by the upgrade to format 5.
+pub mod v4 {
+    use super::super::{DecodeError, Reader, element};
+    use super::{PropositionBytes, Triple};
+
+    pub fn decode(bytes: &[u8]) -> Result<PropositionBytes<'_>, DecodeError> {
+        let mut r = Reader::new(bytes);
+        let subject = element::read(&mut r)?;
+        let predicate = r.u32_be()?;
+        let object = element::read(&mut r)?;
+        let n = r.length()?;
+        let attributes = r.take(n)?;
+        Ok(PropositionBytes {
+            triple: Triple {
+                subject,
+                predicate,
+                object,
+            },
+            attributes,
+            metadata: r.rest(),
+        })
+    }
+
+    /// Encodes a record the old way (for tests of the upgrade).
+    pub fn encode(record: &PropositionBytes<'_>) -> Vec<u8> {
+        let mut out = element::encode(record.triple.subject).to_vec();
+        out.extend_from_slice(&record.triple.predicate.to_be_bytes());
+        out.extend_from_slice(&element::encode(record.triple.object));
+        super::super::write_bytes(&mut out, record.attributes);
+        out.extend_from_slice(record.metadata);
+        out
     }
 }
