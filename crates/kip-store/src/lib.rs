@@ -35,10 +35,11 @@
 //! assert_eq!(id.to_string(), "C:1");
 //! ```
 //!
-//! # On-disk layout (format version 4)
+//! # On-disk layout (format version 5)
 //!
-//! All integers in keys are big-endian and fixed-width, so keys sort as the
-//! numbers they encode. An element id is 9 bytes: a tag (`0x00` concept,
+//! All integers in keys are big-endian, so keys sort as the numbers they
+//! encode: fixed-width, except in the triple indexes, whose parts carry
+//! their length ([`codec::triple`]). An element id is 9 bytes: a tag (`0x00` concept,
 //! `0x01` proposition) and the number. A "name key" is a text as UTF-8, or
 //! for texts of 448 bytes and more, their first 432 bytes and a 16-byte hash
 //! ([`codec::name_key`]). "Fields" is a map whose keys are interned
@@ -54,8 +55,8 @@
 //! | `concept_keys` | type `u32` · name key | concept id `u64` (unique `(type, name)`) |
 //! | `concepts_by_type` | type `u32` · concept id `u64` | empty |
 //! | `concepts_by_name` | name key · `0x00` · concept id `u64` | empty |
-//! | `propositions` | proposition id `u64` | subject (9) · predicate `u32` · object (9) · len-prefixed attribute fields · metadata fields ([`codec::proposition`]) |
-//! | `spo` / `pos` / `osp` | the triple in that order, 22 bytes ([`codec::triple`]) | proposition id `u64` |
+//! | `propositions` | proposition id `u64` | the triple in compact parts (9 + 4 + 9 bytes before format 5) · len-prefixed attribute fields · metadata fields ([`codec::proposition`]) |
+//! | `spo` / `pos` / `osp` | the triple in that order, compact parts ([`codec::triple`], since format 5; 22 fixed bytes before) | proposition id in the fewest bytes (8 before) |
 //! | `stats` | `'T'`·type, `'P'`·predicate, `'c'`, `'p'`, `'d'`, `'l'` ([`codec::stat_key`]) | `u64` |
 //! | `counters` | the engine's key bytes | `i64` BE |
 //! | `terms` | term (UTF-8) | term id `u32` (since format 5; the document frequency before) |
