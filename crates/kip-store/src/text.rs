@@ -7,6 +7,7 @@
 //! counts (documents, total length, per-term document frequency) change in
 //! the same transaction.
 
+use std::collections::HashMap;
 use std::ops::Bound;
 
 use heed::types::Bytes;
@@ -64,6 +65,10 @@ fn merge_terms<S: AsRef<str>>(terms: &[(S, u32)]) -> Vec<(&str, u32)> {
 
 /// Postings of one term as `(element ordinal, term frequency)`, sorted.
 type Postings = Vec<(u64, u32)>;
+
+/// A posting gathered for a batch: `(element ordinal, frequency, position
+/// of the document in the batch)`.
+type Gathered = (u64, u32, usize);
 
 /// A document to write: its element, its length and its terms.
 struct Doc<'a, S> {
@@ -151,32 +156,45 @@ impl Store {
         txn: &mut RwTxn<'_>,
         docs: &[Doc<'_, S>],
     ) -> Result<i64, StoreError> {
-        // (term, element ordinal, frequency, position of the document)
-        let mut postings: Vec<(&str, u64, u32, usize)> = Vec::new();
+        // Each distinct term's postings `(element ordinal, frequency,
+        // position of the document)`, gathered in document order.
+        let mut slots: HashMap<&str, usize> = HashMap::new();
+        let mut groups: Vec<(&str, Vec<Gathered>)> = Vec::new();
         let mut total_len: i64 = 0;
         for (at, doc) in docs.iter().enumerate() {
             let o = ordinal(doc.element);
-            postings.extend(
-                merge_terms(doc.terms)
-                    .into_iter()
-                    .map(|(t, tf)| (t, o, tf, at)),
-            );
+            for (term, tf) in merge_terms(doc.terms) {
+                let slot = match slots.get(term) {
+                    Some(&slot) => slot,
+                    None => {
+                        slots.insert(term, groups.len());
+                        groups.push((term, Vec::new()));
+                        groups.len() - 1
+                    }
+                };
+                groups[slot].1.push((o, tf, at));
+            }
             total_len += i64::from(doc.len);
         }
-        postings.sort_unstable_by(|a, b| a.0.cmp(b.0).then(a.1.cmp(&b.1)));
+        drop(slots);
+        // Terms in key order (neighbouring `terms` entries and blocks);
+        // a bulk import's documents come in element order already.
+        groups.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let mut forward: Vec<Vec<(u32, u32)>> = vec![Vec::new(); docs.len()];
         let mut block: Vec<(u64, u32)> = Vec::new();
-        for run in postings.chunk_by(|a, b| a.0 == b.0) {
-            let term = run[0].0;
+        for (term, run) in &mut groups {
+            if !run.is_sorted_by_key(|p| p.0) {
+                run.sort_unstable_by_key(|p| p.0);
+            }
             let added = u32::try_from(run.len())
                 .map_err(|_| StoreError::invalid("too many documents in one batch"))?;
             let (id, df) = self.intern_term(txn, term)?;
             self.set_document_frequency(txn, id, term, df + added)?;
             block.clear();
-            block.extend(run.iter().map(|p| (p.1, p.2)));
+            block.extend(run.iter().map(|p| (p.0, p.1)));
             self.insert_postings(txn, id, &block)?;
-            for p in run {
-                forward[p.3].push((id, p.2));
+            for p in run.iter() {
+                forward[p.2].push((id, p.1));
             }
         }
         for (doc, mut terms) in docs.iter().zip(forward) {
