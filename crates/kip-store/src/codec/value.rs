@@ -11,8 +11,17 @@
 //!          | 0x06 varint-len utf8          string
 //!          | 0x07 varint-count value*      array
 //!          | 0x08 varint-count (varint-len utf8 value)*   object
+//!          | 0x09 varint                   string "YYYY-MM-DDTHH:MM:SSZ", as seconds since 1970
+//!          | 0x0a varint                   string "YYYY-MM-DDTHH:MM:SS.mmmZ", as milliseconds since 1970
 //! fields  := varint-count (varint-key-id value)*
 //! ```
+//!
+//! Tags `0x09` and `0x0a` (since format 5) keep the timestamps the engine
+//! writes in every record's metadata (`_created_at`, `_updated_at`) in 5–6
+//! bytes instead of 22–26. They are used only for a string that formats
+//! back to itself byte for byte (years 1970–9999, a real calendar date),
+//! so what is read is always exactly the string that was written; any
+//! other string is tag `0x06`.
 //!
 //! `fields` is the form of a record's top-level `attributes` and `metadata`
 //! maps: each key is replaced by its id in the attribute-key namespace of the
@@ -50,6 +59,8 @@ const FLOAT: u8 = 0x05;
 const STRING: u8 = 0x06;
 const ARRAY: u8 = 0x07;
 const OBJECT: u8 = 0x08;
+const TIMESTAMP: u8 = 0x09;
+const TIMESTAMP_MS: u8 = 0x0a;
 
 /// A value nested deeper than [`MAX_DEPTH`].
 #[derive(Debug, thiserror::Error)]
@@ -73,10 +84,16 @@ fn encode_at(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<(), TooDe
         Value::Bool(false) => out.push(FALSE),
         Value::Bool(true) => out.push(TRUE),
         Value::Number(n) => encode_number(out, n),
-        Value::String(s) => {
-            out.push(STRING);
-            write_bytes(out, s.as_bytes());
-        }
+        Value::String(s) => match timestamp(s) {
+            Some((tag, n)) => {
+                out.push(tag);
+                varint::write(out, n);
+            }
+            None => {
+                out.push(STRING);
+                write_bytes(out, s.as_bytes());
+            }
+        },
         Value::Array(items) => {
             if depth >= MAX_DEPTH {
                 return Err(TooDeep);
@@ -147,6 +164,7 @@ fn decode_at(r: &mut Reader<'_>, depth: usize) -> Result<Value, DecodeError> {
             )
         }
         STRING => Value::String(r.str()?.to_owned()),
+        TIMESTAMP | TIMESTAMP_MS => Value::String(format_timestamp(tag, r.varint()?)?),
         ARRAY => {
             if depth >= MAX_DEPTH {
                 return Err(DecodeError::new("value nested too deeply"));
@@ -186,7 +204,7 @@ pub fn skip(r: &mut Reader<'_>) -> Result<(), DecodeError> {
 fn skip_at(r: &mut Reader<'_>, depth: usize) -> Result<(), DecodeError> {
     match r.u8()? {
         NULL | FALSE | TRUE => {}
-        UINT | NEG_INT => {
+        UINT | NEG_INT | TIMESTAMP | TIMESTAMP_MS => {
             r.varint()?;
         }
         FLOAT => {
@@ -243,7 +261,7 @@ pub fn scalar_fields(bytes: &[u8]) -> Result<Vec<(u32, Value)>, DecodeError> {
         let id = u32::try_from(r.varint()?)
             .map_err(|_| DecodeError::new("attribute key id exceeds 32 bits"))?;
         match r.rest().first() {
-            Some(&(FALSE | TRUE | UINT | NEG_INT | FLOAT | STRING)) => {
+            Some(&(FALSE | TRUE | UINT | NEG_INT | FLOAT | STRING | TIMESTAMP | TIMESTAMP_MS)) => {
                 out.push((id, decode_at(&mut r, 1)?));
             }
             _ => skip_at(&mut r, 1)?,
@@ -311,5 +329,166 @@ impl BytesDecode<'_> for ValueCodec {
     type DItem = Value;
     fn bytes_decode(bytes: &[u8]) -> Result<Value, BoxedError> {
         decode_all(bytes).map_err(boxed)
+    }
+}
+
+/// The last second of year 9999.
+const MAX_SECONDS: u64 = 253_402_300_799;
+
+/// `s` as a timestamp tag and number, if it is `YYYY-MM-DDTHH:MM:SSZ` or
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` in 1970–9999 and formats back to itself.
+fn timestamp(s: &str) -> Option<(u8, u64)> {
+    let b = s.as_bytes();
+    let (tag, len) = match b.len() {
+        20 => (TIMESTAMP, 20),
+        24 => (TIMESTAMP_MS, 24),
+        _ => return None,
+    };
+    let digits = |from: usize, to: usize| -> Option<u64> {
+        b[from..to].iter().try_fold(0u64, |acc, &c| {
+            c.is_ascii_digit().then(|| acc * 10 + u64::from(c - b'0'))
+        })
+    };
+    let punctuation = b[4] == b'-'
+        && b[7] == b'-'
+        && b[10] == b'T'
+        && b[13] == b':'
+        && b[16] == b':'
+        && b[len - 1] == b'Z'
+        && (tag == TIMESTAMP || b[19] == b'.');
+    if !punctuation {
+        return None;
+    }
+    let (year, month, day) = (digits(0, 4)?, digits(5, 7)?, digits(8, 10)?);
+    let (hour, minute, second) = (digits(11, 13)?, digits(14, 16)?, digits(17, 19)?);
+    if year < 1970 || !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return None;
+    }
+    if hour > 23 || minute > 59 || second > 59 {
+        return None;
+    }
+    let days = days_from_civil(year, month, day);
+    let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second;
+    let n = match tag {
+        TIMESTAMP => seconds,
+        _ => seconds * 1_000 + digits(20, 23)?,
+    };
+    // 31 April and the like land on another day: not this string.
+    (format_timestamp(tag, n).ok()?.as_bytes() == b).then_some((tag, n))
+}
+
+/// The string a timestamp tag and number stand for.
+fn format_timestamp(tag: u8, n: u64) -> Result<String, DecodeError> {
+    let (seconds, millis) = match tag {
+        TIMESTAMP => (n, None),
+        _ => (n / 1_000, Some(n % 1_000)),
+    };
+    if seconds > MAX_SECONDS {
+        return Err(DecodeError::new(format!("a timestamp past 9999 ({n})")));
+    }
+    let (days, rest) = (seconds / 86_400, seconds % 86_400);
+    let (year, month, day) = civil_from_days(days);
+    let (hour, minute, second) = (rest / 3_600, rest % 3_600 / 60, rest % 60);
+    Ok(match millis {
+        None => format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}Z"),
+        Some(ms) => {
+            format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{ms:03}Z")
+        }
+    })
+}
+
+/// Days since 1970-01-01 of a date from 1970 on (Howard Hinnant's
+/// `days_from_civil`, for non-negative years).
+fn days_from_civil(year: u64, month: u64, day: u64) -> u64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let (era, yoe) = (y / 400, y % 400);
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The date of a day count from 1970-01-01 (the inverse of
+/// [`days_from_civil`]).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let (era, doe) = (z / 146_097, z % 146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_round_trip_exactly_and_only_canonical_ones_are_compacted() {
+        for s in [
+            "1970-01-01T00:00:00Z",
+            "2026-11-24T13:59:50Z",
+            "2024-02-29T23:59:59Z",
+            "2000-02-29T12:00:00.007Z",
+            "9999-12-31T23:59:59.999Z",
+            "2100-03-01T00:00:00Z",
+        ] {
+            let (tag, n) = timestamp(s).unwrap_or_else(|| panic!("{s} is canonical"));
+            assert_eq!(format_timestamp(tag, n).expect("formats"), s);
+            let mut out = Vec::new();
+            encode(&mut out, &Value::String(s.to_owned())).expect("encodes");
+            assert!(out.len() <= 8, "{s}: {} bytes", out.len());
+            assert_eq!(
+                decode_all(&out).expect("decodes"),
+                Value::String(s.to_owned())
+            );
+        }
+        for s in [
+            "2023-02-29T00:00:00Z",
+            "2026-04-31T00:00:00Z",
+            "2026-11-24T24:00:00Z",
+            "2026-11-24T13:60:00Z",
+            "1969-12-31T23:59:59Z",
+            "2026-11-24 13:59:50Z",
+            "2026-11-24T13:59:50+00:00",
+            "2026-11-24T13:59:50.1Z",
+            "2026-1１-24T13:59:50Z",
+            "+026-11-24T13:59:50Z",
+            "2026-11-24T13:59:50z",
+        ] {
+            assert_eq!(timestamp(s), None, "{s}");
+            let mut out = Vec::new();
+            encode(&mut out, &Value::String(s.to_owned())).expect("encodes");
+            assert_eq!(out[0], STRING);
+            assert_eq!(
+                decode_all(&out).expect("decodes"),
+                Value::String(s.to_owned())
+            );
+        }
+        // Every day of four centuries maps back to itself.
+        for days in (0..146_097 * 4).step_by(7) {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days);
+        }
+        assert!(format_timestamp(TIMESTAMP, MAX_SECONDS + 1).is_err());
+        assert!(
+            decode_all(&[
+                TIMESTAMP_MS,
+                0xff,
+                0xff,
+                0xff,
+                0xff,
+                0xff,
+                0xff,
+                0xff,
+                0xff,
+                0xff,
+                0x01
+            ])
+            .is_err()
+        );
     }
 }
