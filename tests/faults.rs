@@ -689,6 +689,78 @@ fn a_backup_taken_while_another_process_writes_restores_to_a_consistent_nexus() 
     check_store(&restored);
 }
 
+/// `kip compact` drops the free pages several imports leave, keeps every
+/// element, leaves no staging files, and is refused while another process
+/// has the nexus open (which then changes nothing).
+#[test]
+fn compact_shrinks_the_file_keeps_the_graph_and_waits_for_other_processes() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let db = work.path().join("nexus");
+    let base = fresh(&db);
+    for round in 0..3 {
+        let file = write_large(
+            work.path(),
+            &format!("large{round}.kip"),
+            &format!("compact{round}"),
+        );
+        assert!(import(&db, &file).wait().expect("import").success());
+    }
+    let server = common::Server::start(&db, &["--addr", "127.0.0.1:0"]);
+    let out = kip_run(&db, &["compact"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("in use by process"), "{text}");
+    drop(server);
+    assert!(!db.join(".compacting").exists());
+
+    let out = kip_run(&db, &["compact"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = json_of(&out);
+    let (before, after) = (
+        report["bytes_before"].as_u64().expect("before"),
+        report["bytes_after"].as_u64().expect("after"),
+    );
+    assert!(after < before, "{report:#}");
+    assert_eq!(report["check"]["ok"], true, "{report:#}");
+    assert_eq!(
+        std::fs::metadata(db.join("data.mdb")).expect("data").len(),
+        after
+    );
+    assert!(!db.join(".compacting").exists());
+    assert!(!db.join("data.mdb.before-restore").exists());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(db.join("data.mdb"))
+            .expect("data")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    }
+    assert_eq!(persons(&db), base + 3 * LARGE);
+    check_store(&db);
+    // Writable as before.
+    let out = kip_run(
+        &db,
+        &[
+            "exec",
+            "UPSERT { CONCEPT ?p { {type: \"Person\", name: \"after compact\"} } }",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(persons(&db), base + 3 * LARGE + 1);
+}
+
 #[test]
 fn kip_serve_refuses_a_body_above_its_limit_with_413_and_writes_nothing() {
     use std::io::{Read as _, Write as _};

@@ -190,6 +190,8 @@ enum Cmd {
         #[arg(long)]
         force: bool,
     },
+    /// Rewrite the nexus without the free pages LMDB keeps for reuse (checked before it replaces the file); refused while any process has the nexus open.
+    Compact,
     /// Parse and validate KIP text; print {"ok": true, "commands": N} or the KIP error.
     Check {
         /// A file of KIP commands, or `-` (the default) for standard input.
@@ -323,6 +325,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Cmd::CheckStore { unshielded, .. } => cmd::store::check(db, unshielded),
         Cmd::Backup { dest, unshielded } => cmd::store::backup(db, &dest, unshielded),
         Cmd::Restore { src, force } => cmd::store::restore(db, &src, force),
+        Cmd::Compact => cmd::store::compact(db),
         Cmd::Fmt { file, check, write } => cmd::fmt::run(file, check, write),
     }
 }

@@ -301,6 +301,15 @@ pub fn restore(src: &Path, dest: &Path, force: bool) -> Result<CheckReport> {
         std::fs::rename(&target, dest.join(format!("{DATA_FILE}.before-restore")))
             .map_err(|e| io("set aside", &target, e))?;
     }
+    // Only the owner reads a nexus, as LMDB creates it (a copy would take
+    // the umask's wider mode).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let staged = staging.join(DATA_FILE);
+        std::fs::set_permissions(&staged, std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| io("restrict", &staged, e))?;
+    }
     // LMDB rebuilds its lock file; a stale one could describe the old map.
     let _ = std::fs::remove_file(dest.join("lock.mdb"));
     std::fs::rename(staging.join(DATA_FILE), &target)

@@ -1,5 +1,5 @@
-//! `kip check-store`, `kip backup` and `kip restore`: the store's integrity
-//! check and consistent copies. Each refuses a `--db` folder that holds no
+//! `kip check-store`, `kip backup`, `kip restore` and `kip compact`: the
+//! store's integrity check and consistent copies. Each refuses a `--db` folder that holds no
 //! nexus instead of creating one, naming the folder. The check and the
 //! backup read every page of the store, so they run in a child process
 //! ([`super::shield`]): damage that crashes the read is reported, not
@@ -107,6 +107,55 @@ pub fn restore(db: Option<PathBuf>, src: &Path, force: bool) -> anyhow::Result<E
                 json!({
                     "restored": dir.display().to_string(),
                     "from": src.display().to_string(),
+                    "check": kip_api::store_check(report),
+                })
+            ));
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => print_error(&e),
+    }
+}
+
+/// Rewrites the `--db` nexus without the free pages LMDB keeps for reuse
+/// (after a bulk import a third of the file can be free): a compacted copy
+/// of one snapshot, checked, then renamed into place. Refused while any
+/// other process has the nexus open, as a restore is; the original is
+/// removed only after the copy passed the integrity check. Prints the file's
+/// size before and after and the check report.
+pub fn compact(db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let dir = crate::db::db_dir(db.clone())?;
+    match kip_nexus::opened_elsewhere(&dir) {
+        Ok(Some(pid)) => {
+            return print_error(&kip_lang::KipError::new(
+                kip_lang::ErrorCode::ImmutableTarget,
+                format!("the nexus at {} is in use by process {pid}", dir.display()),
+            ).with_hint("Stop every process that has it open (kip serve, kip mcp, kip watch, the app), then compact."));
+        }
+        Ok(None) => {}
+        Err(e) => return print_error(&e),
+    }
+    let data = dir.join("data.mdb");
+    let before = std::fs::metadata(&data).map_or(0, |m| m.len());
+    let staging = dir.join(".compacting");
+    let _ = std::fs::remove_dir_all(&staging);
+    let copied = open_existing_api(db, "kip-cli")?.backup_to(&staging);
+    if let Err(e) = copied {
+        let _ = std::fs::remove_dir_all(&staging);
+        return print_error(&e);
+    }
+    let restored = kip_nexus::restore(&staging, &dir, true);
+    let _ = std::fs::remove_dir_all(&staging);
+    match restored {
+        Ok(report) => {
+            // The copy passed the check and is in place: the old file goes.
+            let _ = std::fs::remove_file(dir.join("data.mdb.before-restore"));
+            let after = std::fs::metadata(&data).map_or(0, |m| m.len());
+            out(&format!(
+                "{}\n",
+                json!({
+                    "compacted": dir.display().to_string(),
+                    "bytes_before": before,
+                    "bytes_after": after,
                     "check": kip_api::store_check(report),
                 })
             ));
