@@ -31,11 +31,14 @@
 //! is open). A 20,000-link capsule on a 1M-proposition store dirties tens of
 //! thousands of pages scattered over the indexes, so the engine's anonymous
 //! memory grows to the largest transaction's dirty set. kip-store builds
-//! LMDB with `MDB_IDL_LOGN` 14 (heed's `mdb_idl_logn_14`, in Cargo.toml):
-//! a transaction keeps at most 2^15 dirty pages (128 MiB at 4 KiB pages)
+//! LMDB with `MDB_IDL_LOGN` 12 (heed's `mdb_idl_logn_12`, in Cargo.toml):
+//! a transaction keeps at most 2^13 dirty pages (32 MiB at 4 KiB pages)
 //! and spills older ones to the file (written, not synced: they belong to
 //! no committed tree until the commit syncs them), instead of 2^17
-//! (512 MiB). The file format does not change; it is the same LMDB.
+//! (512 MiB). The file format does not change; it is the same LMDB. On the
+//! 1M benchmark import 32 MiB was as fast as 128 MiB (a shorter dirty list
+//! is also faster to search) and the import's peak fell from 289 to 186 MB
+//! (BENCHMARKS.md, "Engine memory").
 //!
 //! `MDB_WRITEMAP` would remove the copies altogether, and is not used: LMDB
 //! then extends the file to the whole map size (a sparse file) and writes
