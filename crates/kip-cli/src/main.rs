@@ -78,7 +78,7 @@ enum Cmd {
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
         /// Run at each size (propositions, over a fifth as many concepts), each in a child process, and print how every cost grows.
-        #[arg(long, value_name = "P,P,…", value_delimiter = ',', num_args = 1.., conflicts_with_all = ["concepts", "propositions"])]
+        #[arg(long, value_name = "P,P,…", value_delimiter = ',', conflicts_with_all = ["concepts", "propositions"])]
         scale: Vec<u64>,
         /// With --scale: the folder holding one store per size (built once, reused after; default: the temporary folder's kip-bench-scale).
         #[arg(long, value_name = "DIR", requires = "scale")]
