@@ -1,13 +1,18 @@
 //! `kip bench`: a deterministic generated graph and the workloads of BRIEF §6,
 //! measured through the public `execute_kip` path (parse, bind, plan,
-//! execute, shape), printing a table and JSON with p50 / p95.
+//! execute, shape), printing a table and JSON with p50 / p95, the import's
+//! rate and memory, the store's size on disk and the time to open it.
 //!
-//! The graph: four concept types (Drug, Symptom, Gene, Disease) of
-//! `concepts / 4` instances each, half of them with Chinese names, and
-//! `propositions` links over six predicates drawn from a fixed-seed
-//! generator, so two runs build the same graph.
+//! This file is the part that drives the engine (the one place besides
+//! `db.rs` that names `Nexus`); the graph is [`graph`]'s, the queries
+//! [`workloads`]'s, the printed table [`report`]'s, and `--scale` (one run
+//! per size, each in a child `kip`, and how cost grows) [`scale`]'s.
 
-use std::fmt::Write as _;
+mod graph;
+mod report;
+pub mod scale;
+mod workloads;
+
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -15,152 +20,140 @@ use kip_capsule::ImportOptions;
 use kip_nexus::{Context, ExecuteKip, Nexus, Origin};
 use serde_json::{Value as Json, json};
 
-/// A small deterministic generator (xorshift64*), so runs are comparable.
-struct Rng(u64);
+use graph::{Rng, TYPES};
+use workloads::{DRY_RUN_WRITE, MakeQuery};
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
+pub use report::table;
 
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
+/// How many fresh `kip` processes open the store to time the opening.
+const OPEN_RUNS: usize = 3;
+
+/// `<dir><suffix>` beside the nexus folder `dir` (the generated capsules,
+/// the import's recorded figures).
+fn beside(dir: &Path, suffix: &str) -> PathBuf {
+    let name = dir
+        .file_name()
+        .map_or_else(|| "nexus".into(), |n| n.to_string_lossy().into_owned());
+    dir.with_file_name(format!("{name}{suffix}"))
 }
 
-const TYPES: [&str; 4] = ["Drug", "Symptom", "Gene", "Disease"];
-const CJK: [&str; 4] = ["药物", "症状", "基因", "疾病"];
-/// (predicate, subject type index, object type index)
-const PREDICATES: [(&str, usize, usize); 6] = [
-    ("treats", 0, 3),
-    ("has_side_effect", 0, 1),
-    ("interacts_with", 0, 0),
-    ("associated_with", 2, 3),
-    ("presents_with", 3, 1),
-    ("related_to", 3, 3),
-];
+/// Where a build records its import figures, so a later run that reuses
+/// the store (and `--scale`) still reports them.
+fn import_record(dir: &Path) -> PathBuf {
+    beside(dir, ".bench-import.json")
+}
 
-fn name(type_index: usize, i: u64) -> String {
-    if i.is_multiple_of(2) {
-        format!("{} {i}", TYPES[type_index])
+/// Builds (or reuses) the generated graph in `dir` and measures: the import
+/// (when it builds), the store's size, the time to open it, the workloads.
+pub fn bench(
+    dir: &Path,
+    concepts: u64,
+    propositions: u64,
+    iterations: usize,
+) -> anyhow::Result<Json> {
+    let per_type = (concepts / TYPES.len() as u64).max(1);
+    let mut report = serde_json::Map::new();
+    if dir.join("data.mdb").exists() {
+        match std::fs::read(import_record(dir)) {
+            Ok(bytes) => {
+                let mut import: Json = serde_json::from_slice(&bytes)?;
+                if import["propositions"] != propositions
+                    || import["concepts"] != per_type * TYPES.len() as u64
+                {
+                    eprintln!(
+                        "bench: {} was built with {} concepts and {} propositions; its workloads draw from --concepts {concepts}",
+                        dir.display(),
+                        import["concepts"],
+                        import["propositions"]
+                    );
+                }
+                import["reused"] = json!(true);
+                report.insert("import".into(), import);
+            }
+            Err(_) => eprintln!(
+                "bench: reusing {} (no import figures recorded for it)",
+                dir.display()
+            ),
+        }
     } else {
-        format!("{}{i}号", CJK[type_index])
+        let nexus = Nexus::open(dir).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+        let import = import(&nexus, dir, per_type, propositions)?;
+        // Closed before the store is measured and opened again.
+        drop(nexus);
+        std::fs::write(import_record(dir), serde_json::to_vec_pretty(&import)?)?;
+        report.insert("import".into(), import);
     }
-}
-
-fn schema_capsule() -> String {
-    let mut s = String::from(
-        "UPSERT {\n  CONCEPT ?bench { {type: \"Domain\", name: \"Bench\"} SET ATTRIBUTES { description: \"Generated benchmark graph\" } }\n",
+    report.insert("store".into(), store_size(dir)?);
+    let mut open = open_in_children(dir)?;
+    let started = Instant::now();
+    let nexus = Nexus::open(dir).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    open["in_process_open_ms"] = json!(round3(started.elapsed().as_secs_f64() * 1000.0));
+    report.insert("open".into(), open);
+    let memory = MemoryWatch::start();
+    let table = measure(&nexus, workloads::workloads(per_type), iterations)?;
+    let (peak_anon, _) = memory.stop();
+    report.insert("workloads".into(), Json::Array(table));
+    if let Some(mb) = peak_anon {
+        report.insert("workloads_peak_rss_anon_mb".into(), json!(mb));
+    }
+    if let Some(mb) = engine_memory_mb() {
+        report.insert("engine_memory_mb".into(), json!(mb));
+    }
+    report.insert(
+        "graph".into(),
+        json!({"concepts": per_type * TYPES.len() as u64, "propositions_requested": propositions}),
     );
-    for t in TYPES {
-        let _ = writeln!(
-            s,
-            "  CONCEPT {{ {{type: \"$ConceptType\", name: \"{t}\"}} SET ATTRIBUTES {{ description: \"{t}s of the benchmark\" }} SET PROPOSITIONS {{ (\"belongs_to_domain\", ?bench) }} }}"
-        );
-    }
-    for (p, s_t, o_t) in PREDICATES {
-        let _ = writeln!(
-            s,
-            "  CONCEPT {{ {{type: \"$PropositionType\", name: \"{p}\"}} SET ATTRIBUTES {{ description: \"{p}\", subject_types: [\"{}\"], object_types: [\"{}\"] }} SET PROPOSITIONS {{ (\"belongs_to_domain\", ?bench) }} }}",
-            TYPES[s_t], TYPES[o_t]
-        );
-    }
-    s.push('}');
-    s
+    Ok(Json::Object(report))
 }
 
-/// Emits the capsules that create `per_type` concepts of each type, in
-/// chunks, one at a time (so they need not all be in memory).
-fn concept_capsules(
-    per_type: u64,
-    chunk: u64,
-    emit: &mut impl FnMut(String) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    let mut s = String::new();
-    let mut n = 0;
-    for (t, ty) in TYPES.iter().enumerate() {
-        for i in 0..per_type {
-            if n == 0 {
-                s.push_str("UPSERT {\n");
-            }
-            let _ = writeln!(
-                s,
-                "CONCEPT {{ {{type: \"{ty}\", name: \"{}\"}} SET ATTRIBUTES {{ description: \"generated {ty} number {i}\", score: {} }} }}",
-                name(t, i),
-                i % 100
-            );
-            n += 1;
-            if n == chunk {
-                s.push('}');
-                emit(std::mem::take(&mut s))?;
-                n = 0;
-            }
-        }
+/// Imports the generated graph (schema, concepts, then links) and says how
+/// fast and with how much memory. The capsules are written to files in
+/// `<dir>-capsules` first (one at a time, so the benchmark never holds them
+/// all) and imported as `kip import` would, then removed (kept when
+/// `KIP_BENCH_KEEP_CAPSULES` is set).
+fn import(nexus: &Nexus, dir: &Path, per_type: u64, propositions: u64) -> anyhow::Result<Json> {
+    let folder = beside(dir, "-capsules");
+    std::fs::create_dir_all(&folder)?;
+    let memory = MemoryWatch::start();
+    let mut schema = Vec::new();
+    graph::to_files(&folder, "0-schema", &mut schema)(graph::schema_capsule())?;
+    import_files(nexus, &schema, "schema")?;
+    let mut concepts = Vec::new();
+    graph::concept_capsules(
+        per_type,
+        20_000,
+        &mut graph::to_files(&folder, "1-concepts", &mut concepts),
+    )?;
+    let started = Instant::now();
+    import_files(nexus, &concepts, "concept")?;
+    let concept_secs = started.elapsed().as_secs_f64();
+    let mut rng = Rng(0x5EED_CAFE);
+    let mut links = Vec::new();
+    graph::link_capsules(
+        per_type,
+        propositions,
+        20_000,
+        &mut rng,
+        &mut graph::to_files(&folder, "2-links", &mut links),
+    )?;
+    let started = Instant::now();
+    import_files(nexus, &links, "link")?;
+    let secs = started.elapsed().as_secs_f64();
+    let (peak_anon, hwm) = memory.stop();
+    // `KIP_BENCH_KEEP_CAPSULES=1` keeps the files, to time `kip import`
+    // on them or to compare builds on the same input.
+    if std::env::var_os("KIP_BENCH_KEEP_CAPSULES").is_none() {
+        std::fs::remove_dir_all(&folder)?;
     }
-    if n > 0 {
-        s.push('}');
-        emit(s)?;
-    }
-    Ok(())
-}
-
-/// Emits the capsules that create `count` links, in chunks, one at a time.
-fn link_capsules(
-    per_type: u64,
-    count: u64,
-    chunk: u64,
-    rng: &mut Rng,
-    emit: &mut impl FnMut(String) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    let mut s = String::new();
-    let mut n = 0;
-    for _ in 0..count {
-        if n == 0 {
-            s.push_str("UPSERT {\n");
-        }
-        let (p, st, ot) = PREDICATES[rng.below(PREDICATES.len() as u64) as usize];
-        let a = rng.below(per_type);
-        let b = rng.below(per_type);
-        let _ = writeln!(
-            s,
-            "CONCEPT {{ {{type: \"{}\", name: \"{}\"}} SET PROPOSITIONS {{ (\"{p}\", {{type: \"{}\", name: \"{}\"}}) }} }}",
-            TYPES[st],
-            name(st, a),
-            TYPES[ot],
-            name(ot, b)
-        );
-        n += 1;
-        if n == chunk {
-            s.push('}');
-            emit(std::mem::take(&mut s))?;
-            n = 0;
-        }
-    }
-    if n > 0 {
-        s.push('}');
-        emit(s)?;
-    }
-    Ok(())
-}
-
-/// Writes capsules to numbered files in `folder` as they are generated;
-/// `paths` collects the files in order.
-fn to_files<'p>(
-    folder: &'p Path,
-    prefix: &'p str,
-    paths: &'p mut Vec<PathBuf>,
-) -> impl FnMut(String) -> anyhow::Result<()> + 'p {
-    move |text| {
-        let path = folder.join(format!("{prefix}-{:05}.kip", paths.len()));
-        std::fs::write(&path, text)?;
-        paths.push(path);
-        Ok(())
-    }
+    Ok(json!({
+        "concepts": per_type * TYPES.len() as u64,
+        "concept_seconds": concept_secs,
+        "propositions": propositions,
+        "proposition_seconds": secs,
+        "propositions_per_second": propositions as f64 / secs,
+        "peak_rss_anon_mb": peak_anon,
+        "vm_hwm_mb": hwm,
+    }))
 }
 
 /// Imports capsule files through the import pipeline every face uses
@@ -189,8 +182,70 @@ fn import_files(nexus: &Nexus, paths: &[PathBuf], label: &str) -> anyhow::Result
     }
 }
 
-/// Makes the next query text of a workload.
-type MakeQuery = Box<dyn FnMut(&mut Rng) -> String>;
+/// The store's size on disk: `data.mdb`'s length and the bytes the file
+/// system allocated for it (`st_blocks * 512`; the two differ when the file
+/// is sparse, as a map grown ahead of its data is).
+fn store_size(dir: &Path) -> anyhow::Result<Json> {
+    let meta = std::fs::metadata(dir.join("data.mdb"))?;
+    #[cfg(unix)]
+    let allocated = {
+        use std::os::unix::fs::MetadataExt as _;
+        json!(meta.blocks() * 512)
+    };
+    #[cfg(not(unix))]
+    let allocated = Json::Null;
+    Ok(json!({"file_bytes": meta.len(), "allocated_bytes": allocated}))
+}
+
+/// Times opening the store in fresh `kip` processes (`kip bench --db DIR
+/// --measure-open`), after the importing nexus is closed: what every
+/// `kip exec`, `kip serve` or the app pays to start, without the benchmark
+/// process's own state (the importer's heap, the environment LMDB already
+/// holds open in this process). The page cache is as the import left it.
+fn open_in_children(dir: &Path) -> anyhow::Result<Json> {
+    let exe = std::env::current_exe()?;
+    let mut runs = Vec::with_capacity(OPEN_RUNS);
+    let mut rss = Vec::with_capacity(OPEN_RUNS);
+    for _ in 0..OPEN_RUNS {
+        let out = std::process::Command::new(&exe)
+            .arg("--db")
+            .arg(dir)
+            .args(["bench", "--measure-open"])
+            .stderr(std::process::Stdio::inherit())
+            .output()?;
+        anyhow::ensure!(
+            out.status.success(),
+            "bench: opening {} in a child process failed ({})",
+            dir.display(),
+            out.status
+        );
+        let probe: Json = serde_json::from_slice(&out.stdout)?;
+        runs.push(probe["open_ms"].as_f64().unwrap_or(f64::NAN));
+        if let Some(mb) = probe["rss_anon_mb"].as_f64() {
+            rss.push(mb);
+        }
+    }
+    let mut sorted = runs.clone();
+    sorted.sort_by(f64::total_cmp);
+    rss.sort_by(f64::total_cmp);
+    Ok(json!({
+        "open_ms": percentile(&sorted, 0.5),
+        "open_runs_ms": runs,
+        "rss_anon_after_open_mb": rss.get(rss.len() / 2),
+    }))
+}
+
+/// The child side of [`open_in_children`]: opens the existing nexus in
+/// `dir`, timed, and answers `{"open_ms", "rss_anon_mb"}` (the memory the
+/// opened nexus holds).
+pub fn measure_open(dir: &Path) -> anyhow::Result<Json> {
+    let started = Instant::now();
+    let nexus = Nexus::open_existing(dir).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    let rss = engine_memory_mb();
+    drop(nexus);
+    Ok(json!({"open_ms": round3(ms), "rss_anon_mb": rss}))
+}
 
 /// Runs one command through `execute_kip`, optionally as a dry run
 /// (executed exactly, then aborted: no commit, so no disk sync).
@@ -214,88 +269,8 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[i.min(sorted.len() - 1)]
 }
 
-/// Builds (or reuses) the generated graph in `dir` and measures the workloads.
-pub fn bench(
-    dir: &Path,
-    concepts: u64,
-    propositions: u64,
-    iterations: usize,
-) -> anyhow::Result<Json> {
-    let per_type = (concepts / TYPES.len() as u64).max(1);
-    let fresh = !dir.join("data.mdb").exists();
-    let nexus = Nexus::open(dir).map_err(|e| anyhow::anyhow!("{}", e.message))?;
-    let mut report = serde_json::Map::new();
-    if fresh {
-        report.insert(
-            "import".into(),
-            import(&nexus, dir, per_type, propositions)?,
-        );
-    }
-    let memory = MemoryWatch::start();
-    let table = measure(&nexus, workloads(per_type), iterations)?;
-    let (peak_anon, _) = memory.stop();
-    report.insert("workloads".into(), Json::Array(table));
-    if let Some(mb) = peak_anon {
-        report.insert("workloads_peak_rss_anon_mb".into(), json!(mb));
-    }
-    if let Some(mb) = engine_memory_mb() {
-        report.insert("engine_memory_mb".into(), json!(mb));
-    }
-    report.insert(
-        "graph".into(),
-        json!({"concepts": per_type * TYPES.len() as u64, "propositions_requested": propositions}),
-    );
-    Ok(Json::Object(report))
-}
-
-/// Imports the generated graph (schema, concepts, then links) and says how
-/// fast and with how much memory. The capsules are written to files in
-/// `<dir>-capsules` first (one at a time, so the benchmark never holds them
-/// all) and imported as `kip import` would, then removed (kept when
-/// `KIP_BENCH_KEEP_CAPSULES` is set).
-fn import(nexus: &Nexus, dir: &Path, per_type: u64, propositions: u64) -> anyhow::Result<Json> {
-    let folder = PathBuf::from(format!("{}-capsules", dir.display()));
-    std::fs::create_dir_all(&folder)?;
-    let memory = MemoryWatch::start();
-    let mut schema = Vec::new();
-    to_files(&folder, "0-schema", &mut schema)(schema_capsule())?;
-    import_files(nexus, &schema, "schema")?;
-    let mut concepts = Vec::new();
-    concept_capsules(
-        per_type,
-        20_000,
-        &mut to_files(&folder, "1-concepts", &mut concepts),
-    )?;
-    let started = Instant::now();
-    import_files(nexus, &concepts, "concept")?;
-    let concept_secs = started.elapsed().as_secs_f64();
-    let mut rng = Rng(0x5EED_CAFE);
-    let mut links = Vec::new();
-    link_capsules(
-        per_type,
-        propositions,
-        20_000,
-        &mut rng,
-        &mut to_files(&folder, "2-links", &mut links),
-    )?;
-    let started = Instant::now();
-    import_files(nexus, &links, "link")?;
-    let secs = started.elapsed().as_secs_f64();
-    let (peak_anon, hwm) = memory.stop();
-    // `KIP_BENCH_KEEP_CAPSULES=1` keeps the files, to time `kip import`
-    // on them or to compare builds on the same input.
-    if std::env::var_os("KIP_BENCH_KEEP_CAPSULES").is_none() {
-        std::fs::remove_dir_all(&folder)?;
-    }
-    Ok(json!({
-        "concepts": per_type * TYPES.len() as u64,
-        "concept_seconds": concept_secs,
-        "propositions": propositions,
-        "proposition_seconds": secs,
-        "propositions_per_second": propositions as f64 / secs,
-        "peak_rss_anon_mb": peak_anon,
-        "vm_hwm_mb": hwm,
-    }))
+fn round3(ms: f64) -> f64 {
+    (ms * 1000.0).round() / 1000.0
 }
 
 /// Samples the process's anonymous memory while an import runs (LMDB's
@@ -333,157 +308,6 @@ impl MemoryWatch {
     }
 }
 
-/// The measured workloads: a label, the query maker and the p50 budget in
-/// milliseconds (NaN where BRIEF §6 sets none).
-fn workloads(per_type: u64) -> Vec<(&'static str, MakeQuery, f64)> {
-    vec![
-        (
-            "one-hop FIND from a named concept",
-            Box::new(move |r: &mut Rng| {
-                format!(
-                    "FIND(?s.name) WHERE {{ ({{type: \"Drug\", name: \"{}\"}}, \"has_side_effect\", ?s) }}",
-                    name(0, r.below(per_type))
-                )
-            }),
-            0.2,
-        ),
-        (
-            "two-hop FIND",
-            Box::new(move |r: &mut Rng| {
-                format!(
-                    "FIND(?s.name) WHERE {{ ({{type: \"Drug\", name: \"{}\"}}, \"treats\", ?d) (?d, \"presents_with\", ?s) }}",
-                    name(0, r.below(per_type))
-                )
-            }),
-            2.0,
-        ),
-        (
-            "{1,3} path",
-            Box::new(move |r: &mut Rng| {
-                format!(
-                    "FIND(?x.name) WHERE {{ ({{type: \"Disease\", name: \"{}\"}}, \"related_to\"{{1,3}}, ?x) }}",
-                    name(3, r.below(per_type))
-                )
-            }),
-            10.0,
-        ),
-        (
-            "SEARCH CONCEPT top-10 (English)",
-            Box::new(move |r: &mut Rng| {
-                format!(
-                    "SEARCH CONCEPT \"Gene {}\" LIMIT 10",
-                    2 * r.below(per_type / 2)
-                )
-            }),
-            5.0,
-        ),
-        (
-            "SEARCH CONCEPT top-10 (Chinese)",
-            Box::new(move |r: &mut Rng| {
-                format!(
-                    "SEARCH CONCEPT \"基因{}号\" LIMIT 10",
-                    2 * r.below(per_type / 2) + 1
-                )
-            }),
-            5.0,
-        ),
-        (
-            "DESCRIBE PRIMER",
-            Box::new(|_: &mut Rng| "DESCRIBE PRIMER".to_owned()),
-            20.0,
-        ),
-        (
-            "COUNT over a type",
-            Box::new(|_: &mut Rng| "FIND(COUNT(?d)) WHERE { ?d {type: \"Drug\"} }".to_owned()),
-            5.0,
-        ),
-        (
-            "FILTER scan over a type (LIMIT 10)",
-            Box::new(|r: &mut Rng| {
-                format!(
-                    "FIND(?d.name) WHERE {{ ?d {{type: \"Symptom\"}} FILTER(?d.attributes.score == {}) }} LIMIT 10",
-                    r.below(100)
-                )
-            }),
-            f64::NAN,
-        ),
-        (
-            "FILTER ==, 1 match (index)",
-            Box::new(move |r: &mut Rng| {
-                format!(
-                    "FIND(?d.name) WHERE {{ ?d {{type: \"Symptom\"}} FILTER(?d.attributes.description == \"generated Symptom number {}\") }}",
-                    r.below(per_type)
-                )
-            }),
-            1.0,
-        ),
-        (
-            "FILTER STARTS_WITH, <=11 matches (index)",
-            Box::new(move |r: &mut Rng| {
-                format!(
-                    "FIND(?d.name) WHERE {{ ?d {{type: \"Symptom\"}} FILTER(STARTS_WITH(?d.attributes.description, \"generated Symptom number {}\")) }}",
-                    r.below(per_type.max(10) / 10) + 1
-                )
-            }),
-            1.0,
-        ),
-        (
-            "FILTER range, 90% match, LIMIT 10",
-            Box::new(|r: &mut Rng| {
-                format!(
-                    "FIND(?d.name) WHERE {{ ?d {{type: \"Symptom\"}} FILTER(?d.attributes.score >= {}) }} LIMIT 10",
-                    r.below(10)
-                )
-            }),
-            1.0,
-        ),
-        (
-            "FILTER CONTAINS, full scan of a type",
-            Box::new(move |r: &mut Rng| {
-                format!(
-                    "FIND(?d.name) WHERE {{ ?d {{type: \"Symptom\"}} FILTER(CONTAINS(?d.attributes.description, \"number {}\")) }}",
-                    r.below(per_type)
-                )
-            }),
-            20.0,
-        ),
-        (
-            "FILTER ==, 1 match, forced scan",
-            Box::new(move |r: &mut Rng| {
-                format!(
-                    "FIND(?d.name) WHERE {{ ?d {{type: \"Symptom\"}} FILTER(!(!(?d.attributes.description == \"generated Symptom number {}\"))) }}",
-                    r.below(per_type)
-                )
-            }),
-            f64::NAN,
-        ),
-        (
-            "single small UPSERT, durable commit",
-            Box::new(|r: &mut Rng| {
-                format!(
-                    "UPSERT {{ CONCEPT {{ {{type: \"Symptom\", name: \"bench write target\"}} SET ATTRIBUTES {{ bench_write: {} }} }} }}",
-                    r.next() % 1_000_000_000
-                )
-            }),
-            1.0,
-        ),
-        (
-            DRY_RUN_WRITE,
-            Box::new(|r: &mut Rng| {
-                format!(
-                    "UPSERT {{ CONCEPT {{ {{type: \"Symptom\", name: \"bench write target\"}} SET ATTRIBUTES {{ bench_write: {} }} }} }}",
-                    r.next() % 1_000_000_000
-                )
-            }),
-            f64::NAN,
-        ),
-    ]
-}
-
-/// The write workload run as a dry run: everything a durable write does but
-/// the commit, so the difference between the two is the commit's cost.
-const DRY_RUN_WRITE: &str = "same UPSERT, dry run (no commit)";
-
 /// Runs each workload `iterations` times and reports p50 / p95 against its
 /// budget.
 fn measure(
@@ -506,8 +330,8 @@ fn measure(
         table.push(json!({
             "workload": label,
             "iterations": iterations,
-            "p50_ms": (p50 * 1000.0).round() / 1000.0,
-            "p95_ms": (p95 * 1000.0).round() / 1000.0,
+            "p50_ms": round3(p50),
+            "p95_ms": round3(p95),
             "budget_p50_ms": if budget.is_nan() { Json::Null } else { json!(budget) },
             "within_budget": if budget.is_nan() { Json::Null } else { json!(p50 <= *budget) },
         }));
@@ -527,51 +351,4 @@ fn status_mb(key: &str) -> Option<f64> {
     let kb = status.lines().find_map(|l| l.strip_prefix(key))?;
     let kb: f64 = kb.trim().trim_end_matches("kB").trim().parse().ok()?;
     Some((kb / 1024.0).round())
-}
-
-/// The report as a plain-text table.
-pub fn table(report: &Json) -> String {
-    let mut s = String::new();
-    if let Some(import) = report.get("import") {
-        let _ = writeln!(
-            s,
-            "import: {} concepts in {:.1} s; {} propositions in {:.1} s = {:.0} propositions/s (budget 200000)",
-            import["concepts"],
-            import["concept_seconds"].as_f64().unwrap_or(0.0),
-            import["propositions"],
-            import["proposition_seconds"].as_f64().unwrap_or(0.0),
-            import["propositions_per_second"].as_f64().unwrap_or(0.0)
-        );
-        if let Some(peak) = import["peak_rss_anon_mb"].as_f64() {
-            let _ = writeln!(
-                s,
-                "import memory: peak RssAnon {peak:.0} MB (budget 200), VmHWM {:.0} MB",
-                import["vm_hwm_mb"].as_f64().unwrap_or(0.0)
-            );
-        }
-    }
-    if let Some(peak) = report["workloads_peak_rss_anon_mb"].as_f64() {
-        let _ = writeln!(
-            s,
-            "workloads memory: peak RssAnon {peak:.0} MB (budget 200; after a fresh import this includes the pages LMDB keeps from it)"
-        );
-    }
-    let _ = writeln!(
-        s,
-        "{:<40} {:>10} {:>10} {:>10}",
-        "workload", "p50 ms", "p95 ms", "budget"
-    );
-    for w in report["workloads"].as_array().into_iter().flatten() {
-        let _ = writeln!(
-            s,
-            "{:<40} {:>10.3} {:>10.3} {:>10}",
-            w["workload"].as_str().unwrap_or(""),
-            w["p50_ms"].as_f64().unwrap_or(0.0),
-            w["p95_ms"].as_f64().unwrap_or(0.0),
-            w["budget_p50_ms"]
-                .as_f64()
-                .map_or("-".to_owned(), |b| format!("{b}"))
-        );
-    }
-    s
 }

@@ -63,7 +63,7 @@ enum Cmd {
         #[command(subcommand)]
         action: cmd::trace::Action,
     },
-    /// Build the generated benchmark graph (once per --db) and measure the BRIEF §6 workloads.
+    /// Build the generated benchmark graph (once per --db) and measure the import, the store's size, its opening and the BRIEF §6 workloads; --scale: at several sizes.
     Bench {
         /// Concepts in the generated graph.
         #[arg(long, default_value_t = 200_000)]
@@ -77,6 +77,15 @@ enum Cmd {
         /// Also write the JSON report to FILE.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
+        /// Run at each size (propositions, over a fifth as many concepts), each in a child process, and print how every cost grows.
+        #[arg(long, value_name = "P,P,…", value_delimiter = ',', conflicts_with_all = ["concepts", "propositions"])]
+        scale: Vec<u64>,
+        /// With --scale: the folder holding one store per size (built once, reused after; default: the temporary folder's kip-bench-scale).
+        #[arg(long, value_name = "DIR", requires = "scale")]
+        db_root: Option<PathBuf>,
+        /// Time opening the nexus of --db and print it as JSON (run by bench itself in a child process).
+        #[arg(long, hide = true, conflicts_with_all = ["scale", "json"])]
+        measure_open: bool,
     },
     /// Import `.kip` capsules and `.yaml`/`.yml` bundles (files or folders), each file whole or not at all; one JSON report per file.
     Import {
@@ -247,7 +256,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             propositions,
             iterations,
             json,
-        } => cmd::bench::run(db, concepts, propositions, iterations, json),
+            scale,
+            db_root,
+            measure_open,
+        } => cmd::bench::run(
+            db,
+            cmd::bench::Args {
+                concepts,
+                propositions,
+                iterations,
+                json,
+                scale,
+                db_root,
+                measure_open,
+            },
+        ),
         Cmd::Import { paths } => cmd::import::run(db, &paths),
         Cmd::Schema => cmd::schema::run(db),
         Cmd::Resolve {
