@@ -296,6 +296,7 @@ impl<'s> Fast<'s> {
             }
         }
         self.depth -= 1;
+        items.shrink_to_fit();
         Some(Value::Array(items))
     }
 
@@ -320,6 +321,7 @@ impl<'s> Fast<'s> {
             }
         }
         self.depth -= 1;
+        members.shrink_to_fit();
         Some(Object {
             members,
             span: Span::new(start, self.last_end),
@@ -473,6 +475,9 @@ impl<'s> Fast<'s> {
         }
         let body = Span::new(body_start, self.last_end);
         let metadata = self.with_metadata()?;
+        // A capsule's tree waits for the writer while the previous one is
+        // applied: no spare capacity (a growing Vec keeps up to half).
+        items.shrink_to_fit();
         Some(Upsert {
             items,
             metadata,
@@ -550,6 +555,8 @@ impl<'s> Fast<'s> {
             self.eat(b',');
         }
         self.depth -= 1;
+        // Most blocks hold one proposition; `push` reserves four.
+        entries.shrink_to_fit();
         Some(entries)
     }
 
