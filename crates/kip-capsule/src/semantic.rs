@@ -15,7 +15,7 @@
 //! The checks read one snapshot of the nexus and never write. They do not
 //! replace the nexus's own checks, which run again when the file is applied.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::rc::Rc;
 
 use kip_lang::{ErrorCode, suggest};
@@ -28,6 +28,10 @@ use crate::model::{Definition, Model};
 use crate::ops::{Action, LinkRef, Loc, Op, Ref};
 use crate::report::ImportError;
 use crate::text::LineIndex;
+
+/// The checker's tables are looked up several times per link with keys
+/// the file chose: a fast hasher, seeded per process like std's.
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 /// How an end of a proposition resolved.
 #[derive(Clone, Debug, PartialEq)]
@@ -250,7 +254,7 @@ impl<'a, 'g> Checker<'a, 'g> {
         strict: bool,
         ops: &[Op],
     ) -> Checker<'a, 'g> {
-        let mut defined_at = HashMap::new();
+        let mut defined_at = HashMap::default();
         for op in ops {
             if let Op::Concept {
                 ty,
@@ -273,12 +277,12 @@ impl<'a, 'g> Checker<'a, 'g> {
             lines,
             roles,
             strict,
-            types: HashMap::new(),
-            predicates: HashMap::new(),
+            types: HashMap::default(),
+            predicates: HashMap::default(),
             defined_at,
             keys: Keys::default(),
-            signatures: HashMap::new(),
-            stored_names: HashMap::new(),
+            signatures: HashMap::default(),
+            stored_names: HashMap::default(),
             errors: Vec::new(),
         }
     }
