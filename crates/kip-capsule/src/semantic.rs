@@ -12,8 +12,10 @@
 //!   commands), no element is given two different values for one key, or
 //!   both upserted and deleted.
 //!
-//! The checks read one snapshot of the nexus and never write. They do not
-//! replace the nexus's own checks, which run again when the file is applied.
+//! The checks read one snapshot of the nexus and never write; each concept
+//! a file names is looked up in it once, however many links name it. They
+//! do not replace the nexus's own checks, which run again when the file is
+//! applied.
 
 use std::collections::HashSet;
 use std::rc::Rc;
@@ -73,6 +75,8 @@ struct Keys {
     link_seen: Vec<Option<Seen>>,
 }
 
+/// One interned concept: what the file has done to it so far, and its id
+/// in the snapshot (`None` until looked up, then `Some(None)` if absent).
 #[derive(Default)]
 struct ConceptSlot {
     seen: Option<Seen>,
