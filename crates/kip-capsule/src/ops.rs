@@ -183,7 +183,22 @@ fn triple(t: &Triple, handles: &HashMap<String, Ref>, span: Span) -> Option<Link
 /// The UPSERTs of a bound capsule as ops (other commands are left to the
 /// nexus).
 pub(crate) fn lower_kip(commands: &[Command]) -> Vec<Op> {
-    let mut ops = Vec::new();
+    // At most one op per block and one per `SET PROPOSITIONS` entry: sized
+    // once, a capsule of tens of thousands of links is not copied over
+    // again each time the list would grow.
+    let most: usize = commands
+        .iter()
+        .filter_map(|c| match c {
+            Command::Upsert(u) => Some(&u.items),
+            _ => None,
+        })
+        .flatten()
+        .map(|item| match item {
+            UpsertItem::Concept(c) => 1 + c.propositions.as_ref().map_or(0, Vec::len),
+            UpsertItem::Proposition(_) => 1,
+        })
+        .sum();
+    let mut ops = Vec::with_capacity(most);
     for command in commands {
         if let Command::Upsert(u) = command {
             lower_upsert(u, &mut ops);

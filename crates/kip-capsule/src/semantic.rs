@@ -12,14 +12,17 @@
 //!   commands), no element is given two different values for one key, or
 //!   both upserted and deleted.
 //!
-//! The checks read one snapshot of the nexus and never write. They do not
-//! replace the nexus's own checks, which run again when the file is applied.
+//! The checks read one snapshot of the nexus and never write; each concept
+//! a file names is looked up in it once, however many links name it. They
+//! do not replace the nexus's own checks, which run again when the file is
+//! applied.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+use std::rc::Rc;
 
 use kip_lang::{ErrorCode, suggest};
-use kip_nexus::ElementId;
 use kip_nexus::{CONCEPT_TYPE, Graph, PROPOSITION_TYPE, Result};
+use kip_nexus::{ConceptId, ElementId};
 use kip_nexus::{has_immutable_id, is_protected};
 use serde_json::{Map, Value as Json};
 
@@ -27,6 +30,10 @@ use crate::model::{Definition, Model};
 use crate::ops::{Action, LinkRef, Loc, Op, Ref};
 use crate::report::ImportError;
 use crate::text::LineIndex;
+
+/// The checker's tables are looked up several times per link with keys
+/// the file chose: a fast hasher, seeded per process like std's.
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 /// How an end of a proposition resolved.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,13 +44,89 @@ enum Kind {
     Unknown,
 }
 
-/// The identity of an element, comparable across items.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// The identity of an element, comparable across items: an index into
+/// the checker's interned identities ([`Keys`]), so that a file naming the
+/// same few thousand concepts in tens of thousands of links hashes and
+/// stores each name once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Key {
-    Concept(String, String),
-    Id(String),
-    Link(Box<(Key, String, Key)>),
+    /// A concept by `(type, name)` (whether named so or by `{id}`).
+    Concept(u32),
+    /// A proposition by its `{id}`.
+    Id(u32),
+    /// A proposition by its ends and predicate.
+    Link(u32),
     Unknown,
+}
+
+/// The identities the checks have met, interned.
+#[derive(Default)]
+struct Keys {
+    /// Concepts by type, then name.
+    concepts: HashMap<String, HashMap<String, u32>>,
+    /// What the file did to each concept, and its id in the snapshot once
+    /// looked up (the snapshot does not change while the checks run, so
+    /// one look-up per concept is enough), by [`Key::Concept`] index.
+    concept_slots: Vec<ConceptSlot>,
+    ids: HashMap<String, u32>,
+    predicates: HashMap<String, u32>,
+    links: HashMap<(Key, u32, Key), u32>,
+    /// What the file did to each proposition, by [`Key::Link`] index.
+    link_seen: Vec<Option<Seen>>,
+}
+
+/// One interned concept: what the file has done to it so far, and its id
+/// in the snapshot (`None` until looked up, then `Some(None)` if absent).
+#[derive(Default)]
+struct ConceptSlot {
+    seen: Option<Seen>,
+    stored: Option<Option<ConceptId>>,
+}
+
+impl Keys {
+    fn concept(&mut self, ty: &str, name: &str) -> u32 {
+        if let Some(&k) = self.concepts.get(ty).and_then(|names| names.get(name)) {
+            return k;
+        }
+        let k = self.concept_slots.len() as u32;
+        self.concept_slots.push(ConceptSlot::default());
+        self.concepts
+            .entry(ty.to_owned())
+            .or_default()
+            .insert(name.to_owned(), k);
+        k
+    }
+
+    fn slot(&mut self, k: u32) -> &mut ConceptSlot {
+        &mut self.concept_slots[k as usize]
+    }
+
+    fn seen(&self, k: u32) -> Option<&Seen> {
+        self.concept_slots[k as usize].seen.as_ref()
+    }
+
+    fn id(&mut self, id: &str) -> u32 {
+        intern(&mut self.ids, id)
+    }
+
+    fn link(&mut self, s: Key, predicate: &str, o: Key) -> u32 {
+        let p = intern(&mut self.predicates, predicate);
+        let next = self.links.len() as u32;
+        let k = *self.links.entry((s, p, o)).or_insert(next);
+        if k == next {
+            self.link_seen.push(None);
+        }
+        k
+    }
+}
+
+fn intern(table: &mut HashMap<String, u32>, s: &str) -> u32 {
+    if let Some(&k) = table.get(s) {
+        return k;
+    }
+    let k = table.len() as u32;
+    table.insert(s.to_owned(), k);
+    k
 }
 
 /// A resolved end: what it is, its identity, and its id if it is stored.
@@ -51,6 +134,12 @@ struct End {
     kind: Kind,
     key: Key,
     stored: Option<ElementId>,
+}
+
+/// A predicate's allowed subject and object types (`None`: any).
+struct Signature {
+    subject: Option<Vec<String>>,
+    object: Option<Vec<String>>,
 }
 
 /// How an end is used: by which predicate, in which role, and whether it
@@ -151,8 +240,10 @@ pub(crate) struct Checker<'a, 'g> {
     /// Where the file defines each type and predicate (its first
     /// definition), to tell "used before its definition" from "unknown".
     defined_at: HashMap<String, Loc>,
-    concepts: HashMap<(String, String), Seen>,
-    links: HashMap<Key, Seen>,
+    keys: Keys,
+    /// The allowed end types of each predicate, read from its definition
+    /// once (until the file defines it again).
+    signatures: HashMap<String, Rc<Signature>>,
     stored_names: HashMap<String, Vec<String>>,
     pub(crate) errors: Vec<ImportError>,
 }
@@ -167,7 +258,7 @@ impl<'a, 'g> Checker<'a, 'g> {
         strict: bool,
         ops: &[Op],
     ) -> Checker<'a, 'g> {
-        let mut defined_at = HashMap::new();
+        let mut defined_at = HashMap::default();
         for op in ops {
             if let Op::Concept {
                 ty,
@@ -190,12 +281,12 @@ impl<'a, 'g> Checker<'a, 'g> {
             lines,
             roles,
             strict,
-            types: HashMap::new(),
-            predicates: HashMap::new(),
+            types: HashMap::default(),
+            predicates: HashMap::default(),
             defined_at,
-            concepts: HashMap::new(),
-            links: HashMap::new(),
-            stored_names: HashMap::new(),
+            keys: Keys::default(),
+            signatures: HashMap::default(),
+            stored_names: HashMap::default(),
             errors: Vec::new(),
         }
     }
@@ -366,12 +457,9 @@ impl<'a, 'g> Checker<'a, 'g> {
         if !self.check_type(ty, ty_loc) {
             return Ok(None);
         }
-        let key = Key::Concept(ty.to_owned(), name.to_owned());
-        let stored = self
-            .g
-            .find_concept_by_names(ty, name)?
-            .map(ElementId::Concept);
-        let present = match self.concepts.get(&(ty.to_owned(), name.to_owned())) {
+        let k = self.keys.concept(ty, name);
+        let stored = self.stored_concept(k, ty, name)?.map(ElementId::Concept);
+        let present = match self.keys.seen(k) {
             Some(Seen::Upserted { .. } | Seen::Present) => true,
             Some(Seen::Deleted { loc: deleted }) => {
                 if end.must_exist {
@@ -399,9 +487,19 @@ impl<'a, 'g> Checker<'a, 'g> {
         }
         Ok(Some(End {
             kind: Kind::Concept(ty.to_owned()),
-            key,
+            key: Key::Concept(k),
             stored,
         }))
+    }
+
+    /// The id of concept `k` (`ty`, `name`) in the snapshot, looked up once.
+    fn stored_concept(&mut self, k: u32, ty: &str, name: &str) -> Result<Option<ConceptId>> {
+        if let Some(stored) = self.keys.slot(k).stored {
+            return Ok(stored);
+        }
+        let stored = self.g.find_concept_by_names(ty, name)?;
+        self.keys.slot(k).stored = Some(stored);
+        Ok(stored)
     }
 
     /// Reports a missing concept end, with the names it may have meant.
@@ -414,12 +512,19 @@ impl<'a, 'g> Checker<'a, 'g> {
     ) -> Result<()> {
         let (predicate, role) = (end.predicate, end.role);
         let mut candidates = self.names_of(ty)?;
-        candidates.extend(
-            self.concepts
-                .iter()
-                .filter(|((t, _), s)| t == ty && !matches!(s, Seen::Deleted { .. }))
-                .map(|((_, n), _)| n.clone()),
-        );
+        if let Some(names) = self.keys.concepts.get(ty) {
+            candidates.extend(
+                names
+                    .iter()
+                    .filter(|&(_, &k)| {
+                        matches!(
+                            self.keys.seen(k),
+                            Some(Seen::Upserted { .. } | Seen::Present)
+                        )
+                    })
+                    .map(|(n, _)| n.clone()),
+            );
+        }
         let suggestions = suggest::similar(name, candidates.iter().map(String::as_str));
         let message = match suggestions.first() {
             Some(s) => format!(
@@ -444,19 +549,16 @@ impl<'a, 'g> Checker<'a, 'g> {
             Some(ElementId::Concept(c)) => match self.g.concept(c)? {
                 Some(rec) => {
                     let ty = self.g.type_name(rec.type_id)?.to_string();
-                    let key = Key::Concept(ty.clone(), rec.name.clone());
-                    let deleted = matches!(
-                        self.concepts.get(&(ty.clone(), rec.name.clone())),
-                        Some(Seen::Deleted { .. })
-                    );
-                    (!deleted).then_some((Kind::Concept(ty), key))
+                    let k = self.keys.concept(&ty, &rec.name);
+                    let deleted = matches!(self.keys.seen(k), Some(Seen::Deleted { .. }));
+                    (!deleted).then_some((Kind::Concept(ty), Key::Concept(k)))
                 }
                 None => None,
             },
             Some(ElementId::Proposition(p)) => self
                 .g
                 .proposition(p)?
-                .map(|_| (Kind::Proposition, Key::Id(id.to_owned()))),
+                .map(|_| (Kind::Proposition, Key::Id(self.keys.id(id)))),
             None => None,
         };
         match found {
@@ -492,7 +594,7 @@ impl<'a, 'g> Checker<'a, 'g> {
         let (Some(s), Some(o)) = (s, o) else {
             return Ok(None);
         };
-        let key = Key::Link(Box::new((s.key, l.predicate.clone(), o.key)));
+        let k = self.keys.link(s.key, &l.predicate, o.key);
         let stored = match (s.stored, o.stored, self.g.predicate_id(&l.predicate)?) {
             (Some(si), Some(oi), Some(p)) => self
                 .g
@@ -501,7 +603,7 @@ impl<'a, 'g> Checker<'a, 'g> {
                 .map(|m| ElementId::Proposition(m.0)),
             _ => None,
         };
-        let present = match self.links.get(&key) {
+        let present = match &self.keys.link_seen[k as usize] {
             Some(Seen::Upserted { .. } | Seen::Present) => true,
             Some(Seen::Deleted { .. }) => false,
             None => stored.is_some() || s.kind == Kind::Unknown || o.kind == Kind::Unknown,
@@ -524,7 +626,7 @@ impl<'a, 'g> Checker<'a, 'g> {
         }
         Ok(Some(End {
             kind: Kind::Proposition,
-            key,
+            key: Key::Link(k),
             stored,
         }))
     }
@@ -533,7 +635,7 @@ impl<'a, 'g> Checker<'a, 'g> {
         &mut self,
         predicate: &str,
         end: &End,
-        allowed: Option<Vec<String>>,
+        allowed: Option<&[String]>,
         role: &str,
         r: &Ref,
         at: &Loc,
@@ -646,8 +748,8 @@ impl<'a, 'g> Checker<'a, 'g> {
             } => {
                 if !self.check_type(ty, ty_loc) {
                     self.define(ty, name, attrs, *action == Action::Upsert);
-                    self.concepts
-                        .insert((ty.clone(), name.clone()), Seen::Present);
+                    let k = self.keys.concept(ty, name);
+                    self.keys.slot(k).seen = Some(Seen::Present);
                     return Ok(());
                 }
                 match action {
@@ -677,8 +779,8 @@ impl<'a, 'g> Checker<'a, 'g> {
         loc: &Loc,
     ) {
         self.define(ty, name, attrs, true);
-        let key = (ty.to_owned(), name.to_owned());
-        let seen = match self.concepts.remove(&key) {
+        let k = self.keys.concept(ty, name);
+        let seen = match self.keys.slot(k).seen.take() {
             Some(old) => {
                 if self.strict {
                     self.contradictions(&format!("{ty} '{name}'"), &old, attrs, meta, loc);
@@ -691,7 +793,7 @@ impl<'a, 'g> Checker<'a, 'g> {
                 loc: loc.clone(),
             },
         };
-        self.concepts.insert(key, seen);
+        self.keys.slot(k).seen = Some(seen);
     }
 
     /// `{id: …}` as an item: the element must exist.
@@ -718,13 +820,12 @@ impl<'a, 'g> Checker<'a, 'g> {
         meta: &Map<String, Json>,
         loc: &Loc,
     ) -> Result<()> {
-        let what = format!("{ty} '{name}'");
         self.check_immutable_id(ty, name, attrs, loc)?;
-        let key = (ty.to_owned(), name.to_owned());
-        let old = self.concepts.remove(&key);
-        let seen = self.upserted(&what, old, attrs, meta, loc);
+        let k = self.keys.concept(ty, name);
+        let old = self.keys.slot(k).seen.take();
+        let seen = self.upserted(|| format!("{ty} '{name}'"), old, attrs, meta, loc);
         self.define(ty, name, attrs, true);
-        self.concepts.insert(key, seen);
+        self.keys.slot(k).seen = Some(seen);
         Ok(())
     }
 
@@ -742,7 +843,8 @@ impl<'a, 'g> Checker<'a, 'g> {
         let Some(new_id) = attrs.get("id") else {
             return Ok(());
         };
-        let old_id = match self.concepts.get(&(ty.to_owned(), name.to_owned())) {
+        let k = self.keys.concept(ty, name);
+        let old_id = match self.keys.seen(k) {
             Some(Seen::Upserted { attrs: a, .. }) => a.get("id").cloned(),
             _ => match self.g.find_concept_by_names(ty, name)? {
                 Some(c) => self
@@ -774,13 +876,12 @@ impl<'a, 'g> Checker<'a, 'g> {
             .hint("The meta-types, $self, $system, the CoreSchema domain and belongs_to_domain are the nexus's foundation; remove this item.");
             self.report(e, loc);
         }
-        let key = (ty.to_owned(), name.to_owned());
-        if let Some(e) = self.written_then_deleted(&what, self.concepts.get(&key)) {
+        let k = self.keys.concept(ty, name);
+        if let Some(e) = self.written_then_deleted(|| what, self.keys.seen(k)) {
             self.report(e, loc);
         }
         self.define(ty, name, attrs, false);
-        self.concepts
-            .insert(key, Seen::Deleted { loc: loc.clone() });
+        self.keys.slot(k).seen = Some(Seen::Deleted { loc: loc.clone() });
     }
 
     /// What an upsert leaves on record for an element, given what the file
@@ -789,7 +890,7 @@ impl<'a, 'g> Checker<'a, 'g> {
     /// reported. Concepts and propositions alike.
     fn upserted(
         &mut self,
-        what: &str,
+        what: impl FnOnce() -> String,
         old: Option<Seen>,
         attrs: &Map<String, Json>,
         meta: &Map<String, Json>,
@@ -798,7 +899,7 @@ impl<'a, 'g> Checker<'a, 'g> {
         let (attrs, meta) = match old {
             Some(old) => {
                 if self.strict {
-                    self.contradictions(what, &old, attrs, meta, loc);
+                    self.contradictions(&what(), &old, attrs, meta, loc);
                 }
                 match old {
                     Seen::Upserted {
@@ -824,12 +925,20 @@ impl<'a, 'g> Checker<'a, 'g> {
 
     /// In a bundle, an element written earlier in the file and deleted
     /// here is a contradiction. Concepts and propositions alike.
-    fn written_then_deleted(&self, what: &str, old: Option<&Seen>) -> Option<ImportError> {
+    fn written_then_deleted(
+        &self,
+        what: impl FnOnce() -> String,
+        old: Option<&Seen>,
+    ) -> Option<ImportError> {
         match old {
             Some(Seen::Upserted { loc: l0, .. }) if self.strict => Some(
                 ImportError::new(
                     ErrorCode::DuplicateExists,
-                    format!("{what} is written at {} and deleted here", self.place(l0)),
+                    format!(
+                        "{} is written at {} and deleted here",
+                        what(),
+                        self.place(l0)
+                    ),
                 )
                 .hint("A bundle states what should be: keep either the item or the delete."),
             ),
@@ -857,36 +966,48 @@ impl<'a, 'g> Checker<'a, 'g> {
             return Ok(());
         };
         if must_exist {
-            let def = self.predicate(p).cloned().unwrap_or_default();
-            self.check_end_type(
-                p,
-                &s,
-                def.end_types("subject_types"),
-                sr,
-                &link.subject,
-                loc,
-            );
-            self.check_end_type(p, &o, def.end_types("object_types"), or, &link.object, loc);
+            let sig = self.signature(p);
+            let (subject, object) = (sig.subject.as_deref(), sig.object.as_deref());
+            self.check_end_type(p, &s, subject, sr, &link.subject, loc);
+            self.check_end_type(p, &o, object, or, &link.object, loc);
         }
-        let key = Key::Link(Box::new((s.key, p.clone(), o.key)));
-        let what = format!(
-            "proposition {}",
-            describe_ref(&Ref::Link(Box::new(link.clone())))
-        );
+        let k = self.keys.link(s.key, p, o.key) as usize;
+        let what = || {
+            format!(
+                "proposition {}",
+                describe_ref(&Ref::Link(Box::new(link.clone())))
+            )
+        };
         let seen = match action {
             Action::Upsert => {
-                let old = self.links.remove(&key);
-                self.upserted(&what, old, attrs, meta, loc)
+                let old = self.keys.link_seen[k].take();
+                self.upserted(what, old, attrs, meta, loc)
             }
             Action::Delete => {
-                if let Some(e) = self.written_then_deleted(&what, self.links.get(&key)) {
+                let old = self.keys.link_seen[k].as_ref();
+                if let Some(e) = self.written_then_deleted(what, old) {
                     self.report(e, loc);
                 }
                 Seen::Deleted { loc: loc.clone() }
             }
         };
-        self.links.insert(key, seen);
+        self.keys.link_seen[k] = Some(seen);
         Ok(())
+    }
+
+    /// The end types predicate `p` allows, as its definition says now
+    /// (any, if it is not defined).
+    fn signature(&mut self, p: &str) -> Rc<Signature> {
+        if let Some(sig) = self.signatures.get(p) {
+            return sig.clone();
+        }
+        let def = self.predicate(p);
+        let sig = Rc::new(Signature {
+            subject: def.and_then(|d| d.end_types("subject_types")),
+            object: def.and_then(|d| d.end_types("object_types")),
+        });
+        self.signatures.insert(p.to_owned(), sig.clone());
+        sig
     }
 
     /// Records the effect of a definition item on the schema.
@@ -907,6 +1028,7 @@ impl<'a, 'g> Checker<'a, 'g> {
                 def.attributes.insert(k.clone(), v.clone());
             }
             self.predicates.insert(name.to_owned(), (state, def));
+            self.signatures.remove(name);
         }
     }
 }

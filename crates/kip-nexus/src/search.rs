@@ -45,12 +45,14 @@ fn document(
     mentions: &[&str],
     attributes: &serde_json::Map<String, Json>,
 ) -> (Vec<(String, u32)>, u32) {
-    let mut tf: HashMap<String, u32> = HashMap::new();
+    // Documents are short (a link's three names): every occurrence is
+    // listed, sorted and merged, which is cheaper than hashing each term.
+    let mut occurrences: Vec<(String, u32)> = Vec::new();
     let mut len = 0;
     for (texts, weight) in [(name_like, NAME_WEIGHT), (mentions, 1)] {
         for text in texts {
             for t in index_terms(text) {
-                *tf.entry(t).or_default() += weight;
+                occurrences.push((t, weight));
                 len += weight;
             }
         }
@@ -61,12 +63,18 @@ fn document(
     }
     for s in &strings {
         for t in index_terms(s) {
-            *tf.entry(t).or_default() += 1;
+            occurrences.push((t, 1));
             len += 1;
         }
     }
-    let mut terms: Vec<(String, u32)> = tf.into_iter().collect();
-    terms.sort();
+    occurrences.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let mut terms: Vec<(String, u32)> = Vec::with_capacity(occurrences.len());
+    for (t, weight) in occurrences {
+        match terms.last_mut() {
+            Some((last, tf)) if *last == t => *tf += weight,
+            _ => terms.push((t, weight)),
+        }
+    }
     (terms, len)
 }
 
@@ -362,4 +370,56 @@ fn admits(
         },
         _ => false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde_json::json;
+
+    use super::{NAME_WEIGHT, document};
+    use crate::tokenize::index_terms;
+
+    /// A document's terms counted the plain way: a map from term to
+    /// weighted frequency.
+    fn counted(
+        name_like: &[&str],
+        mentions: &[&str],
+        strings: &[&str],
+    ) -> (Vec<(String, u32)>, u32) {
+        let mut tf: BTreeMap<String, u32> = BTreeMap::new();
+        let mut len = 0;
+        for (texts, weight) in [(name_like, NAME_WEIGHT), (mentions, 1), (strings, 1)] {
+            for text in texts {
+                for t in index_terms(text) {
+                    *tf.entry(t).or_default() += weight;
+                    len += weight;
+                }
+            }
+        }
+        (tf.into_iter().collect(), len)
+    }
+
+    #[test]
+    fn a_document_counts_each_term_once_with_its_weights_summed_in_term_order() {
+        let attributes = json!({
+            "description": "Aspirin treats headache; aspirin again",
+            "aliases": ["阿司匹林", {"nested": "treats"}],
+            "score": 3,
+        });
+        let attributes = attributes.as_object().expect("an object");
+        let got = document(&["treats"], &["Aspirin", "Headache 阿司匹林"], attributes);
+        let want = counted(
+            &["treats"],
+            &["Aspirin", "Headache 阿司匹林"],
+            &[
+                "Aspirin treats headache; aspirin again",
+                "阿司匹林",
+                "treats",
+            ],
+        );
+        assert_eq!(got, want);
+        assert_eq!(document(&[], &[], &serde_json::Map::new()), (Vec::new(), 0));
+    }
 }

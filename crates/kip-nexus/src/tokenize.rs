@@ -45,6 +45,17 @@ fn terms(text: &str, run_ends: bool) -> Vec<String> {
     let mut run: Vec<char> = Vec::new();
     let mut word = String::new();
     for c in text.chars() {
+        // ASCII, most of what is indexed, takes the short way: it is never
+        // CJK, and its letters lower-case to one character.
+        if c.is_ascii() {
+            flush_cjk(&mut run, &mut terms, run_ends);
+            if c.is_ascii_alphanumeric() {
+                word.push(c.to_ascii_lowercase());
+            } else if !word.is_empty() {
+                terms.push(std::mem::take(&mut word));
+            }
+            continue;
+        }
         if is_cjk(c) {
             if !word.is_empty() {
                 terms.push(std::mem::take(&mut word));
@@ -115,6 +126,61 @@ mod tests {
         );
         // Queries never hold the extra unigrams.
         assert_eq!(tokenize("麻黄汤"), ["麻黄", "黄汤"]);
+    }
+
+    /// The tokenizer as it was before its ASCII short way: every
+    /// character through the general path.
+    fn general(text: &str, run_ends: bool) -> Vec<String> {
+        let mut terms = Vec::new();
+        let mut run: Vec<char> = Vec::new();
+        let mut word = String::new();
+        for c in text.chars() {
+            if super::is_cjk(c) {
+                if !word.is_empty() {
+                    terms.push(std::mem::take(&mut word));
+                }
+                run.push(c);
+            } else if c.is_alphanumeric() {
+                super::flush_cjk(&mut run, &mut terms, run_ends);
+                word.extend(c.to_lowercase());
+            } else {
+                super::flush_cjk(&mut run, &mut terms, run_ends);
+                if !word.is_empty() {
+                    terms.push(std::mem::take(&mut word));
+                }
+            }
+        }
+        super::flush_cjk(&mut run, &mut terms, run_ends);
+        if !word.is_empty() {
+            terms.push(word);
+        }
+        terms
+    }
+
+    #[test]
+    fn the_ascii_short_way_gives_the_terms_of_the_general_path() {
+        let alphabet: Vec<char> = "aZ09 _-.,'\"\t\nÉİßǅΣ阿司匹林カフェ두통①٣\u{301}"
+            .chars()
+            .collect();
+        // A small linear congruential generator: the same texts every run.
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |n: usize| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) as usize % n
+        };
+        for _ in 0..5_000 {
+            let len = next(24);
+            let text: String = (0..len).map(|_| alphabet[next(alphabet.len())]).collect();
+            for run_ends in [false, true] {
+                assert_eq!(
+                    super::terms(&text, run_ends),
+                    general(&text, run_ends),
+                    "{text:?}"
+                );
+            }
+        }
     }
 
     #[test]

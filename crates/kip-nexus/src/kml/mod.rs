@@ -36,6 +36,10 @@ pub use changes::{
 
 type Object = Map<String, Json>;
 
+/// The writer's caches are looked up several times per written link: a
+/// fast hasher, seeded per process like std's.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// The counter of concepts of one type in one domain.
 pub fn domain_counter(domain: ConceptId, type_id: u32) -> Vec<u8> {
     format!("domain/{}/type/{type_id}", domain.0).into_bytes()
@@ -77,7 +81,7 @@ struct PendingLinks {
     /// The predicate (spaces for underscores) and the subject's and
     /// object's names of each record, for its search document.
     names: Vec<[String; 3]>,
-    by_triple: HashMap<(ElementId, u32, ElementId), usize>,
+    by_triple: FastMap<(ElementId, u32, ElementId), usize>,
 }
 
 /// What one command looks up again and again. Only facts that cannot turn
@@ -86,17 +90,17 @@ struct PendingLinks {
 /// `$PropositionType` definition is written.
 #[derive(Debug, Default)]
 struct WriterCache {
-    defined_types: HashSet<String>,
-    predicates: HashMap<String, Option<Rc<schema::Signature>>>,
-    heads: HashMap<ConceptId, (u32, String)>,
-    type_names: HashMap<u32, String>,
+    defined_types: HashSet<String, foldhash::fast::RandomState>,
+    predicates: FastMap<String, Option<Rc<schema::Signature>>>,
+    heads: FastMap<ConceptId, (u32, String)>,
+    type_names: FastMap<u32, String>,
     /// Interned ids of type and predicate names (an interned id never
     /// changes; only names found interned are kept).
-    type_ids: HashMap<String, u32>,
-    predicate_ids: HashMap<String, u32>,
+    type_ids: FastMap<String, u32>,
+    predicate_ids: FastMap<String, u32>,
     /// Concepts by type id and name: UPSERT neither deletes nor renames,
     /// so a concept found or created stays where it is for the command.
-    concepts: HashMap<u32, HashMap<String, ConceptId>>,
+    concepts: FastMap<u32, FastMap<String, ConceptId>>,
 }
 
 fn reserved_key_error(key: &str, source: &str, span: Span) -> KipError {
