@@ -60,16 +60,27 @@ impl Server {
     }
 
     fn spawn(mut command: Command, db: &Path, args: &[&str]) -> Server {
-        let mut child = command
+        command
             .arg("--db")
             .arg(db)
             .arg("serve")
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("kip serve starts");
+            .stderr(Stdio::piped());
+        // A binary this test just copied can be "busy" for a moment: another
+        // test thread that forked while the copy was open for writing holds
+        // that descriptor until its child execs (ETXTBSY). Retried briefly.
+        let mut tries = 0;
+        let mut child = loop {
+            match command.spawn() {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 100 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                started => break started.expect("kip serve starts"),
+            }
+        };
         if let Some(stderr) = child.stderr.take() {
             kip_e2e::forward_log(stderr, "kip serve");
         }
