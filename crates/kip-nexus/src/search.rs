@@ -78,13 +78,18 @@ fn document(
     (terms, len)
 }
 
+/// A concept's search document: its terms with frequencies and its length.
+pub fn concept_document(rec: &ConceptRecord) -> (Vec<(String, u32)>, u32) {
+    document(&[rec.name.as_str()], &[], &rec.attributes)
+}
+
 pub fn index_concept(
     store: &Store,
     txn: &mut RwTxn<'_>,
     id: ConceptId,
     rec: &ConceptRecord,
 ) -> Result<()> {
-    let (terms, len) = document(&[rec.name.as_str()], &[], &rec.attributes);
+    let (terms, len) = concept_document(rec);
     store
         .index_document(txn, ElementId::Concept(id), &terms, len)
         .kip()

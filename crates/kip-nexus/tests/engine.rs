@@ -169,6 +169,46 @@ fn describe_types_pages_with_limit_and_cursor() {
     assert!(second.get("next_cursor").is_none());
 }
 
+/// An UPSERT writes its concepts' search documents together at its end: a
+/// concept named in two blocks of one command is indexed as the last block
+/// left it, updates replace the old document, and the store's check agrees.
+#[test]
+fn an_upsert_indexes_its_concepts_as_they_end_up() {
+    let (_d, nexus) = fixture();
+    ok(
+        &nexus,
+        r#"UPSERT {
+            CONCEPT ?a { {type: "Drug", name: "Zylofen"} SET ATTRIBUTES { note: "quartzite" } }
+            CONCEPT ?b { {type: "Drug", name: "Zylofen"} SET ATTRIBUTES { note: "basalt" } }
+            CONCEPT ?c { {type: "Drug", name: "Quimbra"} SET ATTRIBUTES { note: "granite basalt" } }
+        }"#,
+    );
+    let names = |query: &str| -> Vec<String> {
+        let hits = ok(&nexus, query);
+        let mut names: Vec<String> = hits
+            .as_array()
+            .expect("hits")
+            .iter()
+            .map(|h| h["name"].as_str().expect("name").to_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(names(r#"SEARCH CONCEPT "zylofen""#), ["Zylofen"]);
+    assert_eq!(names(r#"SEARCH CONCEPT "basalt""#), ["Quimbra", "Zylofen"]);
+    // The first block's word was replaced by the second's in the same command.
+    assert!(names(r#"SEARCH CONCEPT "quartzite""#).is_empty());
+    // A later command's update replaces the document again.
+    ok(
+        &nexus,
+        r#"UPSERT { CONCEPT ?a { {type: "Drug", name: "Quimbra"} SET ATTRIBUTES { note: "obsidian" } } }"#,
+    );
+    assert_eq!(names(r#"SEARCH CONCEPT "obsidian""#), ["Quimbra"]);
+    assert_eq!(names(r#"SEARCH CONCEPT "granite""#), Vec::<String>::new());
+    let report = nexus.check_store().expect("check");
+    assert!(report.ok, "{report:#?}");
+}
+
 #[test]
 fn search_ranks_names_handles_chinese_types_and_typos() {
     let (_d, nexus) = fixture();

@@ -61,6 +61,9 @@ pub struct Writer<'a, 't> {
     /// created together by [`Writer::flush_links`], in their order (so they
     /// get the ids one-by-one creation would give them).
     pending: PendingLinks,
+    /// Search documents of concepts an UPSERT created or changed, written
+    /// together at the end of the command (see [`Writer::flush_documents`]).
+    pending_documents: PendingDocuments,
     /// Set only while Genesis bootstraps a new nexus: the foundation is
     /// being laid, so the protected scope does not apply yet.
     pub(crate) bootstrap: bool,
@@ -82,6 +85,16 @@ struct PendingLinks {
     /// object's names of each record, for its search document.
     names: Vec<[String; 3]>,
     by_triple: FastMap<(ElementId, u32, ElementId), usize>,
+}
+
+/// Concept search documents decided but not written yet: one per concept
+/// (a later block about the same concept replaces its document). Nothing an
+/// UPSERT does reads the text index, so they are written once, at the end
+/// of the command, as one batch ([`kip_store::Store::index_documents`]).
+#[derive(Debug, Default)]
+struct PendingDocuments {
+    documents: Vec<kip_store::NewDocument>,
+    at: FastMap<ConceptId, usize>,
 }
 
 /// What one command looks up again and again. Only facts that cannot turn
@@ -147,6 +160,7 @@ impl<'a, 't> Writer<'a, 't> {
             stats: Stats::default(),
             cache: WriterCache::default(),
             pending: PendingLinks::default(),
+            pending_documents: PendingDocuments::default(),
             bootstrap: false,
             changes: None,
         }

@@ -44,6 +44,7 @@ impl Writer<'_, '_> {
             }
         }
         self.flush_links()?;
+        self.flush_documents()?;
         Ok(json!({
             "blocks": u.items.len(),
             "upsert_concept_nodes": concept_ids,
@@ -402,7 +403,7 @@ impl Writer<'_, '_> {
         } else if ty == crate::graph::PROPOSITION_TYPE {
             self.intern_predicate(name)?;
         }
-        search::index_concept(self.store, self.txn, id, &record)?;
+        self.defer_document(id, &record);
         self.stats.concepts_created += 1;
         self.note_concept(Op::Created, id, None, Some(&record))?;
         Ok(id)
@@ -453,7 +454,7 @@ impl Writer<'_, '_> {
             ..old
         };
         self.store.update_concept(self.txn, id, &record).kip()?;
-        search::index_concept(self.store, self.txn, id, &record)?;
+        self.defer_document(id, &record);
         self.stats.concepts_updated += 1;
         self.note_concept(Op::Updated, id, before.as_ref(), Some(&record))?;
         Ok(())
@@ -608,6 +609,37 @@ impl Writer<'_, '_> {
         self.pending.names.push(names);
         self.stats.propositions_created += 1;
         Ok(())
+    }
+
+    /// Decides `id`'s search document; written by
+    /// [`Writer::flush_documents`] (a later one for the same concept wins).
+    fn defer_document(&mut self, id: ConceptId, record: &ConceptRecord) {
+        let (terms, len) = search::concept_document(record);
+        let document = kip_store::NewDocument {
+            element: ElementId::Concept(id),
+            terms,
+            len,
+        };
+        let pending = &mut self.pending_documents;
+        match pending.at.get(&id) {
+            Some(&at) => pending.documents[at] = document,
+            None => {
+                pending.at.insert(id, pending.documents.len());
+                pending.documents.push(document);
+            }
+        }
+    }
+
+    /// Writes the deferred concept documents as one batch: each distinct
+    /// term is looked up once, and new concepts append to its postings.
+    fn flush_documents(&mut self) -> Result<()> {
+        if self.pending_documents.documents.is_empty() {
+            return Ok(());
+        }
+        let pending = std::mem::take(&mut self.pending_documents);
+        self.store
+            .index_documents(self.txn, &pending.documents)
+            .kip()
     }
 
     /// Writes the deferred links, in the order they were decided (ids as
