@@ -77,6 +77,19 @@ struct Doc<'a, S> {
     terms: &'a [(S, u32)],
 }
 
+impl Doc<'_, String> {
+    /// The batch's documents as [`Store::insert_documents`] takes them.
+    fn view(docs: &[NewDocument]) -> Vec<Doc<'_, String>> {
+        docs.iter()
+            .map(|d| Doc {
+                element: d.element,
+                len: d.len,
+                terms: &d.terms,
+            })
+            .collect()
+    }
+}
+
 /// Documents the upgrade to format 5 rewrites per step.
 const UPGRADE_CHUNK: usize = 20_000;
 
@@ -132,15 +145,7 @@ impl Store {
         for doc in docs {
             self.remove_document(txn, doc.element)?;
         }
-        let view: Vec<Doc<'_, String>> = docs
-            .iter()
-            .map(|d| Doc {
-                element: d.element,
-                len: d.len,
-                terms: &d.terms,
-            })
-            .collect();
-        let total_len = self.insert_documents(txn, &view)?;
+        let total_len = self.insert_documents(txn, &Doc::view(docs))?;
         if !docs.is_empty() {
             self.add_stat(txn, StatKey::Documents, docs.len() as i64)?;
             self.add_stat(txn, StatKey::DocumentLength, total_len)?;
@@ -590,15 +595,7 @@ impl Store {
                 return Ok((written, postings));
             }
             written += chunk.len() as u64;
-            let docs: Vec<Doc<'_, String>> = chunk
-                .iter()
-                .map(|d| Doc {
-                    element: d.element,
-                    len: d.len,
-                    terms: &d.terms,
-                })
-                .collect();
-            self.insert_documents(txn, &docs)?;
+            self.insert_documents(txn, &Doc::view(&chunk))?;
         }
     }
 }

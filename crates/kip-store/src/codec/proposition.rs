@@ -37,22 +37,31 @@ impl PropositionBytes<'_> {
 
 impl<'a> PropositionBytes<'a> {
     pub fn decode(bytes: &'a [u8]) -> Result<PropositionBytes<'a>, super::DecodeError> {
-        let mut r = Reader::new(bytes);
-        let subject = read_element(&mut r)?;
-        let predicate = read_predicate(&mut r)?;
-        let object = read_element(&mut r)?;
-        let n = r.length()?;
-        let attributes = r.take(n)?;
-        Ok(PropositionBytes {
-            triple: Triple {
-                subject,
-                predicate,
-                object,
-            },
-            attributes,
-            metadata: r.rest(),
+        decode_with(bytes, |r| {
+            Ok(Triple {
+                subject: read_element(r)?,
+                predicate: read_predicate(r)?,
+                object: read_element(r)?,
+            })
         })
     }
+}
+
+/// A record whose triple `triple` reads (the layout of its format), then
+/// its two maps.
+fn decode_with<'a>(
+    bytes: &'a [u8],
+    triple: impl FnOnce(&mut Reader<'a>) -> Result<Triple, super::DecodeError>,
+) -> Result<PropositionBytes<'a>, super::DecodeError> {
+    let mut r = Reader::new(bytes);
+    let triple = triple(&mut r)?;
+    let n = r.length()?;
+    let attributes = r.take(n)?;
+    Ok(PropositionBytes {
+        triple,
+        attributes,
+        metadata: r.rest(),
+    })
 }
 
 /// The `propositions` value codec.
@@ -76,24 +85,16 @@ impl<'a> BytesDecode<'a> for PropositionCodec {
 /// Records as formats 1–4 kept them (fixed 9 + 4 + 9 bytes for the triple),
 /// read once by the upgrade to format 5.
 pub mod v4 {
-    use super::super::{DecodeError, Reader, element};
+    use super::super::{DecodeError, element};
     use super::{PropositionBytes, Triple};
 
     pub fn decode(bytes: &[u8]) -> Result<PropositionBytes<'_>, DecodeError> {
-        let mut r = Reader::new(bytes);
-        let subject = element::read(&mut r)?;
-        let predicate = r.u32_be()?;
-        let object = element::read(&mut r)?;
-        let n = r.length()?;
-        let attributes = r.take(n)?;
-        Ok(PropositionBytes {
-            triple: Triple {
-                subject,
-                predicate,
-                object,
-            },
-            attributes,
-            metadata: r.rest(),
+        super::decode_with(bytes, |r| {
+            Ok(Triple {
+                subject: element::read(r)?,
+                predicate: r.u32_be()?,
+                object: element::read(r)?,
+            })
         })
     }
 
