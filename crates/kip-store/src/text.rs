@@ -342,6 +342,35 @@ impl Store {
         term: u32,
         new: &[(u64, u32)],
     ) -> Result<(), StoreError> {
+        let Some(&(first_new, _)) = new.first() else {
+            return Ok(());
+        };
+        // The common case, a bulk import's new elements: every new posting
+        // follows the term's last block, which one seek finds.
+        let last_block = match self
+            .db
+            .postings
+            .get_lower_than_or_equal_to(txn, &block_key(term, u64::MAX))
+            .lmdb()?
+        {
+            Some((k, v)) if k.starts_with(&term.to_be_bytes()) => {
+                let (_, first) = decode_block_key(k)?;
+                Some((first, decode_block(first, v)?))
+            }
+            // The term has no postings yet.
+            _ => None,
+        };
+        match last_block {
+            None => return self.write_blocks(txn, term, None, new),
+            Some((first, mut block)) if block.last().is_some_and(|p| p.0 < first_new) => {
+                if block.len() >= BLOCK_POSTINGS {
+                    return self.write_blocks(txn, term, None, new);
+                }
+                block.extend_from_slice(new);
+                return self.write_blocks(txn, term, Some(first), &block);
+            }
+            Some(_) => {}
+        }
         let mut i = 0;
         while i < new.len() {
             let Some((first, mut merged)) = self.block_for(txn, term, new[i].0)? else {
