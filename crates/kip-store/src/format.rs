@@ -148,15 +148,17 @@ impl Store {
                 Ok(())
             }
             // Format 5 keeps the text index by term id (postings in blocks,
-            // documents listing term ids) and triples in compact parts (the
-            // records and the `spo` / `pos` / `osp` keys and values).
-            // Rebuilt here from the old documents and records.
+            // documents listing term ids), triples in compact parts (the
+            // records and the `spo` / `pos` / `osp` keys and values) and
+            // canonical timestamps as integers. Rebuilt here from the old
+            // documents and records.
             4 => {
                 let started = std::time::Instant::now();
                 let (documents, postings) = self.upgrade_text_index(txn)?;
                 let propositions = self.upgrade_propositions(txn)?;
+                let concepts = self.upgrade_concepts(txn)?;
                 eprintln!(
-                    "kip-store: upgraded {} to format 5: rebuilt the text index ({documents} documents, {postings} postings) and rewrote {propositions} propositions in {:.1} s",
+                    "kip-store: upgraded {} to format 5: rebuilt the text index ({documents} documents, {postings} postings) and rewrote {propositions} propositions and {concepts} concepts in {:.1} s",
                     self.path().display(),
                     started.elapsed().as_secs_f64()
                 );

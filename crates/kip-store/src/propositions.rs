@@ -473,8 +473,9 @@ impl Store {
     }
 
     /// The upgrade to format 5: rewrites every proposition record with its
-    /// triple in compact parts and rebuilds `spo`, `pos` and `osp` with
-    /// compact keys and values. Returns the propositions rewritten.
+    /// triple in compact parts and its maps in today's value encoding, and
+    /// rebuilds `spo`, `pos` and `osp` with compact keys and values. Returns
+    /// the propositions rewritten.
     pub(crate) fn upgrade_propositions(&self, txn: &mut RwTxn<'_>) -> Result<u64, StoreError> {
         use crate::codec::proposition::v4;
         use heed::types::Bytes;
@@ -503,7 +504,12 @@ impl Store {
                         .map(|b| PropositionId(u64::from_be_bytes(b)))
                         .map_err(|_| StoreError::corrupt("a proposition key is not 8 bytes"))?;
                     let old = v4::decode(value)?;
-                    let new = PropositionBytes { ..old }.encode();
+                    let new = PropositionBytes {
+                        triple: old.triple,
+                        attributes: &value::reencode_fields(old.attributes)?,
+                        metadata: &value::reencode_fields(old.metadata)?,
+                    }
+                    .encode();
                     chunk.push((key.to_vec(), id, old.triple, new));
                 }
             }

@@ -292,6 +292,23 @@ pub fn encode_fields<E: From<TooDeep>>(
     Ok(())
 }
 
+/// A map in `fields` form written again in today's encoding, keeping its key
+/// ids and their order: what the upgrade to format 5 does to records, so
+/// their canonical timestamps become integers (tags `0x09` / `0x0a`).
+pub fn reencode_fields(bytes: &[u8]) -> Result<Vec<u8>, DecodeError> {
+    let mut r = Reader::new(bytes);
+    let n = r.length()?;
+    let mut out = Vec::with_capacity(bytes.len());
+    varint::write(&mut out, n as u64);
+    for _ in 0..n {
+        varint::write(&mut out, r.varint()?);
+        let value = decode_at(&mut r, 1)?;
+        encode_at(&mut out, &value, 1).map_err(|e| DecodeError::new(e.to_string()))?;
+    }
+    r.finish()?;
+    Ok(out)
+}
+
 /// Reads a map in `fields` form, turning each id back into its key with
 /// `resolve`. All of `bytes` must be consumed.
 pub fn decode_fields<E: From<DecodeError>>(
@@ -474,6 +491,27 @@ mod tests {
             assert_eq!(days_from_civil(y, m, d), days);
         }
         assert!(format_timestamp(TIMESTAMP, MAX_SECONDS + 1).is_err());
+        // Records written before tag 0x09 get it when re-encoded, and read
+        // back the same.
+        let mut old = Vec::new();
+        varint::write(&mut old, 2);
+        varint::write(&mut old, 7);
+        old.push(STRING);
+        write_bytes(&mut old, b"2026-11-24T13:59:50Z");
+        varint::write(&mut old, 3);
+        encode(
+            &mut old,
+            &serde_json::json!({"nested": "2026-11-24T13:59:50Z"}),
+        )
+        .expect("encodes");
+        let new = reencode_fields(&old).expect("re-encodes");
+        assert!(new.len() < old.len());
+        let names = |id: u32| -> Result<String, DecodeError> { Ok(format!("k{id}")) };
+        assert_eq!(
+            decode_fields(&new, names).expect("decodes"),
+            decode_fields(&old, names).expect("decodes")
+        );
+        assert!(reencode_fields(&old[..old.len() - 1]).is_err());
         assert!(
             decode_all(&[
                 TIMESTAMP_MS,
