@@ -167,6 +167,13 @@ impl Nexus {
     /// and processes keep reading and writing: the copy is one snapshot.
     /// The copy is written beside and renamed into place, so an interrupted
     /// backup leaves no half file; an existing `dest/data.mdb` is refused.
+    /// Writes a packed copy of the nexus (one snapshot, every database in key
+    /// order, full pages, no free pages) as a new store in the folder `dest`;
+    /// returns its size in bytes. What `kip compact` puts in place.
+    pub fn packed_copy(&self, dest: &Path) -> Result<u64> {
+        self.store.copy_packed(dest).kip()
+    }
+
     pub fn backup(&self, dest: &Path) -> Result<Backup> {
         let io = |what: &str, e: std::io::Error| {
             KipError::new(

@@ -8,11 +8,9 @@
 //! walk reads every key and value once, in one snapshot, and writes
 //! nothing; it does not judge, that is [`Store::check`]'s job.
 
-use heed::types::Bytes;
-use heed::{Database, RoTxn};
+use heed::RoTxn;
 
 use crate::Store;
-use crate::db_name;
 use crate::error::{Lmdb as _, StoreError};
 
 /// One database's share of the store.
@@ -49,7 +47,7 @@ pub struct StoreSizes {
     /// map's unused tail is not counted; the file may be longer on
     /// systems that allocate the whole map).
     pub used_pages: u64,
-    /// Every database, in [`db_name::ALL`] order.
+    /// Every database, in [`crate::db_name::ALL`] order.
     pub databases: Vec<DatabaseSize>,
 }
 
@@ -70,36 +68,7 @@ impl Store {
 
     fn sizes_in(&self, txn: &RoTxn<'_>) -> Result<StoreSizes, StoreError> {
         // Every database as bytes: only lengths are counted.
-        fn raw<K, V>(db: Database<'static, K, V>) -> Database<'static, Bytes, Bytes> {
-            db.remap_types()
-        }
-        let d = self.db;
-        let all: [(&'static str, Database<'static, Bytes, Bytes>); 24] = [
-            (db_name::META, raw(d.meta)),
-            (db_name::NAMES, raw(d.names)),
-            (db_name::NAME_IDS, raw(d.name_ids)),
-            (db_name::CONCEPTS, raw(d.concepts)),
-            (db_name::CONCEPT_KEYS, raw(d.concept_keys)),
-            (db_name::CONCEPTS_BY_TYPE, raw(d.concepts_by_type)),
-            (db_name::CONCEPTS_BY_NAME, raw(d.concepts_by_name)),
-            (db_name::PROPOSITIONS, raw(d.propositions)),
-            (db_name::SPO, raw(d.spo)),
-            (db_name::POS, raw(d.pos)),
-            (db_name::OSP, raw(d.osp)),
-            (db_name::STATS, raw(d.stats)),
-            (db_name::COUNTERS, raw(d.counters)),
-            (db_name::TERMS, raw(d.terms)),
-            (db_name::POSTINGS, raw(d.postings)),
-            (db_name::DOCUMENTS, raw(d.documents)),
-            (db_name::STATE, raw(d.state)),
-            (db_name::CHANGES, raw(d.changes)),
-            (db_name::TRACE, raw(d.trace)),
-            (db_name::TRACE_SEQS, raw(d.trace_seqs)),
-            (db_name::TRACE_ELEMENTS, raw(d.trace_elements)),
-            (db_name::TRACE_TOUCHES, raw(d.trace_touches)),
-            (db_name::ATTR_INDEX, raw(d.attr_index)),
-            (db_name::TERM_IDS, raw(d.term_ids)),
-        ];
+        let all = self.db.raw_all();
         let mut sizes = StoreSizes::default();
         for (name, db) in all {
             let stat = db.stat(txn).lmdb()?;

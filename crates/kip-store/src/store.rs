@@ -98,6 +98,43 @@ impl<'t> Databases<'t> {
     }
 }
 
+impl Databases<'static> {
+    /// Every database with its name, as bytes, in [`db_name::ALL`] order.
+    pub(crate) fn raw_all(&self) -> [(&'static str, Database<'static, Bytes, Bytes>); 24] {
+        fn raw<K, V>(db: Database<'static, K, V>) -> Database<'static, Bytes, Bytes> {
+            db.remap_types()
+        }
+        use db_name as n;
+        let d = self;
+        [
+            (n::META, raw(d.meta)),
+            (n::NAMES, raw(d.names)),
+            (n::NAME_IDS, raw(d.name_ids)),
+            (n::CONCEPTS, raw(d.concepts)),
+            (n::CONCEPT_KEYS, raw(d.concept_keys)),
+            (n::CONCEPTS_BY_TYPE, raw(d.concepts_by_type)),
+            (n::CONCEPTS_BY_NAME, raw(d.concepts_by_name)),
+            (n::PROPOSITIONS, raw(d.propositions)),
+            (n::SPO, raw(d.spo)),
+            (n::POS, raw(d.pos)),
+            (n::OSP, raw(d.osp)),
+            (n::STATS, raw(d.stats)),
+            (n::COUNTERS, raw(d.counters)),
+            (n::TERMS, raw(d.terms)),
+            (n::POSTINGS, raw(d.postings)),
+            (n::DOCUMENTS, raw(d.documents)),
+            (n::STATE, raw(d.state)),
+            (n::CHANGES, raw(d.changes)),
+            (n::TRACE, raw(d.trace)),
+            (n::TRACE_SEQS, raw(d.trace_seqs)),
+            (n::TRACE_ELEMENTS, raw(d.trace_elements)),
+            (n::TRACE_TOUCHES, raw(d.trace_touches)),
+            (n::ATTR_INDEX, raw(d.attr_index)),
+            (n::TERM_IDS, raw(d.term_ids)),
+        ]
+    }
+}
+
 impl OnCommit for Databases<'_> {
     type Committed = Databases<'static>;
 
@@ -323,6 +360,50 @@ impl Store {
     /// readers and writers.
     pub fn copy_compacted(&self, path: &Path) -> Result<(), StoreError> {
         self.env.copy_compacted(path)
+    }
+
+    /// Writes a new store in the folder `dir` (which must not hold one)
+    /// with exactly this store's contents as of one snapshot, every database
+    /// written in key order with `MDB_APPEND`, so its pages are full and no
+    /// page is free — unlike [`Store::copy_compacted`], which copies pages
+    /// as they are (a B-tree filled at random places is ~70% full). What
+    /// `kip compact` writes. Returns the new file's size in bytes.
+    pub fn copy_packed(&self, dir: &Path) -> Result<u64, StoreError> {
+        let size = std::fs::metadata(self.path().join("data.mdb")).map_or(0, |m| m.len());
+        let options = StoreOptions {
+            initial_map_size: usize::try_from(size)
+                .unwrap_or(usize::MAX)
+                .max(StoreOptions::default().initial_map_size),
+            ..StoreOptions::default()
+        };
+        let dest = Store::open_with(dir, &options)?;
+        if !dest.is_fresh() {
+            return Err(StoreError::invalid(format!(
+                "{} already holds a store",
+                dir.display()
+            )));
+        }
+        let from = self.db.raw_all();
+        let to = dest.db.raw_all();
+        self.read(|src| {
+            dest.write(|txn| {
+                for ((name, from), (_, to)) in from.iter().zip(&to) {
+                    for entry in from.iter(src).lmdb()? {
+                        let (key, value) = entry.lmdb()?;
+                        if *name == db_name::META {
+                            // The new store wrote its format version.
+                            to.put(txn, key, value).lmdb()?;
+                        } else {
+                            to.put_with_flags(txn, heed::PutFlags::APPEND, key, value)
+                                .lmdb()?;
+                        }
+                    }
+                }
+                Ok::<_, StoreError>(())
+            })
+        })?;
+        drop(dest);
+        Ok(std::fs::metadata(dir.join("data.mdb")).map_or(0, |m| m.len()))
     }
 }
 

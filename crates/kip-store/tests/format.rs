@@ -269,6 +269,45 @@ fn the_committed_format_4_store_upgrades_its_text_index() {
     assert!(old.check().expect("check").ok);
 }
 
+/// `Store::copy_packed` (what `kip compact` writes) copies every database
+/// exactly, the new store checks clean and takes new writes, and a folder
+/// that holds a store is refused.
+#[test]
+fn a_packed_copy_reads_back_exactly_and_checks_clean() {
+    let built = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(built.path()).expect("open");
+    build_fixture(&store).expect("build the fixture");
+    let expected = dump(&store);
+    let copy = tempfile::tempdir().expect("tempdir");
+    let bytes = store.copy_packed(copy.path()).expect("packed copy");
+    assert!(bytes > 0);
+    let packed = Store::open(copy.path()).expect("open the copy");
+    assert!(!packed.is_fresh());
+    assert_eq!(dump(&packed), expected);
+    assert!(packed.check().expect("check").ok);
+    let id = packed
+        .write(|txn| {
+            let drug = packed
+                .lookup(txn, Namespace::ConceptType, "Drug")?
+                .expect("interned");
+            packed.create_concept(
+                txn,
+                &ConceptRecord {
+                    type_id: drug,
+                    name: "Naproxen".into(),
+                    ..Default::default()
+                },
+            )
+        })
+        .expect("write");
+    assert_eq!(id.to_string(), "C:5");
+    drop(packed);
+    assert!(matches!(
+        store.copy_packed(copy.path()),
+        Err(StoreError::Invalid { .. })
+    ));
+}
+
 /// `tests/data/format-3/data.mdb` was written by the program of format 3
 /// (one concept and two trace entries, a long and a short one, then
 /// `copy_compacted`); format 4 changed how trace entries are kept.

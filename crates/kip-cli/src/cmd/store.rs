@@ -117,8 +117,9 @@ pub fn restore(db: Option<PathBuf>, src: &Path, force: bool) -> anyhow::Result<E
 }
 
 /// Rewrites the `--db` nexus without the free pages LMDB keeps for reuse
-/// (after a bulk import a third of the file can be free): a compacted copy
-/// of one snapshot, checked, then renamed into place. Refused while any
+/// (after a bulk import a third of the file can be free) and with every
+/// page full: a packed copy of one snapshot (`Nexus::packed_copy`), checked,
+/// then renamed into place. Refused while any
 /// other process has the nexus open, as a restore is; the original is
 /// removed only after the copy passed the integrity check. Prints the file's
 /// size before and after and the check report.
@@ -138,7 +139,9 @@ pub fn compact(db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let before = std::fs::metadata(&data).map_or(0, |m| m.len());
     let staging = dir.join(".compacting");
     let _ = std::fs::remove_dir_all(&staging);
-    let copied = open_existing_api(db, "kip-cli")?.backup_to(&staging);
+    let copied = open_existing_api(db, "kip-cli")?
+        .nexus()
+        .packed_copy(&staging);
     if let Err(e) = copied {
         let _ = std::fs::remove_dir_all(&staging);
         return print_error(&e);
