@@ -38,8 +38,9 @@ fn decode_version(bytes: &[u8]) -> Result<u32, StoreError> {
         .map_err(|_| StoreError::corrupt(format!("format version of {} bytes", bytes.len())))
 }
 
-/// Refuses a store written by a newer format, without writing to it.
-pub(crate) fn check_not_newer(env: &EnvHandle) -> Result<(), StoreError> {
+/// Refuses a store written by a newer format, without writing to it;
+/// returns the format found (`None`: a new store).
+pub(crate) fn check_not_newer(env: &EnvHandle) -> Result<Option<u32>, StoreError> {
     let (txn, slot) = env.read()?.into_parts();
     let found = env
         .env()
@@ -63,9 +64,9 @@ pub(crate) fn check_not_newer(env: &EnvHandle) -> Result<(), StoreError> {
                     supported: FORMAT_VERSION,
                 });
             }
-            Ok(())
+            Ok(Some(found))
         }
-        CommitOrAbort::Abort(None) | CommitOrAbort::Commit(()) => Ok(()),
+        CommitOrAbort::Abort(None) | CommitOrAbort::Commit(()) => Ok(None),
     }
 }
 

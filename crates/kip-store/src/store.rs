@@ -216,7 +216,22 @@ impl Store {
     /// an older format.
     pub fn open_with(dir: &Path, options: &StoreOptions) -> Result<Store, StoreError> {
         let env = env::open(dir, options)?;
-        crate::format::check_not_newer(&env)?;
+        let found = crate::format::check_not_newer(&env)?;
+        if found.is_some_and(|v| v < crate::format::FORMAT_VERSION) {
+            // A migration rewrites much of the store in one transaction,
+            // which copies the pages it changes: give the map room for
+            // that up front, instead of re-running the migration after
+            // each doubling.
+            let file = std::fs::metadata(dir.join("data.mdb")).map_or(0, |m| m.len());
+            let room = usize::try_from(file.saturating_mul(2)).unwrap_or(usize::MAX);
+            // Best effort: at the map's limit the migration runs anyway.
+            while env.map_size() < room {
+                let before = env.map_size();
+                if env.grow(before).is_err() || env.map_size() <= before {
+                    break;
+                }
+            }
+        }
         let db = loop {
             let writing = env.write()?;
             let observed = env.map_size();
