@@ -43,12 +43,28 @@ export async function openWindow(port, args, { connectionRetryTimeout = 60_000, 
     detached: true,
     env: { ...process.env, KIP_CONFIG_DIR: configDir, LC_ALL: 'C', LANG: 'C' },
   });
-  const stopDriver = () => {
+  const exited = new Promise((resolve) => {
+    if (driver.exitCode !== null || driver.signalCode !== null) resolve();
+    else driver.once('exit', resolve);
+  });
+  // Ends the driver's group and waits for the driver to be gone (SIGKILL
+  // after 5 s), so a window opened next on the same port never races the
+  // old driver for it.
+  const stopDriver = async () => {
     try {
       process.kill(-driver.pid, 'SIGTERM');
     } catch {
-      /* already gone */
+      return; /* already gone */
     }
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-driver.pid, 'SIGKILL');
+      } catch {
+        /* gone meanwhile */
+      }
+    }, 5000);
+    await exited;
+    clearTimeout(timer);
   };
   try {
     await waitForPort(port, 20_000);
@@ -65,11 +81,11 @@ export async function openWindow(port, args, { connectionRetryTimeout = 60_000, 
       launchedAt,
       async stop() {
         await browser.deleteSession().catch(() => {});
-        stopDriver();
+        await stopDriver();
       },
     };
   } catch (e) {
-    stopDriver();
+    await stopDriver();
     throw e;
   }
 }
