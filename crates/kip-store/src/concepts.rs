@@ -466,44 +466,29 @@ impl Store {
     /// encoding (canonical timestamps as integers). Keys, names and the
     /// indexes do not change. Returns the records rewritten.
     pub(crate) fn upgrade_concepts(&self, txn: &mut RwTxn<'_>) -> Result<u64, StoreError> {
-        use heed::types::Bytes;
-        use std::ops::Bound;
-        const CHUNK: usize = 20_000;
-        let records = self.db.concepts.remap_types::<Bytes, Bytes>();
-        let mut written = 0u64;
-        let mut after: Option<Vec<u8>> = None;
-        loop {
-            let mut chunk: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-            {
-                let lower = match &after {
-                    None => Bound::Unbounded,
-                    Some(k) => Bound::Excluded(&k[..]),
+        let records = self
+            .db
+            .concepts
+            .remap_types::<heed::types::Bytes, heed::types::Bytes>();
+        crate::store::rewrite_in_chunks(
+            txn,
+            records,
+            |key, bytes| {
+                let old = ConceptBytes::decode(bytes)?;
+                let new = ConceptBytes {
+                    attributes: &value::reencode_fields(old.attributes)?,
+                    metadata: &value::reencode_fields(old.metadata)?,
+                    ..old
                 };
-                for entry in records
-                    .range(txn, &(lower, Bound::Unbounded))
-                    .lmdb()?
-                    .take(CHUNK)
-                {
-                    let (key, bytes) = entry.lmdb()?;
-                    let old = ConceptBytes::decode(bytes)?;
-                    let new = ConceptBytes {
-                        attributes: &value::reencode_fields(old.attributes)?,
-                        metadata: &value::reencode_fields(old.metadata)?,
-                        ..old
-                    }
-                    .encode();
-                    chunk.push((key.to_vec(), new));
+                Ok((key.to_vec(), new.encode()))
+            },
+            |txn, chunk| {
+                for (key, record) in &chunk {
+                    records.put(txn, key, record).lmdb()?;
                 }
-            }
-            let Some(last) = chunk.last().map(|c| c.0.clone()) else {
-                return Ok(written);
-            };
-            after = Some(last);
-            written += chunk.len() as u64;
-            for (key, record) in &chunk {
-                records.put(txn, key, record).lmdb()?;
-            }
-        }
+                Ok(())
+            },
+        )
     }
 }
 

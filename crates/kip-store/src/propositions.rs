@@ -478,53 +478,38 @@ impl Store {
     /// the propositions rewritten.
     pub(crate) fn upgrade_propositions(&self, txn: &mut RwTxn<'_>) -> Result<u64, StoreError> {
         use crate::codec::proposition::v4;
-        use heed::types::Bytes;
-        use std::ops::Bound;
-        const CHUNK: usize = 20_000;
         self.db.spo.clear(txn).lmdb()?;
         self.db.pos.clear(txn).lmdb()?;
         self.db.osp.clear(txn).lmdb()?;
-        let records = self.db.propositions.remap_types::<Bytes, Bytes>();
-        let mut written = 0u64;
-        let mut after: Option<Vec<u8>> = None;
-        loop {
-            let mut chunk: Vec<(Vec<u8>, PropositionId, Triple, Vec<u8>)> = Vec::new();
-            {
-                let lower = match &after {
-                    None => Bound::Unbounded,
-                    Some(k) => Bound::Excluded(&k[..]),
+        let records = self
+            .db
+            .propositions
+            .remap_types::<heed::types::Bytes, heed::types::Bytes>();
+        crate::store::rewrite_in_chunks(
+            txn,
+            records,
+            |key, value| {
+                let id = <[u8; 8]>::try_from(key)
+                    .map(|b| PropositionId(u64::from_be_bytes(b)))
+                    .map_err(|_| StoreError::corrupt("a proposition key is not 8 bytes"))?;
+                let old = v4::decode(value)?;
+                let new = PropositionBytes {
+                    triple: old.triple,
+                    attributes: &value::reencode_fields(old.attributes)?,
+                    metadata: &value::reencode_fields(old.metadata)?,
                 };
-                for entry in records
-                    .range(txn, &(lower, Bound::Unbounded))
-                    .lmdb()?
-                    .take(CHUNK)
-                {
-                    let (key, value) = entry.lmdb()?;
-                    let id = <[u8; 8]>::try_from(key)
-                        .map(|b| PropositionId(u64::from_be_bytes(b)))
-                        .map_err(|_| StoreError::corrupt("a proposition key is not 8 bytes"))?;
-                    let old = v4::decode(value)?;
-                    let new = PropositionBytes {
-                        triple: old.triple,
-                        attributes: &value::reencode_fields(old.attributes)?,
-                        metadata: &value::reencode_fields(old.metadata)?,
-                    }
-                    .encode();
-                    chunk.push((key.to_vec(), id, old.triple, new));
+                Ok((key.to_vec(), id, old.triple, new.encode()))
+            },
+            |txn, chunk| {
+                for (key, id, t, record) in &chunk {
+                    records.put(txn, key, record).lmdb()?;
+                    self.db.spo.put(txn, &Spo::encode(t), id).lmdb()?;
+                    self.db.pos.put(txn, &Pos::encode(t), id).lmdb()?;
+                    self.db.osp.put(txn, &Osp::encode(t), id).lmdb()?;
                 }
-            }
-            let Some(last) = chunk.last().map(|c| c.0.clone()) else {
-                return Ok(written);
-            };
-            after = Some(last);
-            written += chunk.len() as u64;
-            for (key, id, t, record) in &chunk {
-                records.put(txn, key, record).lmdb()?;
-                self.db.spo.put(txn, &Spo::encode(t), id).lmdb()?;
-                self.db.pos.put(txn, &Pos::encode(t), id).lmdb()?;
-                self.db.osp.put(txn, &Osp::encode(t), id).lmdb()?;
-            }
-        }
+                Ok(())
+            },
+        )
     }
 
     fn unindex_proposition(&self, txn: &mut RwTxn<'_>, t: &Triple) -> Result<(), StoreError> {

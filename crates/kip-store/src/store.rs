@@ -422,6 +422,46 @@ impl Store {
     }
 }
 
+/// Entries a rewrite reads per step (see [`rewrite_in_chunks`]).
+const REWRITE_CHUNK: usize = 20_000;
+
+/// Rewrites `db` in key order, a chunk of entries at a time, for a format
+/// upgrade: `read` turns each entry into what `write` then applies to the
+/// chunk (a cursor cannot read a database while the same transaction
+/// writes it). Entries `write` puts under their own keys are not visited
+/// again. Returns the entries visited.
+pub(crate) fn rewrite_in_chunks<T>(
+    txn: &mut RwTxn<'_>,
+    db: Database<'static, Bytes, Bytes>,
+    mut read: impl FnMut(&[u8], &[u8]) -> Result<T, StoreError>,
+    mut write: impl FnMut(&mut RwTxn<'_>, Vec<T>) -> Result<(), StoreError>,
+) -> Result<u64, StoreError> {
+    let mut visited = 0u64;
+    let mut after: Option<Vec<u8>> = None;
+    loop {
+        let mut chunk = Vec::new();
+        let mut last = None;
+        {
+            let lower = match &after {
+                None => std::ops::Bound::Unbounded,
+                Some(k) => std::ops::Bound::Excluded(&k[..]),
+            };
+            let range = db.range(txn, &(lower, std::ops::Bound::Unbounded)).lmdb()?;
+            for entry in range.take(REWRITE_CHUNK) {
+                let (key, value) = entry.lmdb()?;
+                chunk.push(read(key, value)?);
+                last = Some(key);
+            }
+            after = last.map(<[u8]>::to_vec);
+        }
+        if chunk.is_empty() {
+            return Ok(visited);
+        }
+        visited += chunk.len() as u64;
+        write(txn, chunk)?;
+    }
+}
+
 /// Calls `f` on every entry of `db` whose key starts with `prefix`, in key
 /// order. LMDB cannot position a cursor on an empty key, so an empty prefix
 /// is a full scan.

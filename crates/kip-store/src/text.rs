@@ -8,7 +8,6 @@
 //! the same transaction.
 
 use std::collections::HashMap;
-use std::ops::Bound;
 
 use heed::types::Bytes;
 use heed::{RoTxn, RwTxn};
@@ -89,9 +88,6 @@ impl Doc<'_, String> {
             .collect()
     }
 }
-
-/// Documents the upgrade to format 5 rewrites per step.
-const UPGRADE_CHUNK: usize = 20_000;
 
 impl Store {
     /// Indexes `element` as a document of `doc_len` tokens with the given
@@ -588,43 +584,24 @@ impl Store {
         self.db.terms.clear(txn).lmdb()?;
         self.db.term_ids.clear(txn).lmdb()?;
         let documents = self.db.documents.remap_types::<Bytes, Bytes>();
-        let (mut written, mut postings) = (0u64, 0u64);
-        let mut after: Option<Vec<u8>> = None;
-        loop {
-            let mut chunk: Vec<NewDocument> = Vec::new();
-            let mut last = None;
-            {
-                let lower = match &after {
-                    None => Bound::Unbounded,
-                    Some(k) => Bound::Excluded(&k[..]),
-                };
-                for entry in documents
-                    .range(txn, &(lower, Bound::Unbounded))
-                    .lmdb()?
-                    .take(UPGRADE_CHUNK)
-                {
-                    let (key, value) = entry.lmdb()?;
-                    let e = element::decode(key)?;
-                    let (len, terms) = v4::decode(value)?;
-                    postings += terms.len() as u64;
-                    let terms = terms
+        let mut postings = 0u64;
+        let written = crate::store::rewrite_in_chunks(
+            txn,
+            documents,
+            |key, value| {
+                let (len, terms) = v4::decode(value)?;
+                postings += terms.len() as u64;
+                Ok(NewDocument {
+                    element: element::decode(key)?,
+                    terms: terms
                         .into_iter()
                         .map(|(t, tf)| (t.to_owned(), tf))
-                        .collect();
-                    chunk.push(NewDocument {
-                        element: e,
-                        terms,
-                        len,
-                    });
-                    last = Some(key.to_vec());
-                }
-            }
-            after = last.or(after);
-            if chunk.is_empty() {
-                return Ok((written, postings));
-            }
-            written += chunk.len() as u64;
-            self.insert_documents(txn, &Doc::view(&chunk))?;
-        }
+                        .collect(),
+                    len,
+                })
+            },
+            |txn, chunk| self.insert_documents(txn, &Doc::view(&chunk)).map(drop),
+        )?;
+        Ok((written, postings))
     }
 }
