@@ -78,32 +78,17 @@ pub fn concept_capsules(
     chunk: u64,
     emit: &mut impl FnMut(String) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let mut s = String::new();
-    let mut n = 0;
-    for (t, ty) in TYPES.iter().enumerate() {
-        for i in 0..per_type {
-            if n == 0 {
-                s.push_str("UPSERT {\n");
-            }
-            let _ = writeln!(
-                s,
-                "CONCEPT {{ {{type: \"{ty}\", name: \"{}\"}} SET ATTRIBUTES {{ description: \"generated {ty} number {i}\", score: {} }} }}",
-                name(t, i),
-                i % 100
-            );
-            n += 1;
-            if n == chunk {
-                s.push('}');
-                emit(std::mem::take(&mut s))?;
-                n = 0;
-            }
-        }
-    }
-    if n > 0 {
-        s.push('}');
-        emit(s)?;
-    }
-    Ok(())
+    let total = per_type * TYPES.len() as u64;
+    upsert_capsules(total, chunk, emit, |k, s| {
+        let (t, i) = ((k / per_type) as usize, k % per_type);
+        let ty = TYPES[t];
+        let _ = writeln!(
+            s,
+            "CONCEPT {{ {{type: \"{ty}\", name: \"{}\"}} SET ATTRIBUTES {{ description: \"generated {ty} number {i}\", score: {} }} }}",
+            name(t, i),
+            i % 100
+        );
+    })
 }
 
 /// Emits the capsules that create `count` links, in chunks, one at a time.
@@ -116,12 +101,7 @@ pub fn link_capsules(
     rng: &mut Rng,
     emit: &mut impl FnMut(String) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let mut s = String::new();
-    let mut n = 0;
-    for _ in 0..count {
-        if n == 0 {
-            s.push_str("UPSERT {\n");
-        }
+    upsert_capsules(count, chunk, emit, |_, s| {
         let (p, st, ot) = PREDICATES[rng.below(PREDICATES.len() as u64) as usize];
         let a = rng.below(per_type);
         let b = rng.below(per_type);
@@ -133,16 +113,28 @@ pub fn link_capsules(
             TYPES[ot],
             name(ot, b)
         );
-        n += 1;
-        if n == chunk {
+    })
+}
+
+/// Emits `items` CONCEPT blocks as capsules of one UPSERT with at most
+/// `chunk` blocks each, one capsule at a time; `item(k, s)` appends block
+/// `k` to `s`.
+fn upsert_capsules(
+    items: u64,
+    chunk: u64,
+    emit: &mut impl FnMut(String) -> anyhow::Result<()>,
+    mut item: impl FnMut(u64, &mut String),
+) -> anyhow::Result<()> {
+    let mut s = String::new();
+    for k in 0..items {
+        if k % chunk == 0 {
+            s.push_str("UPSERT {\n");
+        }
+        item(k, &mut s);
+        if (k + 1) % chunk == 0 || k + 1 == items {
             s.push('}');
             emit(std::mem::take(&mut s))?;
-            n = 0;
         }
-    }
-    if n > 0 {
-        s.push('}');
-        emit(s)?;
     }
     Ok(())
 }
