@@ -102,14 +102,12 @@ impl Store {
         terms: &[(String, u32)],
         doc_len: u32,
     ) -> Result<(), StoreError> {
-        self.index_documents(
-            txn,
-            &[NewDocument {
-                element,
-                terms: terms.to_vec(),
-                len: doc_len,
-            }],
-        )
+        let doc = Doc {
+            element,
+            len: doc_len,
+            terms,
+        };
+        self.replace_documents(txn, &[doc])
     }
 
     /// Indexes many documents at once, with the same result as calling
@@ -123,6 +121,15 @@ impl Store {
         &self,
         txn: &mut RwTxn<'_>,
         docs: &[NewDocument],
+    ) -> Result<(), StoreError> {
+        self.replace_documents(txn, &Doc::view(docs))
+    }
+
+    /// [`Store::index_documents`] on borrowed documents.
+    fn replace_documents(
+        &self,
+        txn: &mut RwTxn<'_>,
+        docs: &[Doc<'_, String>],
     ) -> Result<(), StoreError> {
         let mut seen = std::collections::HashSet::with_capacity(docs.len());
         for doc in docs {
@@ -141,7 +148,7 @@ impl Store {
         for doc in docs {
             self.remove_document(txn, doc.element)?;
         }
-        let total_len = self.insert_documents(txn, &Doc::view(docs))?;
+        let total_len = self.insert_documents(txn, docs)?;
         if !docs.is_empty() {
             self.add_stat(txn, StatKey::Documents, docs.len() as i64)?;
             self.add_stat(txn, StatKey::DocumentLength, total_len)?;
