@@ -372,51 +372,83 @@ fn a_full_disk_answers_kip_4002_and_leaves_the_store_as_it_was() {
     check_store(&db);
 }
 
+/// `kip ARGS` against `db` with the whole-file limit at 1 MiB.
+fn kip_limited(db: &Path, args: &[&std::ffi::OsStr]) -> std::process::Output {
+    kip()
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .env("KIP_MAX_FILE_MIB", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("kip")
+}
+
 #[test]
-fn a_file_above_the_size_limit_is_refused_unread_naming_it_and_the_limit() {
+fn a_capsule_above_the_size_limit_is_streamed_and_a_bundle_is_refused_unread() {
     let work = tempfile::tempdir().expect("tempdir");
     let db = work.path().join("nexus");
     let base = fresh(&db);
     let file = work.path().join("huge.kip");
-    // 2 MiB of comment: valid text, above a 1 MiB limit.
+    // 2 MiB of comment and two blocks: valid text, above a 1 MiB limit.
     let mut text = "// padding\n".repeat(2 << 20 >> 4);
     text.push_str(&large_capsule("huge", 2));
     std::fs::write(&file, &text).expect("write");
-    let out = kip()
-        .arg("--db")
-        .arg(&db)
-        .arg("import")
-        .arg(&file)
-        .env("KIP_MAX_FILE_MIB", "1")
-        .stdin(Stdio::null())
-        .output()
-        .expect("kip import");
+    let out = kip_limited(&db, &["import".as_ref(), file.as_os_str()]);
     let report = json_of(&out);
-    assert_eq!(out.status.code(), Some(1), "{report:#}");
-    let message = report["errors"][0]["message"].as_str().expect("message");
-    assert!(message.contains("huge.kip"), "{message}");
-    assert!(message.contains(&(1u64 << 20).to_string()), "{message}");
-    assert_eq!(report["errors"][0]["code"], "KIP_4002");
-    // The watcher refuses it the same way.
+    assert_eq!(out.status.code(), Some(0), "{report:#}");
+    assert_eq!(report["stats"]["concepts_created"], 2, "{report:#}");
+    assert_eq!(persons(&db), base + 2);
+    check_store(&db);
+
+    // The watcher streams it the same way.
+    let db2 = work.path().join("nexus2");
+    let base2 = fresh(&db2);
     let folder = work.path().join("watched");
     std::fs::create_dir_all(&folder).expect("folder");
     std::fs::copy(&file, folder.join("huge.kip")).expect("copy");
-    let out = kip()
-        .arg("--db")
-        .arg(&db)
-        .args(["watch", "--once"])
-        .arg(&folder)
-        .env("KIP_MAX_FILE_MIB", "1")
-        .stdin(Stdio::null())
-        .output()
-        .expect("kip watch");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{text}");
-    assert!(text.contains("larger than the import limit"), "{text}");
-    // Under the default limit it imports.
-    let out = kip_run(&db, &["import", file.to_str().expect("path")]);
-    assert_eq!(out.status.code(), Some(0));
-    assert_eq!(persons(&db), base + 2);
+    let out = kip_limited(
+        &db2,
+        &["watch".as_ref(), "--once".as_ref(), folder.as_os_str()],
+    );
+    let events = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{events}");
+    assert_eq!(persons(&db2), base2 + 2);
+
+    // One block larger than the limit (and than a part) is refused, with
+    // its place, and nothing of the file is applied.
+    let mut text = large_capsule("first", 3);
+    text.push_str(&format!(
+        "UPSERT {{\n  CONCEPT {{ {{type: \"Person\", name: \"big\"}} SET ATTRIBUTES {{ person_class: \"Human\", note: \"{}\" }} }}\n}}\n",
+        "y".repeat(5 << 20)
+    ));
+    let big = work.path().join("block.kip");
+    std::fs::write(&big, &text).expect("write");
+    let out = kip_limited(&db, &["import".as_ref(), big.as_os_str()]);
+    let report = json_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{report:#}");
+    assert_eq!(report["errors"][0]["code"], "KIP_4002");
+    // The block's own line and column (after three blocks and a second
+    // UPSERT's first line).
+    assert_eq!(report["errors"][0]["data"]["line"], 7, "{report:#}");
+    assert_eq!(report["errors"][0]["data"]["column"], 3, "{report:#}");
+    let message = report["errors"][0]["message"].as_str().expect("message");
+    assert!(message.contains("larger than"), "{message}");
+    assert_eq!(persons(&db), base + 2, "nothing of the file is applied");
+
+    // A YAML bundle is parsed whole: above the limit it is refused unread,
+    // naming it and the limit.
+    let yaml = work.path().join("huge.yaml");
+    let mut text = "# padding\n".repeat(2 << 20 >> 4);
+    text.push_str("[]\n");
+    std::fs::write(&yaml, &text).expect("write");
+    let out = kip_limited(&db, &["import".as_ref(), yaml.as_os_str()]);
+    let report = json_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{report:#}");
+    let message = report["errors"][0]["message"].as_str().expect("message");
+    assert!(message.contains("huge.yaml"), "{message}");
+    assert!(message.contains(&(1u64 << 20).to_string()), "{message}");
+    assert_eq!(report["errors"][0]["code"], "KIP_4002");
 }
 
 /// Runs `kip ARGS` against `db` and expects a clean refusal: exit 2, a

@@ -107,6 +107,30 @@ pub fn import_path_with(
     )
 }
 
+/// Imports the capsule at `path` part by part, cut into parts of about
+/// `part_bytes` (what a capsule above the whole-file limit gets; see
+/// [`crate::stream`]). Exposed for tests, which cut small files.
+#[doc(hidden)]
+pub fn import_streamed(
+    nexus: &Nexus,
+    path: &Path,
+    origin: &Origin,
+    options: &ImportOptions<'_>,
+    part_bytes: usize,
+    started: Instant,
+) -> ImportReport {
+    let name = path.display().to_string();
+    let mut report = ImportReport::new(&name, Some(Format::Kip));
+    let size = std::fs::metadata(path).map_or(0, |m| m.len());
+    let progress = Reporter::new(
+        options,
+        started,
+        usize::try_from(size).unwrap_or(usize::MAX),
+    );
+    crate::stream::import(nexus, path, &mut report, origin, &progress, part_bytes);
+    finish(report, started, options)
+}
+
 /// The report of a file refused for its size (it was not read).
 pub(crate) fn too_large(
     name: &str,
@@ -171,6 +195,12 @@ fn not_utf8(report: &mut ImportReport, body: &[u8], valid_up_to: usize) {
 /// when it could not be read.
 enum Prepared {
     Done(ImportReport),
+    /// A capsule above the whole-file limit: imported part by part
+    /// ([`crate::stream`]) when its turn comes.
+    Stream {
+        path: PathBuf,
+        started: Instant,
+    },
     Ready {
         report: ImportReport,
         text: String,
@@ -190,6 +220,12 @@ fn prepare(path: &Path, dry_run: bool, parse_ahead: bool) -> Prepared {
     let mut report = ImportReport::new(&name, Format::of(&name));
     let bytes = match crate::files::read_limited(path, limit) {
         Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) if report.format == Some(Format::Kip) => {
+            return Prepared::Stream {
+                path: path.to_owned(),
+                started,
+            };
+        }
         Ok(Err(size)) => return done(too_large_report(&name, size, limit)),
         Err(e) => {
             report.add_errors([ImportError::new(
@@ -231,6 +267,14 @@ fn complete(
 ) -> ImportReport {
     match prepared {
         Prepared::Done(report) => report,
+        Prepared::Stream { path, started } => import_streamed(
+            nexus,
+            &path,
+            origin,
+            options,
+            crate::stream::PART_BYTES,
+            started,
+        ),
         Prepared::Ready {
             mut report,
             text,
@@ -299,9 +343,9 @@ fn finish_run(mut report: ImportReport, started: Instant, dry_run: bool) -> Impo
 /// bytes and the time, at most once per [`PROGRESS_EVERY`] within a phase
 /// (a phase's first report and its last, `done == total`, always pass), so
 /// a host can forward every report as it comes.
-struct Reporter<'a> {
+pub(crate) struct Reporter<'a> {
     /// The import's options (the callback is theirs).
-    options: &'a ImportOptions<'a>,
+    pub(crate) options: &'a ImportOptions<'a>,
     started: Instant,
     total_bytes: u64,
     /// The last report made: its phase, items done, and when.
@@ -309,7 +353,11 @@ struct Reporter<'a> {
 }
 
 impl<'a> Reporter<'a> {
-    fn new(options: &'a ImportOptions<'a>, started: Instant, total_bytes: usize) -> Reporter<'a> {
+    pub(crate) fn new(
+        options: &'a ImportOptions<'a>,
+        started: Instant,
+        total_bytes: usize,
+    ) -> Reporter<'a> {
         Reporter {
             options,
             started,
@@ -319,7 +367,7 @@ impl<'a> Reporter<'a> {
     }
 
     /// `done` of `total` items of `phase`, `bytes` of the file taken in.
-    fn report(&self, phase: Phase, done: u64, total: u64, bytes: usize) {
+    pub(crate) fn report(&self, phase: Phase, done: u64, total: u64, bytes: usize) {
         let Some(to) = self.options.progress else {
             return;
         };

@@ -45,6 +45,7 @@ mod ops;
 mod report;
 mod schema;
 mod semantic;
+mod stream;
 mod text;
 mod watch;
 mod yaml;
@@ -55,7 +56,7 @@ pub use files::{
 };
 pub use import::{
     ImportOptions, PROGRESS_EVERY, content_hash, import_path, import_path_with, import_paths_with,
-    import_text, import_text_with,
+    import_streamed, import_text, import_text_with,
 };
 pub use report::{Format, ImportError, ImportReport, MAX_ERRORS, Phase, Progress, Status};
 pub use schema::{KnowledgeSchema, knowledge_schema};

@@ -387,10 +387,12 @@ impl Work {
             });
             return false;
         };
+        let name = file.display().to_string();
         let bytes = match read {
-            Ok(bytes) => bytes,
+            Ok(bytes) => Some(bytes),
+            // A capsule is read part by part; a bundle is refused.
+            Err(_) if crate::Format::of(&name) == Some(crate::Format::Kip) => None,
             Err(size) => {
-                let name = file.display().to_string();
                 let options = ImportOptions::default();
                 let limit = crate::files::max_file_bytes();
                 let report = crate::import::too_large(&name, size, limit, &options);
@@ -402,7 +404,19 @@ impl Work {
                 return false;
             }
         };
-        let hash = content_hash(&bytes);
+        let hash = match &bytes {
+            Some(bytes) => content_hash(bytes),
+            None => match crate::stream::file_hash(file) {
+                Ok(hash) => hash,
+                Err(_) => {
+                    self.forget(file);
+                    self.emit(WatchEvent::Removed {
+                        file: file.to_path_buf(),
+                    });
+                    return false;
+                }
+            },
+        };
         let known = self.known(file);
         if let Some(k) = &known
             && k.hash == hash
@@ -417,7 +431,7 @@ impl Work {
         self.emit(WatchEvent::Importing {
             file: file.to_path_buf(),
         });
-        let large = bytes.len() >= PROGRESS_MIN_BYTES;
+        let large = bytes.as_ref().is_none_or(|b| b.len() >= PROGRESS_MIN_BYTES);
         let on_progress = |p: Progress| {
             if large {
                 self.emit(WatchEvent::Progress {
@@ -431,8 +445,18 @@ impl Work {
             progress: Some(&on_progress),
             originator: Some(&self.options.originator),
         };
-        let name = file.display().to_string();
-        let report = import_bytes(&self.nexus, &name, &bytes, &self.options.origin, &options);
+        let origin = &self.options.origin;
+        let report = match &bytes {
+            Some(bytes) => import_bytes(&self.nexus, &name, bytes, origin, &options),
+            None => crate::import::import_streamed(
+                &self.nexus,
+                file,
+                origin,
+                &options,
+                crate::stream::PART_BYTES,
+                std::time::Instant::now(),
+            ),
+        };
         self.remember(file, &report);
         let changed = report.is_imported() && report.stats.changed();
         let event = if report.is_imported() {

@@ -44,7 +44,22 @@ use ast::{Command, Group};
 /// Parses a text of one or more KIP commands and runs every check that
 /// needs no store. All errors found are returned, in source order.
 pub fn parse(source: &str) -> Result<Vec<Command>, Errors> {
-    finish(source, parser::parse_script(source)?)
+    finish(source, parser::parse_script(source)?, None)
+}
+
+/// [`parse`] for one part of a text cut between two blocks of an UPSERT
+/// (a streamed import: a capsule too large to hold is read part by part,
+/// each part a text of whole commands whose last UPSERT may go on in the
+/// next part, and whose first may go on from the previous one). With
+/// `handles`, the first command continues an UPSERT whose earlier parts
+/// defined those handles (they count as defined, and cannot be defined
+/// again); on return `handles` holds the handles the text's last UPSERT
+/// has defined so far, for the next part.
+pub fn parse_part(
+    source: &str,
+    handles: Option<&mut std::collections::BTreeSet<String>>,
+) -> Result<Vec<Command>, Errors> {
+    finish(source, parser::parse_script(source)?, handles)
 }
 
 /// [`parse`] through the pest grammar alone, without the fast path for
@@ -52,7 +67,7 @@ pub fn parse(source: &str) -> Result<Vec<Command>, Errors> {
 /// differential tests and the `parse_differential` fuzz target).
 #[doc(hidden)]
 pub fn parse_reference(source: &str) -> Result<Vec<Command>, Errors> {
-    finish(source, parser::parse_script_pest(source)?)
+    finish(source, parser::parse_script_pest(source)?, None)
 }
 
 /// The fast path alone: `Some` with the commands (before the checks of
@@ -78,8 +93,9 @@ pub fn parse_pest_only(source: &str) -> Result<Vec<Command>, Errors> {
 fn finish(
     source: &str,
     (commands, mut errors): (Vec<Command>, Vec<KipError>),
+    handles: Option<&mut std::collections::BTreeSet<String>>,
 ) -> Result<Vec<Command>, Errors> {
-    errors.extend(validate::check(source, &commands));
+    errors.extend(validate::check_part(source, &commands, handles));
     errors.sort_by_key(|e| e.offset().unwrap_or(0));
     if errors.is_empty() {
         Ok(commands)

@@ -20,15 +20,36 @@ use crate::error::{ErrorCode, KipError};
 use crate::position::Position;
 use crate::suggest;
 
-pub(crate) fn check(source: &str, commands: &[Command]) -> Vec<KipError> {
+/// Checks `commands`, parsed from `source`. For one part of a text split
+/// between two UPSERT blocks one part of a text split between two UPSERT blocks (a
+/// streamed import, see [`crate::parse_part`]): with `handles`, the first
+/// command, an UPSERT, continues one whose earlier parts defined those
+/// handles, and on return `handles` holds the handles defined so far by
+/// the text's last UPSERT (which the next part may continue).
+pub(crate) fn check_part(
+    source: &str,
+    commands: &[Command],
+    mut handles: Option<&mut BTreeSet<String>>,
+) -> Vec<KipError> {
     let mut checker = Checker {
         source,
         errors: Vec::new(),
     };
-    for command in commands {
+    let mut carried: BTreeSet<String> = handles
+        .as_deref_mut()
+        .map(std::mem::take)
+        .unwrap_or_default();
+    for (i, command) in commands.iter().enumerate() {
         match command {
             Command::Find(query) => checker.find(query),
-            Command::Upsert(upsert) => checker.upsert(upsert),
+            Command::Upsert(upsert) => {
+                let earlier = if i == 0 {
+                    std::mem::take(&mut carried)
+                } else {
+                    BTreeSet::new()
+                };
+                carried = checker.upsert(upsert, earlier);
+            }
             Command::Delete(delete) => checker.delete(delete),
             Command::Update(update) => checker.update(update),
             Command::Merge(merge) => {
@@ -45,6 +66,12 @@ pub(crate) fn check(source: &str, commands: &[Command]) -> Vec<KipError> {
             }
             Command::Describe(_) | Command::Search(_) => {}
         }
+        if !matches!(command, Command::Upsert(_)) {
+            carried.clear();
+        }
+    }
+    if let Some(handles) = handles {
+        *handles = carried;
     }
     checker.errors
 }
@@ -252,8 +279,11 @@ impl Checker<'_> {
         }
     }
 
-    fn upsert(&mut self, upsert: &Upsert) {
-        // Handles whose blocks have run, and every handle with its block.
+    /// Checks one UPSERT's handles, `earlier` defined by the parts of it
+    /// before this text; returns every handle defined by its end.
+    fn upsert(&mut self, upsert: &Upsert, earlier: BTreeSet<String>) -> BTreeSet<String> {
+        // Handles whose blocks have run (`earlier`, then this text's), and
+        // every handle of this text with its block.
         let mut defined: BTreeMap<String, Span> = BTreeMap::new();
         let all: BTreeMap<String, Span> = upsert
             .items
@@ -284,7 +314,7 @@ impl Checker<'_> {
                 }
             };
             for var in used {
-                if defined.contains_key(&var.name) {
+                if defined.contains_key(&var.name) || earlier.contains(&var.name) {
                     continue;
                 }
                 let hint = match all.get(&var.name) {
@@ -319,7 +349,7 @@ impl Checker<'_> {
                 );
             }
             if let Some(h) = handle {
-                if defined.contains_key(&h.name) {
+                if defined.contains_key(&h.name) || earlier.contains(&h.name) {
                     self.errors.push(
                         KipError::new(
                             ErrorCode::InvalidSyntax,
@@ -332,6 +362,9 @@ impl Checker<'_> {
                 defined.insert(h.name.clone(), h.span);
             }
         }
+        let mut all = earlier;
+        all.extend(defined.into_keys());
+        all
     }
 }
 

@@ -85,7 +85,7 @@ pub use logic::{
 };
 pub use pattern::{Block, Edge, Filter, Node, Pattern, outline};
 pub use request::{BatchItem, ExecuteKip};
-pub use run::{Mode, Origin, Outcome, RunOptions, Snapshot, response};
+pub use run::{Mode, NextPart, Origin, Outcome, Part, RunOptions, Snapshot, response};
 pub use schema::{has_immutable_id, is_protected, type_list};
 pub use stats::Stats;
 pub use trace::{
@@ -172,6 +172,12 @@ impl Nexus {
     /// returns its size in bytes. What `kip compact` puts in place.
     pub fn packed_copy(&self, dest: &Path) -> Result<u64> {
         self.store.copy_packed(dest).kip()
+    }
+
+    /// Makes room for a write of about `extra` bytes (see
+    /// [`kip_store::Store::reserve`]).
+    pub fn reserve(&self, extra: u64) {
+        self.store.reserve(extra);
     }
 
     pub fn backup(&self, dest: &Path) -> Result<Backup> {

@@ -10,8 +10,11 @@
 //! of what it changed) in that transaction too; reads are folded in memory
 //! and written later (see `trace`).
 
+use std::collections::HashMap;
+
 use kip_lang::ast::{Command, CommandKind, FindQuery};
 use kip_lang::{ErrorCode, KipError};
+use kip_store::ElementId;
 use serde_json::{Value as Json, json};
 
 use crate::graph::{Graph, Result, TxnError};
@@ -122,6 +125,28 @@ impl Outcome {
     }
 }
 
+/// One part of a text too large to hold at once (see [`Nexus::run_parts`]):
+/// whole commands, parsed and bound, except that its first command may
+/// continue the previous part's last UPSERT and its last may go on in the
+/// next part.
+#[derive(Debug)]
+pub struct Part {
+    /// The text the commands' spans point into.
+    pub text: String,
+    pub commands: Vec<Command>,
+    /// The first command is an UPSERT that continues the previous part's
+    /// last one: the handles that one defined are still defined.
+    pub continues: bool,
+}
+
+/// How [`Nexus::run_parts`] asks for parts: `(graph, n)` asks for part `n`
+/// (0 starts over from the first: a write whose map had to grow runs
+/// again), checked against `graph`, the write's state before the part
+/// (every earlier part applied). `Ok(None)` after the last part; an error
+/// stops the run and undoes every part.
+pub type NextPart<'a> =
+    dyn FnMut(&Graph<'_>, usize) -> std::result::Result<Option<Part>, KipError> + 'a;
+
 /// The timestamp of a command: ISO 8601, UTC, whole seconds.
 pub(crate) fn now() -> String {
     let format = time::format_description::well_known::Rfc3339;
@@ -171,6 +196,104 @@ impl Nexus {
                 outcome
             }
         }
+    }
+
+    /// Runs the parts `next` gives, in order, in one write transaction: a
+    /// text too large to parse whole (a streamed capsule) applied all or
+    /// nothing, like [`Nexus::run`] applies one text. `head` is what the
+    /// trace records as the command's text (its start). The outcome has
+    /// the counts; the results of the single commands are not kept.
+    pub fn run_parts(
+        &self,
+        head: &str,
+        options: &RunOptions,
+        next: &mut NextPart<'_>,
+    ) -> Result<Outcome> {
+        let commit = options.mode == Mode::Commit;
+        let settings = self.tracer.settings();
+        let tracing = commit && settings.enabled;
+        let started = std::time::Instant::now();
+        let folds = if tracing {
+            self.tracer.take_folds(true)
+        } else {
+            Vec::new()
+        };
+        let run = |txn: &mut kip_store::RwTxn<'_>| -> std::result::Result<Outcome, TxnError> {
+            let mut total = Stats::default();
+            let mut changes = BeforeImage::default();
+            let mut verbs: Vec<&'static str> = Vec::new();
+            let mut handles: HashMap<String, ElementId> = HashMap::new();
+            let mut n = 0;
+            loop {
+                let part = {
+                    let g = Graph::new(&self.store, txn);
+                    next(&g, n).map_err(TxnError)?
+                };
+                let Some(part) = part else { break };
+                n += 1;
+                if !part.continues {
+                    handles.clear();
+                }
+                let last = part.commands.len().saturating_sub(1);
+                for (i, c) in part.commands.iter().enumerate() {
+                    trace::add_verb(&mut verbs, c);
+                    let carried = matches!(c, Command::Upsert(_)) && (i == 0 || i == last);
+                    if i != 0 && carried {
+                        handles.clear();
+                    }
+                    let outcome = match c {
+                        Command::Upsert(_)
+                        | Command::Delete(_)
+                        | Command::Update(_)
+                        | Command::Merge(_) => self.write_command(
+                            txn,
+                            &part.text,
+                            c,
+                            commit,
+                            tracing.then_some(&mut changes),
+                            carried.then_some(&mut handles),
+                        )?,
+                        other => {
+                            let g = Graph::new(&self.store, txn);
+                            read_command(&g, &part.text, other, self.secret, false)?
+                        }
+                    };
+                    total += outcome.stats;
+                }
+            }
+            self.log_and_trace(
+                txn,
+                options,
+                tracing.then_some(&settings),
+                &folds,
+                CommandRecord {
+                    originator: options.originator(),
+                    note: &options.trace,
+                    verbs: trace::join_verbs(&verbs),
+                    text: head,
+                    stats: total,
+                    changes: std::mem::take(&mut changes.changes),
+                    created: std::mem::take(&mut changes.created),
+                    change_seq: None,
+                    duration: started.elapsed(),
+                },
+                commit,
+            )?;
+            let mut out = Outcome::of(json!({"parts": n, "stats": total}));
+            out.stats = total;
+            if !commit {
+                mark_dry_run(&mut out.result);
+            }
+            Ok(out)
+        };
+        let outcome = self.store.write_with(commit, run).map_err(|e| e.0);
+        if let Err(e) = &outcome {
+            self.tracer.restore_folds(folds);
+            if commit {
+                self.trace_failure(head, &[], options, e);
+            }
+        }
+        outcome
     }
 
     /// A dry run of reads: checked against the schema, not run.
@@ -223,9 +346,14 @@ impl Nexus {
                     Command::Upsert(_)
                     | Command::Delete(_)
                     | Command::Update(_)
-                    | Command::Merge(_) => {
-                        self.write_command(txn, source, c, commit, tracing.then_some(&mut changes))?
-                    }
+                    | Command::Merge(_) => self.write_command(
+                        txn,
+                        source,
+                        c,
+                        commit,
+                        tracing.then_some(&mut changes),
+                        None,
+                    )?,
                     other => {
                         let g = Graph::new(&self.store, txn);
                         read_command(&g, source, other, secret, options.explain)?
@@ -235,38 +363,24 @@ impl Nexus {
                 outcomes.push(outcome);
                 progress(outcomes.len());
             }
-            let mut change_seq = None;
-            if total.changed() && commit {
-                let entry = json!({
-                    "origin": options.origin.name,
-                    "pid": std::process::id(),
-                    "at": now(),
-                    "stats": total,
-                });
-                change_seq = Some(self.store.append_change(txn, &entry)?);
-            }
-            if tracing {
-                let append = Append {
-                    store: &self.store,
-                    settings: &settings,
-                    at: now(),
-                };
-                trace::Tracer::write_folds(&append, txn, &folds)?;
-                append.command(
-                    txn,
-                    CommandRecord {
-                        originator: options.originator(),
-                        note: &options.trace,
-                        verbs: trace::verbs(commands),
-                        text: source,
-                        stats: total,
-                        changes: std::mem::take(&mut changes.changes),
-                        created: std::mem::take(&mut changes.created),
-                        change_seq,
-                        duration: started.elapsed(),
-                    },
-                )?;
-            }
+            self.log_and_trace(
+                txn,
+                options,
+                tracing.then_some(&settings),
+                &folds,
+                CommandRecord {
+                    originator: options.originator(),
+                    note: &options.trace,
+                    verbs: trace::verbs(commands),
+                    text: source,
+                    stats: total,
+                    changes: std::mem::take(&mut changes.changes),
+                    created: std::mem::take(&mut changes.created),
+                    change_seq: None,
+                    duration: started.elapsed(),
+                },
+                commit,
+            )?;
             let mut out = combine(outcomes, commands.len() == 1);
             out.stats = total;
             if !commit {
@@ -279,6 +393,41 @@ impl Nexus {
             self.tracer.restore_folds(folds);
         }
         outcome
+    }
+
+    /// The end of a write's transaction: the change-log entry of a
+    /// committed write that changed something, and with `tracing` the
+    /// closed read folds and the write's TRACE entry (`record`, whose
+    /// `change_seq` this fills in).
+    #[allow(clippy::too_many_arguments)]
+    fn log_and_trace(
+        &self,
+        txn: &mut kip_store::RwTxn<'_>,
+        options: &RunOptions,
+        tracing: Option<&trace::TraceSettings>,
+        folds: &[trace::Fold],
+        mut record: CommandRecord<'_>,
+        commit: bool,
+    ) -> std::result::Result<(), TxnError> {
+        if record.stats.changed() && commit {
+            let entry = json!({
+                "origin": options.origin.name,
+                "pid": std::process::id(),
+                "at": now(),
+                "stats": record.stats,
+            });
+            record.change_seq = Some(self.store.append_change(txn, &entry)?);
+        }
+        if let Some(settings) = tracing {
+            let append = Append {
+                store: &self.store,
+                settings,
+                at: now(),
+            };
+            trace::Tracer::write_folds(&append, txn, folds)?;
+            append.command(txn, record)?;
+        }
+        Ok(())
     }
 
     /// Folds a read into the trace; writes the closed folds when one has
@@ -360,6 +509,7 @@ impl Nexus {
         c: &Command,
         commit: bool,
         traced: Option<&mut BeforeImage>,
+        handles: Option<&mut HashMap<String, ElementId>>,
     ) -> std::result::Result<Outcome, TxnError> {
         let mut w = kml::Writer::new(&self.store, txn, source, now());
         if !commit {
@@ -368,7 +518,10 @@ impl Nexus {
             w.collect_before_image();
         }
         let result = match c {
-            Command::Upsert(u) => w.upsert(u)?,
+            Command::Upsert(u) => match handles {
+                Some(handles) => w.upsert_with(u, handles)?,
+                None => w.upsert(u)?,
+            },
             Command::Delete(d) => w.delete(d)?,
             Command::Update(u) => w.update(u)?,
             Command::Merge(m) => w.merge(m)?,

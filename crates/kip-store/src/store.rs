@@ -223,14 +223,8 @@ impl Store {
             // that up front, instead of re-running the migration after
             // each doubling.
             let file = std::fs::metadata(dir.join("data.mdb")).map_or(0, |m| m.len());
-            let room = usize::try_from(file.saturating_mul(2)).unwrap_or(usize::MAX);
             // Best effort: at the map's limit the migration runs anyway.
-            while env.map_size() < room {
-                let before = env.map_size();
-                if env.grow(before).is_err() || env.map_size() <= before {
-                    break;
-                }
-            }
+            grow_map_to(&env, file.saturating_mul(2));
         }
         let db = loop {
             let writing = env.write()?;
@@ -370,6 +364,15 @@ impl Store {
         }
     }
 
+    /// Grows the map (best effort, up to its limit) so that `extra` more
+    /// bytes fit beyond the data file's current size: a write known to be
+    /// large (a streamed import) then runs once, instead of again after
+    /// each doubling of a map it filled.
+    pub fn reserve(&self, extra: u64) {
+        let file = std::fs::metadata(self.env.dir().join("data.mdb")).map_or(0, |m| m.len());
+        grow_map_to(&self.env, file.saturating_add(extra));
+    }
+
     /// Writes a compacted copy of the whole store to the file `path` (an
     /// LMDB `data.mdb`), for backups and test fixtures. Runs alongside
     /// readers and writers.
@@ -492,4 +495,15 @@ where
         }
     }
     Ok(())
+}
+
+/// Doubles the map until it holds `room` bytes or cannot grow.
+fn grow_map_to(env: &crate::env::EnvHandle, room: u64) {
+    let room = usize::try_from(room).unwrap_or(usize::MAX);
+    while env.map_size() < room {
+        let before = env.map_size();
+        if env.grow(before).is_err() || env.map_size() <= before {
+            break;
+        }
+    }
 }

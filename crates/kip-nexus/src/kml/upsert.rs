@@ -20,22 +20,33 @@ use super::{Object, Writer, json_object, merged};
 
 impl Writer<'_, '_> {
     pub fn upsert(&mut self, u: &Upsert) -> Result<Json> {
+        self.upsert_with(u, &mut HashMap::new())
+    }
+
+    /// [`Writer::upsert`] with the handles defined so far: empty for a
+    /// whole UPSERT, those of its earlier parts for one that continues
+    /// (a streamed import, see `Nexus::run_parts`). Adds the handles it
+    /// defines.
+    pub fn upsert_with(
+        &mut self,
+        u: &Upsert,
+        handles: &mut HashMap<String, ElementId>,
+    ) -> Result<Json> {
         self.check_no_reserved(u.metadata.as_ref())?;
         let defaults = json_object(u.metadata.as_ref());
-        let mut handles: HashMap<String, ElementId> = HashMap::new();
         let mut concept_ids = Vec::new();
         let mut proposition_ids = Vec::new();
         for item in &u.items {
             match item {
                 UpsertItem::Concept(c) => {
-                    let id = self.concept_block(c, &defaults, &handles)?;
+                    let id = self.concept_block(c, &defaults, handles)?;
                     if let Some(h) = &c.handle {
                         handles.insert(h.name.clone(), ElementId::Concept(id));
                     }
                     concept_ids.push(json!(ElementId::Concept(id).to_string()));
                 }
                 UpsertItem::Proposition(p) => {
-                    let id = self.proposition_block(p, &defaults, &handles)?;
+                    let id = self.proposition_block(p, &defaults, handles)?;
                     if let Some(h) = &p.handle {
                         handles.insert(h.name.clone(), ElementId::Proposition(id));
                     }

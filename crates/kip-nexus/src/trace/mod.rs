@@ -375,27 +375,37 @@ pub(crate) fn summary(verb: &str, s: &Stats) -> String {
 
 /// The verbs of a text's commands, e.g. "UPSERT" or "UPSERT, DELETE".
 pub(crate) fn verbs(commands: &[kip_lang::ast::Command]) -> String {
-    use kip_lang::ast::Command as C;
     let mut out: Vec<&str> = Vec::new();
     for c in commands {
-        let v = match c {
-            C::Find(_) => "FIND",
-            C::Describe(_) => "DESCRIBE",
-            C::Search(_) => "SEARCH",
-            C::Export(_) => "EXPORT",
-            C::Upsert(_) => "UPSERT",
-            C::Delete(_) => "DELETE",
-            C::Update(_) => "UPDATE",
-            C::Merge(_) => "MERGE",
-        };
-        if !out.contains(&v) {
-            out.push(v);
-        }
+        add_verb(&mut out, c);
     }
-    if out.is_empty() {
+    join_verbs(&out)
+}
+
+/// Adds `c`'s verb to `verbs` unless it is there already.
+pub(crate) fn add_verb(verbs: &mut Vec<&'static str>, c: &kip_lang::ast::Command) {
+    use kip_lang::ast::Command as C;
+    let v = match c {
+        C::Find(_) => "FIND",
+        C::Describe(_) => "DESCRIBE",
+        C::Search(_) => "SEARCH",
+        C::Export(_) => "EXPORT",
+        C::Upsert(_) => "UPSERT",
+        C::Delete(_) => "DELETE",
+        C::Update(_) => "UPDATE",
+        C::Merge(_) => "MERGE",
+    };
+    if !verbs.contains(&v) {
+        verbs.push(v);
+    }
+}
+
+/// The verbs as a trace entry names them.
+pub(crate) fn join_verbs(verbs: &[&str]) -> String {
+    if verbs.is_empty() {
         "KIP".to_owned()
     } else {
-        out.join(", ")
+        verbs.join(", ")
     }
 }
 
