@@ -7,10 +7,12 @@ use std::path::{Path, PathBuf};
 
 use crate::report::Format;
 
-/// The largest capsule file imported by default, in MiB. An import holds
-/// the whole text and its parsed form in memory (several times the file's
-/// size), so a larger file is refused before it is read, with a message
-/// naming it and the limit. `KIP_MAX_FILE_MIB` changes the limit.
+/// The largest file imported whole by default, in MiB. A whole import
+/// holds the text and its parsed form in memory (several times the file's
+/// size), so a larger `.kip` capsule is read and applied part by part
+/// (`stream.rs`), and a larger YAML bundle (parsed whole) is refused before
+/// it is read, with a message naming it and the limit. `KIP_MAX_FILE_MIB`
+/// changes the limit.
 pub const DEFAULT_MAX_FILE_MIB: u64 = 64;
 
 /// The environment variable that overrides [`DEFAULT_MAX_FILE_MIB`].
