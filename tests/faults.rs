@@ -401,6 +401,16 @@ fn a_capsule_above_the_size_limit_is_streamed_and_a_bundle_is_refused_unread() {
     assert_eq!(persons(&db), base + 2);
     check_store(&db);
 
+    // A capsule of several parts (one UPSERT of 9 MiB, cut between its
+    // blocks) lands whole.
+    let parts = work.path().join("parts.kip");
+    std::fs::write(&parts, large_capsule("part", 32_000)).expect("write");
+    assert!(std::fs::metadata(&parts).expect("size").len() > 8 << 20);
+    let out = kip_limited(&db, &["import".as_ref(), parts.as_os_str()]);
+    let report = json_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{report:#}");
+    assert_eq!(persons(&db), base + 2 + 32_000);
+
     // The watcher streams it the same way.
     let db2 = work.path().join("nexus2");
     let base2 = fresh(&db2);
@@ -434,7 +444,11 @@ fn a_capsule_above_the_size_limit_is_streamed_and_a_bundle_is_refused_unread() {
     assert_eq!(report["errors"][0]["data"]["column"], 3, "{report:#}");
     let message = report["errors"][0]["message"].as_str().expect("message");
     assert!(message.contains("larger than"), "{message}");
-    assert_eq!(persons(&db), base + 2, "nothing of the file is applied");
+    assert_eq!(
+        persons(&db),
+        base + 2 + 32_000,
+        "nothing of the file is applied"
+    );
 
     // A YAML bundle is parsed whole: above the limit it is refused unread,
     // naming it and the limit.

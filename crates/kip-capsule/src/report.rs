@@ -316,7 +316,8 @@ pub enum Phase {
 pub struct Progress {
     pub phase: Phase,
     /// Items of the phase done (checked while validating, written while
-    /// applying); bytes while parsing.
+    /// applying); bytes while parsing. A capsule streamed part by part
+    /// reports parts applied, of a `total` of 0 (unknown), and `bytes`.
     pub done: u64,
     pub total: u64,
     /// Bytes of the file read and taken in so far (parsed, then checked up

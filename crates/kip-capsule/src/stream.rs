@@ -382,11 +382,13 @@ struct Splitter<R> {
     start: At,
     start_offset: usize,
     reopens: Option<(usize, At)>,
-    /// Where the command or block being read started (what a piece too
-    /// large is blamed on).
+    /// Where the command or block being read started, and its offset (a
+    /// single one larger than `max_bytes` is refused, blamed on it).
     unit: At,
+    unit_offset: usize,
     part_bytes: usize,
-    /// The largest piece: one command or block larger than this is refused.
+    /// The largest command or block: a larger one is refused (a piece is
+    /// at most a part and one of them).
     max_bytes: usize,
     /// The UPSERTs that may be cut (the first pass found their suffix).
     cuttable: BTreeSet<usize>,
@@ -415,6 +417,7 @@ impl<R: Read> Splitter<R> {
             start_offset: 0,
             reopens: None,
             unit: At { line: 1, column: 0 },
+            unit_offset: 0,
             part_bytes,
             max_bytes,
             cuttable,
@@ -450,7 +453,8 @@ impl<R: Read> Splitter<R> {
             self.offset += 1;
             let event = self.lexer.feed(offset, b);
             match event {
-                Event::Command(_, at) | Event::BlockStart(at) => self.unit = at,
+                Event::Command(start, at) => (self.unit, self.unit_offset) = (at, start),
+                Event::BlockStart(at) => (self.unit, self.unit_offset) = (at, offset),
                 _ => {}
             }
             let piece = match event {
@@ -494,7 +498,7 @@ impl<R: Read> Splitter<R> {
             if piece.is_some() {
                 return Ok(piece);
             }
-            if self.pending.len() > self.max_bytes {
+            if self.offset - self.unit_offset > self.max_bytes {
                 return Err(SplitError::TooLarge(self.unit));
             }
         }
@@ -687,7 +691,6 @@ pub(crate) fn import(
     part_bytes: usize,
 ) {
     let size = std::fs::metadata(path).map_or(0, |m| m.len());
-    let total = usize::try_from(size).unwrap_or(usize::MAX);
     let cannot_read = |e: std::io::Error| {
         ImportError::new(
             ErrorCode::InternalError,
@@ -790,7 +793,9 @@ pub(crate) fn import(
                 errors.sort_by_key(|e| (e.line.unwrap_or(0), e.column.unwrap_or(0)));
                 return Err(seen.stop(errors));
             }
-            progress.report(Phase::Applying, read as u64, size, read);
+            // Items are not known ahead: parts done, of an unknown total
+            // (0); the bytes read say how far.
+            progress.report(Phase::Applying, n as u64 + 1, 0, read);
             Ok(Some(Part {
                 text: part.text,
                 commands,
@@ -803,7 +808,6 @@ pub(crate) fn import(
     match outcome {
         Ok(outcome) => {
             report.stats = outcome.stats;
-            progress.report(Phase::Applying, size, size, total);
         }
         Err(_) if !seen.errors.is_empty() => report.add_errors(seen.errors),
         Err(e) => {
@@ -872,6 +876,45 @@ mod tests {
                 line: 3,
                 column: 49
             }
+        );
+    }
+
+    #[test]
+    fn only_a_single_command_or_block_above_the_limit_is_refused() {
+        let mut text = String::from("UPSERT {\n");
+        for i in 0..100 {
+            text.push_str(&format!(
+                "  CONCEPT {{ {{type: \"T\", name: \"n{i:03}\"}} }}\n"
+            ));
+        }
+        text.push_str("}\n");
+        // Blocks of 42 bytes, parts of 100, nothing above 60: every cut
+        // comes after the part size, and no block is too large.
+        let (_, suffixes) = first_pass(text.as_bytes(), 100).expect("first pass");
+        let cuttable = suffixes.keys().copied().collect();
+        let mut splitter = Splitter::new(text.as_bytes(), 100, 60, cuttable);
+        let mut n = 0;
+        while let Some(raw) = splitter.next_piece().expect("no block is too large") {
+            assert!(raw.bytes.len() < 100 + 60, "{}", raw.bytes.len());
+            n += 1;
+        }
+        assert!(n > 30, "{n} pieces");
+        // A block of 80 bytes is.
+        text.insert_str(
+            9,
+            "  CONCEPT { {type: \"T\", name: \"a long, long, long, long, long, long name\"} }\n",
+        );
+        let mut splitter = Splitter::new(text.as_bytes(), 100, 60, BTreeSet::new());
+        let err = loop {
+            match splitter.next_piece() {
+                Ok(Some(_)) => {}
+                Ok(None) => panic!("the long block was let through"),
+                Err(e) => break e,
+            }
+        };
+        assert!(
+            matches!(err, SplitError::TooLarge(At { line: 2, column: 2 })),
+            "{err:?}"
         );
     }
 

@@ -33,6 +33,9 @@ export const CHECKING_SHARE = 0.3;
  * between, so they show an empty bar.
  */
 export function fraction(p: ImportProgress): number {
+  // A capsule too large to hold is checked and written part by part: no
+  // item total, the bytes taken in fill the whole bar.
+  if (p.phase === 'applying' && p.total_items === 0 && p.total_bytes > 0) return Math.min(1, p.bytes / p.total_bytes);
   if (p.phase === 'applying') {
     const items = p.total_items > 0 ? Math.min(1, p.items / p.total_items) : 0;
     return CHECKING_SHARE + (1 - CHECKING_SHARE) * items;

@@ -41,4 +41,10 @@ describe('import progress', () => {
     expect(fraction(p({ phase: 'applying', items: 200, total_items: 200 }))).toBe(1);
     expect(fraction(p({ phase: 'validating', bytes: 10, total_bytes: 0 }))).toBe(0);
   });
+
+  it('fills a streamed capsule (parts, no item total) with the bytes taken in', () => {
+    const streamed = p({ phase: 'applying', items: 3, total_items: 0, bytes: 3_088_870 / 4 });
+    expect(fraction(streamed)).toBeCloseTo(0.25);
+    expect(say(streamed)).toBe('Writing · 772 kB of 3.1 MB');
+  });
 });

@@ -27,10 +27,22 @@ pub fn run(db: Option<PathBuf>, paths: &[PathBuf]) -> anyhow::Result<ExitCode> {
         .collect();
     let show = |p: Progress| {
         let i = current.get();
-        if large.get(i).copied().unwrap_or(false) {
+        if !large.get(i).copied().unwrap_or(false) {
+            return;
+        }
+        let file = files[i].display();
+        if p.total == 0 && p.total_bytes > 0 {
+            // A streamed capsule: parts done, bytes taken in.
             eprintln!(
-                "kip import: {}: {} {}/{}",
-                files[i].display(),
+                "kip import: {file}: {} part {}, {} of {} bytes",
+                phase(p.phase),
+                p.done,
+                p.bytes,
+                p.total_bytes
+            );
+        } else {
+            eprintln!(
+                "kip import: {file}: {} {}/{}",
                 phase(p.phase),
                 p.done,
                 p.total
