@@ -179,6 +179,54 @@ fn mutated_capsules_never_panic_nor_write() {
     assert_eq!(graph(&nexus), before);
 }
 
+/// The same mutated capsules read part by part (tiny parts, so every
+/// command and block end is a cut): never a panic or a write, errors
+/// inside the file, and a capsule the whole import accepts is accepted
+/// with the same counts (the reverse need not hold: a streamed file's
+/// checks compare blocks within a part only).
+#[test]
+fn mutated_capsules_streamed_in_tiny_parts_never_panic_nor_write() {
+    let (_d, nexus) = medical();
+    let before = graph(&nexus);
+    let dir = tempfile::tempdir().expect("dir");
+    let corpus = corpus("kip");
+    let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+    let mut accepted = 0;
+    for i in 0..300 {
+        let text = mutate(&mut rng, &corpus[i % corpus.len()]);
+        let path = dir.path().join("m.kip");
+        std::fs::write(&path, &text).expect("write");
+        let options = ImportOptions {
+            dry_run: true,
+            progress: None,
+            originator: None,
+        };
+        let part_bytes = 1 + rng.below(400);
+        let r = kip_capsule::import_streamed(
+            &nexus,
+            &path,
+            &origin(),
+            &options,
+            part_bytes,
+            std::time::Instant::now(),
+        );
+        check(&r, &text);
+        let whole = dry(&nexus, "m.kip", &text);
+        if whole.status == Status::Imported {
+            assert_eq!(
+                r.status,
+                Status::Imported,
+                "parts of {part_bytes}: {:?}\n{text}",
+                r.errors
+            );
+            assert_eq!(r.stats, whole.stats, "parts of {part_bytes}\n{text}");
+            accepted += 1;
+        }
+    }
+    assert!(accepted > 20, "only {accepted} mutated capsules were valid");
+    assert_eq!(graph(&nexus), before);
+}
+
 #[test]
 fn inputs_crafted_against_yaml_readers_are_refused_cleanly() {
     let (_d, nexus) = medical();
