@@ -12,6 +12,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory as _, Parser, Subcommand};
 
+mod alloc;
 mod bench;
 mod cmd;
 mod db;
