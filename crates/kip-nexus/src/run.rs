@@ -143,7 +143,9 @@ pub struct Part {
 /// (0 starts over from the first: a write whose map had to grow runs
 /// again), checked against `graph`, the write's state before the part
 /// (every earlier part applied). `Ok(None)` after the last part; an error
-/// stops the run and undoes every part.
+/// stops the run and undoes every part (it is the caller's to report, as a
+/// capsule's check errors are: the trace records failures of the write
+/// itself).
 pub type NextPart<'a> =
     dyn FnMut(&Graph<'_>, usize) -> std::result::Result<Option<Part>, KipError> + 'a;
 
@@ -218,6 +220,9 @@ impl Nexus {
         } else {
             Vec::new()
         };
+        // Whether `next` stopped the write: its error is the caller's to
+        // report, not a failed write to trace.
+        let stopped = std::cell::Cell::new(false);
         let run = |txn: &mut kip_store::RwTxn<'_>| -> std::result::Result<Outcome, TxnError> {
             let mut total = Stats::default();
             let mut changes = BeforeImage::default();
@@ -227,7 +232,10 @@ impl Nexus {
             loop {
                 let part = {
                     let g = Graph::new(&self.store, txn);
-                    next(&g, n).map_err(TxnError)?
+                    next(&g, n).map_err(|e| {
+                        stopped.set(true);
+                        TxnError(e)
+                    })?
                 };
                 let Some(part) = part else { break };
                 n += 1;
@@ -289,7 +297,7 @@ impl Nexus {
         let outcome = self.store.write_with(commit, run).map_err(|e| e.0);
         if let Err(e) = &outcome {
             self.tracer.restore_folds(folds);
-            if commit {
+            if commit && !stopped.get() {
                 self.trace_failure(head, &[], options, e);
             }
         }
