@@ -221,6 +221,7 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
+    alloc::configure();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
