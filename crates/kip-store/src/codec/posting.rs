@@ -128,9 +128,10 @@ fn walk_block(
         )));
     }
     let body = bytes.len() - r.rest().len();
+    let mut pos = body;
     let mut at = first;
     for i in 0..n {
-        let delta = r.varint()?;
+        let delta = read_varint(bytes, &mut pos)?;
         if (i == 0) != (delta == 0) {
             return Err(DecodeError::new(
                 "a posting block is not strictly increasing from its key",
@@ -139,18 +140,49 @@ fn walk_block(
         at = at
             .checked_add(delta)
             .ok_or_else(|| DecodeError::new("a posting block overflows its ordinals"))?;
-        let tf = u32::try_from(r.varint()?)
+        let tf = u32::try_from(read_varint(bytes, &mut pos)?)
             .ok()
             .filter(|tf| *tf > 0)
             .ok_or_else(|| DecodeError::new("a posting's term frequency is 0 or over 32 bits"))?;
         each(at, tf);
     }
-    r.finish()?;
+    if pos != bytes.len() {
+        return Err(DecodeError::new(format!(
+            "{} unexpected trailing bytes",
+            bytes.len() - pos
+        )));
+    }
     Ok(BlockTail {
         count: n as usize,
         last: at,
         body,
     })
+}
+
+/// The varint at `bytes[*pos..]`, moving `pos` past it: what
+/// [`varint::read`] accepts, read without a [`Reader`] step per byte (a
+/// block holds two varints per posting).
+#[inline(always)]
+fn read_varint(bytes: &[u8], pos: &mut usize) -> Result<u64, DecodeError> {
+    let mut n: u64 = 0;
+    let mut shift = 0;
+    while let Some(&byte) = bytes.get(*pos) {
+        *pos += 1;
+        let bits = u64::from(byte & 0x7f);
+        // The tenth byte may only carry the single top bit of a u64.
+        if shift == 63 && bits > 1 {
+            return Err(DecodeError::new("varint overflows 64 bits"));
+        }
+        n |= bits << shift;
+        if byte & 0x80 == 0 {
+            return Ok(n);
+        }
+        shift += 7;
+        if shift > 63 {
+            return Err(DecodeError::new("varint longer than 10 bytes"));
+        }
+    }
+    Err(DecodeError::new("a posting block ends inside a varint"))
 }
 
 /// Decodes the block stored under a key whose first ordinal is `first`,
