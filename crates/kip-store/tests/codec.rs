@@ -16,8 +16,8 @@ use kip_store::codec::intern::{IdToNameKey, id_to_name_key};
 use kip_store::codec::name_key::{HASHED_LEN, KEPT_PREFIX, name_key};
 use kip_store::codec::posting::{
     BLOCK_POSTINGS, MAX_TERM_BYTES, append_to_block, block_key, block_tail, clamp_term,
-    decode_block, decode_block_key, decode_term_entry, element_of, encode_block,
-    encode_block_into, encode_term_entry, ordinal,
+    decode_block, decode_block_key, decode_term_entry, element_of, encode_block, encode_block_into,
+    encode_term_entry, ordinal,
 };
 use kip_store::codec::proposition::PropositionBytes;
 use kip_store::codec::stat_key::StatKey;

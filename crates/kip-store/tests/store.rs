@@ -496,7 +496,11 @@ fn batches_in_element_order_index_as_one_by_one_would_on_both_paths() {
         let mut ids: Vec<ElementId> = write(&store, |txn| {
             let t = store.intern(txn, Namespace::ConceptType, "T")?;
             (0..400)
-                .map(|i| Ok(store.create_concept(txn, &concept(t, &format!("c{i}")))?.into()))
+                .map(|i| {
+                    Ok(store
+                        .create_concept(txn, &concept(t, &format!("c{i}")))?
+                        .into())
+                })
                 .collect()
         })
         .expect("concepts");
@@ -511,7 +515,11 @@ fn batches_in_element_order_index_as_one_by_one_would_on_both_paths() {
         let links: Vec<ElementId> = write(&store, |txn| {
             let p = store.intern(txn, Namespace::Predicate, "p")?;
             (0..30)
-                .map(|i| Ok(store.create_proposition(txn, &link(ids[i], p, ids[i + 1]))?.into()))
+                .map(|i| {
+                    Ok(store
+                        .create_proposition(txn, &link(ids[i], p, ids[i + 1]))?
+                        .into())
+                })
                 .collect()
         })
         .expect("propositions");
@@ -522,7 +530,11 @@ fn batches_in_element_order_index_as_one_by_one_would_on_both_paths() {
         let more: Vec<ElementId> = write(&store, |txn| {
             let t = store.intern(txn, Namespace::ConceptType, "T")?;
             (400..410)
-                .map(|i| Ok(store.create_concept(txn, &concept(t, &format!("c{i}")))?.into()))
+                .map(|i| {
+                    Ok(store
+                        .create_concept(txn, &concept(t, &format!("c{i}")))?
+                        .into())
+                })
                 .collect()
         })
         .expect("more concepts");
@@ -539,7 +551,11 @@ fn batches_in_element_order_index_as_one_by_one_would_on_both_paths() {
         index(mixed);
         let report = store.check().expect("check");
         assert!(report.ok, "{report:#?}");
-        let mut listed = vec!["common".to_owned(), "fresh7r0".to_owned(), "fresh7r1".to_owned()];
+        let mut listed = vec![
+            "common".to_owned(),
+            "fresh7r0".to_owned(),
+            "fresh7r1".to_owned(),
+        ];
         listed.extend((0..37).map(|n| format!("n{n}")));
         let listed: Vec<&str> = listed.iter().map(String::as_str).collect();
         snapshots.push(index_snapshot(&store, &listed, &ids));

@@ -220,12 +220,7 @@ pub fn block_tail(first: u64, bytes: &[u8]) -> Result<BlockTail, DecodeError> {
 /// `tail`, followed by `postings` (sorted, all after `tail.last`): the same
 /// bytes [`encode_block`] gives for the block's postings and these, without
 /// decoding the block's postings.
-pub fn append_to_block(
-    out: &mut Vec<u8>,
-    block: &[u8],
-    tail: BlockTail,
-    postings: &[(u64, u32)],
-) {
+pub fn append_to_block(out: &mut Vec<u8>, block: &[u8], tail: BlockTail, postings: &[(u64, u32)]) {
     out.clear();
     varint::write(out, (tail.count + postings.len()) as u64);
     out.extend_from_slice(&block[tail.body..]);
