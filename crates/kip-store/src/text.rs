@@ -249,38 +249,35 @@ impl Store {
                 }
             }
         }
-        // Documents that all follow the last indexed one have no previous
-        // document to remove, and are appended to `documents`.
-        let after_last = ascending
-            && match (docs.first(), self.last_document(txn)?) {
-                (Some(first), Some(last)) => first.element > last,
-                _ => true,
-            };
-        if !after_last {
+        // In element order, with no document from the batch's first element
+        // to its last (new concepts, say, below indexed propositions), there
+        // is no previous document to remove; after every indexed one (a bulk
+        // import's new links), they are appended to `documents` too.
+        let (fresh, append) = match (docs.first(), docs.last()) {
+            (Some(first), Some(last)) if ascending => {
+                let documents = self.db.documents.remap_data_type::<Bytes>();
+                let range = first.element..=last.element;
+                let fresh = documents.range(txn, &range).lmdb()?.next().is_none();
+                let append = fresh
+                    && match documents.last(txn).lmdb()? {
+                        Some((indexed, _)) => indexed < first.element,
+                        None => true,
+                    };
+                (fresh, append)
+            }
+            _ => (false, false),
+        };
+        if !fresh {
             for doc in docs {
                 self.remove_document(txn, doc.element)?;
             }
         }
-        let total_len = self.insert_documents(txn, docs, after_last)?;
+        let total_len = self.insert_documents(txn, docs, append)?;
         if !docs.is_empty() {
             self.add_stat(txn, StatKey::Documents, docs.len() as i64)?;
             self.add_stat(txn, StatKey::DocumentLength, total_len)?;
         }
         Ok(())
-    }
-
-    /// The element of the last document in `documents`, if any.
-    fn last_document(&self, txn: &RoTxn<'_>) -> Result<Option<ElementId>, StoreError> {
-        match self
-            .db
-            .documents
-            .remap_data_type::<Bytes>()
-            .last(txn)
-            .lmdb()?
-        {
-            Some((element, _)) => Ok(Some(element)),
-            None => Ok(None),
-        }
     }
 
     /// Fails with [`StoreError::NotFound`] for the first of `docs` (in

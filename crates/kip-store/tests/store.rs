@@ -456,10 +456,11 @@ fn a_batch_of_documents_indexes_as_one_by_one_would() {
     assert_eq!(snapshots[0], snapshots[1]);
 }
 
-/// Batches in element order take two paths: documents that all follow the
+/// Batches in element order take three paths: documents that all follow the
 /// last indexed one are appended (no previous document to remove, postings
-/// added to each term's last block), and a batch that also replaces an
-/// indexed document goes the general way. Both leave exactly what indexing
+/// added to each term's last block), new documents below indexed ones skip
+/// the removal only, and a batch that also replaces an indexed document goes
+/// the general way. Both leave exactly what indexing
 /// one document at a time leaves, across block boundaries, for known and
 /// new terms alike.
 #[test]
@@ -525,11 +526,11 @@ fn batches_in_element_order_index_as_one_by_one_would_on_both_paths() {
         .expect("propositions");
         ids.extend(&links);
         index((400..430).map(|i| doc(&ids, i, 0)).collect());
-        // In element order again, but replacing two indexed documents (one
-        // of them the last) next to new ones of new concepts.
+        // New concepts, below the indexed propositions: nothing to replace,
+        // but not appended either.
         let more: Vec<ElementId> = write(&store, |txn| {
             let t = store.intern(txn, Namespace::ConceptType, "T")?;
-            (400..410)
+            (400..420)
                 .map(|i| {
                     Ok(store
                         .create_concept(txn, &concept(t, &format!("c{i}")))?
@@ -538,14 +539,16 @@ fn batches_in_element_order_index_as_one_by_one_would_on_both_paths() {
                 .collect()
         })
         .expect("more concepts");
+        let new_doc = |k: usize| kip_store::NewDocument {
+            element: more[k],
+            terms: terms_of(500 + k, 0),
+            len: 3,
+        };
+        index((0..10).map(new_doc).collect());
+        // In element order again, but replacing two indexed documents (one
+        // of them the last) next to new ones.
         let mut mixed = vec![doc(&ids, 7, 1)];
-        for (k, &e) in more.iter().enumerate() {
-            mixed.push(kip_store::NewDocument {
-                element: e,
-                terms: terms_of(500 + k, 0),
-                len: 3,
-            });
-        }
+        mixed.extend((10..20).map(new_doc));
         mixed.push(doc(&ids, 429, 1));
         ids.extend(&more);
         index(mixed);
