@@ -10,14 +10,16 @@
 use std::collections::HashMap;
 
 use heed::types::Bytes;
-use heed::{RoTxn, RwTxn};
+use heed::{Database, PutFlags, RoTxn, RwTxn};
 
 use crate::Store;
 use crate::codec::document::{DocumentRef, v4};
 use crate::codec::element;
+use crate::codec::integer::U64Be;
 use crate::codec::posting::{
-    BLOCK_POSTINGS, block_key, clamp_term, decode_block, decode_block_into, decode_block_key,
-    decode_term_entry, element_of, encode_block, encode_term_entry, ordinal,
+    BLOCK_POSTINGS, append_to_block, block_key, block_tail, clamp_term, decode_block,
+    decode_block_into, decode_block_key, decode_term_entry, element_of, encode_block,
+    encode_block_into, encode_term_entry, ordinal,
 };
 use crate::codec::stat_key::StatKey;
 use crate::error::{Lmdb as _, StoreError};
@@ -42,16 +44,19 @@ pub struct NewDocument {
     pub len: u32,
 }
 
-/// A document's terms as stored: empty terms and zero frequencies skipped,
-/// long terms cut, sorted, repeated terms merged.
-fn merge_terms<S: AsRef<str>>(terms: &[(S, u32)]) -> Vec<(&str, u32)> {
-    let mut merged: Vec<(&str, u32)> = terms
-        .iter()
-        .filter(|(term, tf)| !term.as_ref().is_empty() && *tf > 0)
-        .map(|(term, tf)| (clamp_term(term.as_ref()), *tf))
-        .collect();
-    merged.sort_unstable_by(|a, b| a.0.cmp(b.0));
-    merged.dedup_by(|later, kept| {
+/// A document's terms as stored, into `out` (cleared first): empty terms
+/// and zero frequencies skipped, long terms cut, sorted, repeated terms
+/// merged.
+fn merge_terms_into<'a, S: AsRef<str>>(terms: &'a [(S, u32)], out: &mut Vec<(&'a str, u32)>) {
+    out.clear();
+    out.extend(
+        terms
+            .iter()
+            .filter(|(term, tf)| !term.as_ref().is_empty() && *tf > 0)
+            .map(|(term, tf)| (clamp_term(term.as_ref()), *tf)),
+    );
+    out.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    out.dedup_by(|later, kept| {
         if later.0 == kept.0 {
             kept.1 = kept.1.saturating_add(later.1);
             true
@@ -59,15 +64,10 @@ fn merge_terms<S: AsRef<str>>(terms: &[(S, u32)]) -> Vec<(&str, u32)> {
             false
         }
     });
-    merged
 }
 
 /// Postings of one term as `(element ordinal, term frequency)`, sorted.
 type Postings = Vec<(u64, u32)>;
-
-/// A posting gathered for a batch: `(element ordinal, frequency, position
-/// of the document in the batch)`.
-type Gathered = (u64, u32, usize);
 
 /// A document to write: its element, its length and its terms.
 struct Doc<'a, S> {
@@ -86,6 +86,98 @@ impl Doc<'_, String> {
                 terms: &d.terms,
             })
             .collect()
+    }
+}
+
+/// A batch's documents regrouped by term, in flat vectors (no allocation
+/// per term or per document).
+struct Batch<'a> {
+    /// Each distinct term (clamped), by slot in order of first appearance.
+    texts: Vec<&'a str>,
+    /// Where each slot's postings start in `postings` (one more entry at the
+    /// end).
+    starts: Vec<usize>,
+    /// Every posting `(element ordinal, frequency)`, grouped by slot, each
+    /// group in ordinal order.
+    postings: Vec<(u64, u32)>,
+    /// Every document's terms `(slot, frequency)`, document after document.
+    doc_terms: Vec<(u32, u32)>,
+    /// Where each document's terms end in `doc_terms`.
+    doc_ends: Vec<usize>,
+    /// The sum of the documents' lengths.
+    total_len: i64,
+}
+
+impl<'a> Batch<'a> {
+    fn gather<S: AsRef<str>>(docs: &'a [Doc<'a, S>]) -> Batch<'a> {
+        let mut slots: HashMap<&str, u32> = HashMap::with_capacity(docs.len());
+        let mut texts: Vec<&str> = Vec::new();
+        let mut counts: Vec<usize> = Vec::new();
+        let mut doc_terms = Vec::with_capacity(docs.len() * 4);
+        let mut doc_ends = Vec::with_capacity(docs.len());
+        let mut merged = Vec::new();
+        let mut total_len: i64 = 0;
+        for doc in docs {
+            merge_terms_into(doc.terms, &mut merged);
+            for &(term, tf) in &merged {
+                let slot = *slots.entry(term).or_insert_with(|| {
+                    texts.push(term);
+                    counts.push(0);
+                    (texts.len() - 1) as u32
+                });
+                counts[slot as usize] += 1;
+                doc_terms.push((slot, tf));
+            }
+            doc_ends.push(doc_terms.len());
+            total_len += i64::from(doc.len);
+        }
+        let mut starts = Vec::with_capacity(counts.len() + 1);
+        let mut at = 0;
+        for count in &counts {
+            starts.push(at);
+            at += count;
+        }
+        starts.push(at);
+        // Scatter each document's postings into its terms' groups.
+        let mut fill = starts.clone();
+        let mut postings = vec![(0, 0); doc_terms.len()];
+        let mut begin = 0;
+        for (doc, &end) in docs.iter().zip(&doc_ends) {
+            let o = ordinal(doc.element);
+            for &(slot, tf) in &doc_terms[begin..end] {
+                let at = &mut fill[slot as usize];
+                postings[*at] = (o, tf);
+                *at += 1;
+            }
+            begin = end;
+        }
+        // Ordinals sort as elements do; a bulk import's documents come in
+        // element order already.
+        if !docs.is_sorted_by_key(|d| d.element) {
+            for group in starts.windows(2) {
+                postings[group[0]..group[1]].sort_unstable_by_key(|p| p.0);
+            }
+        }
+        Batch {
+            texts,
+            starts,
+            postings,
+            doc_terms,
+            doc_ends,
+            total_len,
+        }
+    }
+
+    /// The postings of the term in `slot`, in ordinal order.
+    fn postings(&self, slot: u32) -> &[(u64, u32)] {
+        let slot = slot as usize;
+        &self.postings[self.starts[slot]..self.starts[slot + 1]]
+    }
+
+    /// The terms `(slot, frequency)` of the document at position `at`.
+    fn terms_of(&self, at: usize) -> &[(u32, u32)] {
+        let begin = if at == 0 { 0 } else { self.doc_ends[at - 1] };
+        &self.doc_terms[begin..self.doc_ends[at]]
     }
 }
 
@@ -115,8 +207,13 @@ impl Store {
     /// element's previous document; every element must exist and appear
     /// once). Each distinct term of the batch is looked up and its document
     /// frequency written once, and its new postings are merged into its
-    /// blocks in one pass: a bulk import's new elements follow every indexed
-    /// one, so they append to each term's last block.
+    /// blocks in one pass.
+    ///
+    /// A bulk import's batch is cheaper still: its new elements, in element
+    /// order, follow every indexed one, so there is no previous document to
+    /// look for, their existence is checked by one walk over their records,
+    /// their postings fill each term's last block without decoding it, and
+    /// new documents, new terms and new blocks are appended in key order.
     pub fn index_documents(
         &self,
         txn: &mut RwTxn<'_>,
@@ -131,24 +228,51 @@ impl Store {
         txn: &mut RwTxn<'_>,
         docs: &[Doc<'_, String>],
     ) -> Result<(), StoreError> {
-        let mut seen = std::collections::HashSet::with_capacity(docs.len());
-        for doc in docs {
-            if !seen.insert(doc.element) {
-                return Err(StoreError::invalid(format!(
-                    "{} appears twice in one batch of documents",
-                    doc.element
-                )));
-            }
-            if !self.contains(txn, doc.element)? {
-                return Err(StoreError::NotFound {
-                    element: doc.element,
-                });
+        // In strictly increasing element order (a bulk import's new
+        // elements) no element can appear twice.
+        let ascending = docs.is_sorted_by(|a, b| a.element < b.element);
+        if ascending {
+            self.require_elements(txn, docs)?;
+        } else {
+            let mut seen = std::collections::HashSet::with_capacity(docs.len());
+            for doc in docs {
+                if !seen.insert(doc.element) {
+                    return Err(StoreError::invalid(format!(
+                        "{} appears twice in one batch of documents",
+                        doc.element
+                    )));
+                }
+                if !self.contains(txn, doc.element)? {
+                    return Err(StoreError::NotFound {
+                        element: doc.element,
+                    });
+                }
             }
         }
-        for doc in docs {
-            self.remove_document(txn, doc.element)?;
+        // In element order, with no document from the batch's first element
+        // to its last (new concepts, say, below indexed propositions), there
+        // is no previous document to remove; after every indexed one (a bulk
+        // import's new links), they are appended to `documents` too.
+        let (fresh, append) = match (docs.first(), docs.last()) {
+            (Some(first), Some(last)) if ascending => {
+                let documents = self.db.documents.remap_data_type::<Bytes>();
+                let range = first.element..=last.element;
+                let fresh = documents.range(txn, &range).lmdb()?.next().is_none();
+                let append = fresh
+                    && match documents.last(txn).lmdb()? {
+                        Some((indexed, _)) => indexed < first.element,
+                        None => true,
+                    };
+                (fresh, append)
+            }
+            _ => (false, false),
+        };
+        if !fresh {
+            for doc in docs {
+                self.remove_document(txn, doc.element)?;
+            }
         }
-        let total_len = self.insert_documents(txn, docs)?;
+        let total_len = self.insert_documents(txn, docs, append)?;
         if !docs.is_empty() {
             self.add_stat(txn, StatKey::Documents, docs.len() as i64)?;
             self.add_stat(txn, StatKey::DocumentLength, total_len)?;
@@ -156,77 +280,234 @@ impl Store {
         Ok(())
     }
 
+    /// Fails with [`StoreError::NotFound`] for the first of `docs` (in
+    /// strictly increasing element order) whose element does not exist. A
+    /// dense run of concepts or of propositions (a bulk import's new
+    /// elements) is checked by one cursor walk over its records instead of
+    /// a lookup per element.
+    fn require_elements(
+        &self,
+        txn: &RoTxn<'_>,
+        docs: &[Doc<'_, String>],
+    ) -> Result<(), StoreError> {
+        let split = docs.partition_point(|d| matches!(d.element, ElementId::Concept(_)));
+        let (concepts, propositions) = docs.split_at(split);
+        self.require_run(txn, self.db.concepts.remap_types(), concepts)?;
+        self.require_run(txn, self.db.propositions.remap_types(), propositions)
+    }
+
+    /// [`Store::require_elements`] for a run of one kind, whose records
+    /// `records` holds under their numbers.
+    fn require_run(
+        &self,
+        txn: &RoTxn<'_>,
+        records: Database<'_, U64Be, Bytes>,
+        docs: &[Doc<'_, String>],
+    ) -> Result<(), StoreError> {
+        let number = |e: ElementId| match e {
+            ElementId::Concept(c) => c.0,
+            ElementId::Proposition(p) => p.0,
+        };
+        let (Some(first), Some(last)) = (docs.first(), docs.last()) else {
+            return Ok(());
+        };
+        let (low, high) = (number(first.element), number(last.element));
+        let missing = |element| StoreError::NotFound { element };
+        // A sparse run: a lookup each costs less than walking the gaps.
+        if high - low >= 2 * docs.len() as u64 {
+            for doc in docs {
+                if !self.contains(txn, doc.element)? {
+                    return Err(missing(doc.element));
+                }
+            }
+            return Ok(());
+        }
+        let mut present = records.range(txn, &(low..=high)).lmdb()?;
+        for doc in docs {
+            let want = number(doc.element);
+            loop {
+                match present.next().transpose().lmdb()? {
+                    Some((n, _)) if n < want => continue,
+                    Some((n, _)) if n == want => break,
+                    _ => return Err(missing(doc.element)),
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Writes the documents, their postings and their terms' document
     /// frequencies, for elements that have no document; returns the sum of
-    /// their lengths. The corpus statistics are the caller's.
+    /// their lengths. `append`: the documents are in element order and
+    /// follow every key of `documents`. The corpus statistics are the
+    /// caller's.
+    ///
+    /// Each distinct term of the batch is looked up once: known terms (in
+    /// id order) have their document frequency rewritten and their new
+    /// postings appended to their last block without decoding it; new terms
+    /// (ids past every known one, in id order) are appended to `term_ids`
+    /// and `postings`.
     fn insert_documents<S: AsRef<str>>(
         &self,
         txn: &mut RwTxn<'_>,
         docs: &[Doc<'_, S>],
+        append: bool,
     ) -> Result<i64, StoreError> {
-        // Each distinct term's postings `(element ordinal, frequency,
-        // position of the document)`, gathered in document order.
-        let mut slots: HashMap<&str, usize> = HashMap::new();
-        let mut groups: Vec<(&str, Vec<Gathered>)> = Vec::new();
-        let mut total_len: i64 = 0;
-        for (at, doc) in docs.iter().enumerate() {
-            let o = ordinal(doc.element);
-            for (term, tf) in merge_terms(doc.terms) {
-                let slot = match slots.get(term) {
-                    Some(&slot) => slot,
-                    None => {
-                        slots.insert(term, groups.len());
-                        groups.push((term, Vec::new()));
-                        groups.len() - 1
-                    }
-                };
-                groups[slot].1.push((o, tf, at));
-            }
-            total_len += i64::from(doc.len);
-        }
-        drop(slots);
-        // Terms in key order (neighbouring `terms` entries and blocks);
-        // a bulk import's documents come in element order already.
-        groups.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        let mut forward: Vec<Vec<(u32, u32)>> = vec![Vec::new(); docs.len()];
-        let mut block: Vec<(u64, u32)> = Vec::new();
-        for (term, run) in &mut groups {
-            if !run.is_sorted_by_key(|p| p.0) {
-                run.sort_unstable_by_key(|p| p.0);
-            }
-            let added = u32::try_from(run.len())
-                .map_err(|_| StoreError::invalid("too many documents in one batch"))?;
-            let (id, df) = self.intern_term(txn, term)?;
-            self.set_document_frequency(txn, id, term, df + added)?;
-            block.clear();
-            block.extend(run.iter().map(|p| (p.0, p.1)));
-            self.insert_postings(txn, id, &block)?;
-            for p in run.iter() {
-                forward[p.2].push((id, p.1));
-            }
-        }
-        for (doc, mut terms) in docs.iter().zip(forward) {
-            terms.sort_unstable();
-            let forward = DocumentRef {
-                len: doc.len,
-                terms: &terms,
+        let batch = Batch::gather(docs);
+        let n = batch.texts.len();
+        // Intern in term order (neighbouring `terms` entries), so new
+        // terms take ids in term order.
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        order.sort_unstable_by_key(|&slot| batch.texts[slot as usize]);
+        let mut ids = vec![0u32; n];
+        let mut known: Vec<u32> = Vec::with_capacity(n);
+        let mut fresh: Vec<u32> = Vec::new();
+        let mut next_id: Option<u64> = None;
+        for &slot in &order {
+            let term = batch.texts[slot as usize];
+            ids[slot as usize] = match self.db.terms.get(txn, term).lmdb()? {
+                Some(id) => {
+                    known.push(slot);
+                    id
+                }
+                None => {
+                    let next = match next_id {
+                        Some(next) => next,
+                        None => self.peek_id(txn, meta_key::NEXT_TERM_ID)?,
+                    };
+                    let id =
+                        u32::try_from(next).map_err(|_| StoreError::invalid("no term ids left"))?;
+                    next_id = Some(next + 1);
+                    self.db.terms.put(txn, term, &id).lmdb()?;
+                    fresh.push(slot);
+                    id
+                }
             };
-            self.db.documents.put(txn, &doc.element, &forward).lmdb()?;
         }
-        Ok(total_len)
+        if let Some(next) = next_id {
+            self.take_id(txn, meta_key::NEXT_TERM_ID, next - 1)?;
+        }
+        // Known terms in id order: neighbouring `term_ids` entries and
+        // blocks.
+        known.sort_unstable_by_key(|&slot| ids[slot as usize]);
+        let mut buf = Vec::new();
+        for &slot in &known {
+            let id = ids[slot as usize];
+            let new = batch.postings(slot);
+            let entry =
+                self.db.term_ids.get(txn, &id).lmdb()?.ok_or_else(|| {
+                    StoreError::corrupt(format!("the term id {id} is not recorded"))
+                })?;
+            let (df, _) = decode_term_entry(entry)?;
+            let df = u32::try_from(new.len())
+                .ok()
+                .and_then(|added| df.checked_add(added))
+                .ok_or_else(|| StoreError::invalid("too many documents of one term"))?;
+            buf.clear();
+            buf.extend_from_slice(&df.to_be_bytes());
+            buf.extend_from_slice(&entry[4..]);
+            self.db.term_ids.put(txn, &id, &buf).lmdb()?;
+            self.append_postings(txn, id, new, &mut buf)?;
+        }
+        // New terms: their ids follow every recorded one, in term order.
+        for &slot in &fresh {
+            let id = ids[slot as usize];
+            let new = batch.postings(slot);
+            let df = u32::try_from(new.len())
+                .map_err(|_| StoreError::invalid("too many documents in one batch"))?;
+            self.db
+                .term_ids
+                .put_with_flags(
+                    txn,
+                    PutFlags::APPEND,
+                    &id,
+                    &encode_term_entry(df, batch.texts[slot as usize]),
+                )
+                .lmdb()?;
+            for chunk in new.chunks(BLOCK_POSTINGS) {
+                encode_block_into(&mut buf, chunk);
+                self.db
+                    .postings
+                    .put_with_flags(txn, PutFlags::APPEND, &block_key(id, chunk[0].0), &buf)
+                    .lmdb()?;
+            }
+        }
+        let documents = self.db.documents.remap_data_type::<Bytes>();
+        let flags = if append {
+            PutFlags::APPEND
+        } else {
+            PutFlags::empty()
+        };
+        let mut forward: Vec<(u32, u32)> = Vec::new();
+        for (at, doc) in docs.iter().enumerate() {
+            forward.clear();
+            forward.extend(
+                batch
+                    .terms_of(at)
+                    .iter()
+                    .map(|&(slot, tf)| (ids[slot as usize], tf)),
+            );
+            forward.sort_unstable();
+            DocumentRef {
+                len: doc.len,
+                terms: &forward,
+            }
+            .encode_into(&mut buf);
+            documents
+                .put_with_flags(txn, flags, &doc.element, &buf)
+                .lmdb()?;
+        }
+        Ok(batch.total_len)
     }
 
-    /// The id and document frequency of `term` (already clamped), a new id
-    /// (frequency 0) if the term is not indexed yet.
-    fn intern_term(&self, txn: &mut RwTxn<'_>, term: &str) -> Result<(u32, u32), StoreError> {
-        if let Some(id) = self.db.terms.get(txn, term).lmdb()? {
-            return Ok((id, self.term_entry(txn, id)?.0));
+    /// Adds new postings of `term` (sorted by ordinal, none already
+    /// indexed). The common case, a bulk import's new elements, follows the
+    /// term's last block: they fill it up, without decoding it, then start
+    /// new blocks. `buf` is scratch space.
+    fn append_postings(
+        &self,
+        txn: &mut RwTxn<'_>,
+        term: u32,
+        new: &[(u64, u32)],
+        buf: &mut Vec<u8>,
+    ) -> Result<(), StoreError> {
+        let Some(&(first_new, _)) = new.first() else {
+            return Ok(());
+        };
+        let rest = match self
+            .db
+            .postings
+            .get_lower_than_or_equal_to(txn, &block_key(term, u64::MAX))
+            .lmdb()?
+        {
+            Some((key, block)) if key.starts_with(&term.to_be_bytes()) => {
+                let (_, first) = decode_block_key(key)?;
+                let tail = block_tail(first, block)?;
+                if tail.last >= first_new {
+                    return self.merge_postings(txn, term, new);
+                }
+                let room = BLOCK_POSTINGS.saturating_sub(tail.count).min(new.len());
+                let (into_last, rest) = new.split_at(room);
+                if !into_last.is_empty() {
+                    append_to_block(buf, block, tail, into_last);
+                    self.db
+                        .postings
+                        .put(txn, &block_key(term, first), buf)
+                        .lmdb()?;
+                }
+                rest
+            }
+            // The term has no postings yet.
+            _ => new,
+        };
+        for chunk in rest.chunks(BLOCK_POSTINGS) {
+            encode_block_into(buf, chunk);
+            self.db
+                .postings
+                .put(txn, &block_key(term, chunk[0].0), buf)
+                .lmdb()?;
         }
-        let next = self.peek_id(txn, meta_key::NEXT_TERM_ID)?;
-        let id = u32::try_from(next).map_err(|_| StoreError::invalid("no term ids left"))?;
-        self.take_id(txn, meta_key::NEXT_TERM_ID, next)?;
-        self.db.terms.put(txn, term, &id).lmdb()?;
-        Ok((id, 0))
+        Ok(())
     }
 
     /// The document frequency and text of the term `id`.
@@ -339,41 +620,12 @@ impl Store {
 
     /// Merges new postings of `term` (sorted by ordinal, none already
     /// indexed) into its blocks, touching only the blocks they fall in.
-    fn insert_postings(
+    fn merge_postings(
         &self,
         txn: &mut RwTxn<'_>,
         term: u32,
         new: &[(u64, u32)],
     ) -> Result<(), StoreError> {
-        let Some(&(first_new, _)) = new.first() else {
-            return Ok(());
-        };
-        // The common case, a bulk import's new elements: every new posting
-        // follows the term's last block, which one seek finds.
-        let last_block = match self
-            .db
-            .postings
-            .get_lower_than_or_equal_to(txn, &block_key(term, u64::MAX))
-            .lmdb()?
-        {
-            Some((k, v)) if k.starts_with(&term.to_be_bytes()) => {
-                let (_, first) = decode_block_key(k)?;
-                Some((first, decode_block(first, v)?))
-            }
-            // The term has no postings yet.
-            _ => None,
-        };
-        match last_block {
-            None => return self.write_blocks(txn, term, None, new),
-            Some((first, mut block)) if block.last().is_some_and(|p| p.0 < first_new) => {
-                if block.len() >= BLOCK_POSTINGS {
-                    return self.write_blocks(txn, term, None, new);
-                }
-                block.extend_from_slice(new);
-                return self.write_blocks(txn, term, Some(first), &block);
-            }
-            Some(_) => {}
-        }
         let mut i = 0;
         while i < new.len() {
             let Some((first, mut merged)) = self.block_for(txn, term, new[i].0)? else {
@@ -607,7 +859,10 @@ impl Store {
                     len,
                 })
             },
-            |txn, chunk| self.insert_documents(txn, &Doc::view(&chunk)).map(drop),
+            |txn, chunk| {
+                self.insert_documents(txn, &Doc::view(&chunk), false)
+                    .map(drop)
+            },
         )?;
         Ok((written, postings))
     }

@@ -15,8 +15,9 @@ use kip_store::codec::integer::{ConceptIdCodec, I64Be, PropositionIdCodec, U32Be
 use kip_store::codec::intern::{IdToNameKey, id_to_name_key};
 use kip_store::codec::name_key::{HASHED_LEN, KEPT_PREFIX, name_key};
 use kip_store::codec::posting::{
-    BLOCK_POSTINGS, MAX_TERM_BYTES, block_key, clamp_term, decode_block, decode_block_key,
-    decode_term_entry, element_of, encode_block, encode_term_entry, ordinal,
+    BLOCK_POSTINGS, MAX_TERM_BYTES, append_to_block, block_key, block_tail, clamp_term,
+    decode_block, decode_block_key, decode_term_entry, element_of, encode_block, encode_block_into,
+    encode_term_entry, ordinal,
 };
 use kip_store::codec::proposition::PropositionBytes;
 use kip_store::codec::stat_key::StatKey;
@@ -133,6 +134,32 @@ proptest! {
     }
 
     #[test]
+    fn appending_to_a_block_writes_what_encoding_the_whole_block_would(
+        gaps in prop::collection::vec((1u64..100_000, 1u32..300), 2..(2 * BLOCK_POSTINGS)),
+        start in any::<u32>(),
+        split in any::<prop::sample::Index>(),
+    ) {
+        let mut at = u64::from(start);
+        let postings: Vec<(u64, u32)> = gaps
+            .iter()
+            .map(|&(gap, tf)| {
+                at += gap;
+                (at, tf)
+            })
+            .collect();
+        let k = 1 + split.index(postings.len() - 1);
+        let (old, new) = postings.split_at(k);
+        let block = encode_block(old);
+        let tail = block_tail(old[0].0, &block).expect("reads");
+        prop_assert_eq!((tail.count, tail.last), (old.len(), old[k - 1].0));
+        let mut out = vec![9; 3];
+        append_to_block(&mut out, &block, tail, new);
+        prop_assert_eq!(&out, &encode_block(&postings));
+        encode_block_into(&mut out, new);
+        prop_assert_eq!(&out, &encode_block(new));
+    }
+
+    #[test]
     fn garbage_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
         let _ = value::decode_all(&bytes);
         let _ = value::decode_fields(&bytes, |id| -> Result<String, kip_store::codec::DecodeError> { Ok(id.to_string()) });
@@ -142,6 +169,16 @@ proptest! {
         let _ = StatKey::decode(&bytes);
         let _ = decode_block_key(&bytes);
         let _ = decode_block(1, &bytes);
+        // The tail of a block is read with decode's checks: one fails
+        // exactly when the other does, and agrees on what it read.
+        match (decode_block(1, &bytes), block_tail(1, &bytes)) {
+            (Ok(postings), Ok(tail)) => {
+                prop_assert_eq!(tail.count, postings.len());
+                prop_assert_eq!(Some(tail.last), postings.last().map(|p| p.0));
+            }
+            (Err(_), Err(_)) => {}
+            (a, b) => prop_assert!(false, "decode {:?} but tail {:?}", a, b),
+        }
         let _ = decode_term_entry(&bytes);
         let _ = kip_store::codec::document::v4::decode(&bytes);
         let _ = NameMemberKey::bytes_decode(&bytes);
@@ -355,6 +392,12 @@ fn posting_blocks_round_trip_and_refuse_damage() {
     assert!(decode_block(10, &[2, 0, 1, 0, 1]).is_err());
     assert!(decode_block(10, &[1, 0, 0]).is_err());
     assert!(decode_block(10, &[1, 0, 1, 7]).is_err());
+    // A varint cut short, one over 64 bits: refused too, by both readers.
+    let overlong = [&[1, 0][..], &[0xff; 9][..], &[0x02][..]].concat();
+    for damaged in [&[1, 0, 0x81][..], &[2, 0, 1, 0x80][..], &overlong[..]] {
+        assert!(decode_block(10, damaged).is_err(), "{damaged:?}");
+        assert!(block_tail(10, damaged).is_err(), "{damaged:?}");
+    }
     let entry = encode_term_entry(42, "阿司匹林");
     assert_eq!(
         decode_term_entry(&entry).expect("decodes"),

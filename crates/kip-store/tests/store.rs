@@ -456,6 +456,167 @@ fn a_batch_of_documents_indexes_as_one_by_one_would() {
     assert_eq!(snapshots[0], snapshots[1]);
 }
 
+/// Batches in element order take three paths: documents that all follow the
+/// last indexed one are appended (no previous document to remove, postings
+/// added to each term's last block), new documents below indexed ones skip
+/// the removal only, and a batch that also replaces an indexed document goes
+/// the general way. Both leave exactly what indexing
+/// one document at a time leaves, across block boundaries, for known and
+/// new terms alike.
+#[test]
+fn batches_in_element_order_index_as_one_by_one_would_on_both_paths() {
+    let terms_of = |i: usize, round: usize| -> Vec<(String, u32)> {
+        vec![
+            ("common".to_owned(), 1),
+            (format!("n{}", i % 37), 2),
+            (format!("fresh{i}r{round}"), 1),
+            (format!("n{}", i % 37), 1),
+        ]
+    };
+    let doc = |ids: &[ElementId], i: usize, round: usize| kip_store::NewDocument {
+        element: ids[i],
+        terms: terms_of(i, round),
+        len: 5,
+    };
+    let mut snapshots = Vec::new();
+    for batched in [false, true] {
+        let (_dir, store) = open();
+        let index = |docs: Vec<kip_store::NewDocument>| {
+            write(&store, |txn| {
+                if batched {
+                    store.index_documents(txn, &docs)
+                } else {
+                    for d in &docs {
+                        store.index_document(txn, d.element, &d.terms, d.len)?;
+                    }
+                    Ok(())
+                }
+            })
+            .expect("index");
+        };
+        let mut ids: Vec<ElementId> = write(&store, |txn| {
+            let t = store.intern(txn, Namespace::ConceptType, "T")?;
+            (0..400)
+                .map(|i| {
+                    Ok(store
+                        .create_concept(txn, &concept(t, &format!("c{i}")))?
+                        .into())
+                })
+                .collect()
+        })
+        .expect("concepts");
+        // Some documents one at a time, then the rest in one batch after
+        // them: 250 more postings of `common` fill its last block and two
+        // more.
+        for i in 0..150 {
+            index(vec![doc(&ids, i, 0)]);
+        }
+        index((150..400).map(|i| doc(&ids, i, 0)).collect());
+        // Propositions after every concept, indexed after them.
+        let links: Vec<ElementId> = write(&store, |txn| {
+            let p = store.intern(txn, Namespace::Predicate, "p")?;
+            (0..30)
+                .map(|i| {
+                    Ok(store
+                        .create_proposition(txn, &link(ids[i], p, ids[i + 1]))?
+                        .into())
+                })
+                .collect()
+        })
+        .expect("propositions");
+        ids.extend(&links);
+        index((400..430).map(|i| doc(&ids, i, 0)).collect());
+        // New concepts, below the indexed propositions: nothing to replace,
+        // but not appended either.
+        let more: Vec<ElementId> = write(&store, |txn| {
+            let t = store.intern(txn, Namespace::ConceptType, "T")?;
+            (400..420)
+                .map(|i| {
+                    Ok(store
+                        .create_concept(txn, &concept(t, &format!("c{i}")))?
+                        .into())
+                })
+                .collect()
+        })
+        .expect("more concepts");
+        let new_doc = |k: usize| kip_store::NewDocument {
+            element: more[k],
+            terms: terms_of(500 + k, 0),
+            len: 3,
+        };
+        index((0..10).map(new_doc).collect());
+        // In element order again, but replacing two indexed documents (one
+        // of them the last) next to new ones.
+        let mut mixed = vec![doc(&ids, 7, 1)];
+        mixed.extend((10..20).map(new_doc));
+        mixed.push(doc(&ids, 429, 1));
+        ids.extend(&more);
+        index(mixed);
+        let report = store.check().expect("check");
+        assert!(report.ok, "{report:#?}");
+        let mut listed = vec![
+            "common".to_owned(),
+            "fresh7r0".to_owned(),
+            "fresh7r1".to_owned(),
+        ];
+        listed.extend((0..37).map(|n| format!("n{n}")));
+        let listed: Vec<&str> = listed.iter().map(String::as_str).collect();
+        snapshots.push(index_snapshot(&store, &listed, &ids));
+    }
+    assert_eq!(snapshots[0], snapshots[1]);
+    assert!(snapshots[1].iter().any(|l| l.starts_with("fresh7r0: df 0")));
+}
+
+/// A batch in element order names an element that does not exist: refused
+/// with that element, whether the batch's ids are dense (checked by one walk
+/// over the records) or sparse (checked one by one), and nothing is written.
+#[test]
+fn a_batch_in_element_order_refuses_a_missing_element() {
+    let (_dir, store) = open();
+    let ids: Vec<ConceptId> = write(&store, |txn| {
+        let t = store.intern(txn, Namespace::ConceptType, "T")?;
+        (0..50)
+            .map(|i| store.create_concept(txn, &concept(t, &format!("c{i}"))))
+            .collect()
+    })
+    .expect("concepts");
+    let gone = ids[20];
+    write(&store, |txn| store.delete_concept(txn, gone)).expect("delete");
+    let doc = |e: ElementId| kip_store::NewDocument {
+        element: e,
+        terms: vec![("word".to_owned(), 1)],
+        len: 1,
+    };
+    let dense: Vec<_> = ids.iter().map(|&c| doc(c.into())).collect();
+    let sparse = vec![
+        doc(ids[0].into()),
+        doc(gone.into()),
+        doc(ElementId::Concept(ConceptId(ids[49].0 + 1_000))),
+    ];
+    let beyond = vec![
+        doc(ids[0].into()),
+        doc(ElementId::Proposition(PropositionId(1))),
+    ];
+    for (batch, missing) in [
+        (dense, ElementId::from(gone)),
+        (sparse, gone.into()),
+        (beyond, ElementId::Proposition(PropositionId(1))),
+    ] {
+        let result = write(&store, |txn| store.index_documents(txn, &batch));
+        assert!(
+            matches!(result, Err(StoreError::NotFound { element }) if element == missing),
+            "{result:?}"
+        );
+    }
+    store
+        .read(|txn| {
+            assert_eq!(store.search_stats(txn)?, (0, 0));
+            assert_eq!(store.document_frequency(txn, "word")?, 0);
+            Ok::<_, StoreError>(())
+        })
+        .expect("read");
+}
+
 /// The text index keeps a term's postings in blocks of up to 128: documents
 /// indexed out of order (into the middle of blocks), replaced and removed
 /// leave exactly the postings a plain model holds, and `check` agrees.

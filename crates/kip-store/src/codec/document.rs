@@ -29,15 +29,22 @@ pub struct DocumentRef<'a> {
 impl DocumentRef<'_> {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(6 + self.terms.len() * 4);
+        self.encode_into(&mut out);
+        out
+    }
+
+    /// [`DocumentRef::encode`] into `out`, which is cleared first (a buffer
+    /// reused across documents).
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        out.clear();
         out.extend_from_slice(&self.len.to_be_bytes());
-        varint::write(&mut out, self.terms.len() as u64);
+        varint::write(out, self.terms.len() as u64);
         let mut previous = 0;
         for &(id, tf) in self.terms {
-            varint::write(&mut out, u64::from(id.wrapping_sub(previous)));
-            varint::write(&mut out, u64::from(tf));
+            varint::write(out, u64::from(id.wrapping_sub(previous)));
+            varint::write(out, u64::from(tf));
             previous = id;
         }
-        out
     }
 }
 

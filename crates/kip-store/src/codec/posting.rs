@@ -87,14 +87,102 @@ pub fn decode_block_key(key: &[u8]) -> Result<(u32, u64), DecodeError> {
 /// key's first ordinal is the first posting's.
 pub fn encode_block(postings: &[(u64, u32)]) -> Vec<u8> {
     let mut out = Vec::with_capacity(1 + postings.len() * 3);
-    varint::write(&mut out, postings.len() as u64);
-    let mut previous = postings.first().map_or(0, |p| p.0);
+    encode_block_into(&mut out, postings);
+    out
+}
+
+/// [`encode_block`] into `out`, which is cleared first (a buffer reused
+/// across blocks).
+pub fn encode_block_into(out: &mut Vec<u8>, postings: &[(u64, u32)]) {
+    out.clear();
+    varint::write(out, postings.len() as u64);
+    let previous = postings.first().map_or(0, |p| p.0);
+    write_postings(out, previous, postings);
+}
+
+/// Each posting's difference from the previous ordinal and its frequency.
+fn write_postings(out: &mut Vec<u8>, mut previous: u64, postings: &[(u64, u32)]) {
     for &(at, tf) in postings {
-        varint::write(&mut out, at - previous);
-        varint::write(&mut out, u64::from(tf));
+        varint::write(out, at - previous);
+        varint::write(out, u64::from(tf));
         previous = at;
     }
-    out
+}
+
+/// Walks the block stored under a key whose first ordinal is `first`,
+/// handing each posting to `each`. Checks the block's own invariants: not
+/// empty, strictly increasing, starting at `first`, frequencies ≥ 1.
+/// Returns the block's [`BlockTail`].
+fn walk_block(
+    first: u64,
+    bytes: &[u8],
+    mut each: impl FnMut(u64, u32),
+) -> Result<BlockTail, DecodeError> {
+    let mut r = Reader::new(bytes);
+    let n = r.varint()?;
+    // Each posting takes at least two bytes.
+    if n == 0 || n > (bytes.len() as u64) / 2 {
+        return Err(DecodeError::new(format!(
+            "a posting block of {} bytes claims {n} postings",
+            bytes.len()
+        )));
+    }
+    let body = bytes.len() - r.rest().len();
+    let mut pos = body;
+    let mut at = first;
+    for i in 0..n {
+        let delta = read_varint(bytes, &mut pos)?;
+        if (i == 0) != (delta == 0) {
+            return Err(DecodeError::new(
+                "a posting block is not strictly increasing from its key",
+            ));
+        }
+        at = at
+            .checked_add(delta)
+            .ok_or_else(|| DecodeError::new("a posting block overflows its ordinals"))?;
+        let tf = u32::try_from(read_varint(bytes, &mut pos)?)
+            .ok()
+            .filter(|tf| *tf > 0)
+            .ok_or_else(|| DecodeError::new("a posting's term frequency is 0 or over 32 bits"))?;
+        each(at, tf);
+    }
+    if pos != bytes.len() {
+        return Err(DecodeError::new(format!(
+            "{} unexpected trailing bytes",
+            bytes.len() - pos
+        )));
+    }
+    Ok(BlockTail {
+        count: n as usize,
+        last: at,
+        body,
+    })
+}
+
+/// The varint at `bytes[*pos..]`, moving `pos` past it: what
+/// [`varint::read`] accepts, read without a [`Reader`] step per byte (a
+/// block holds two varints per posting).
+#[inline(always)]
+fn read_varint(bytes: &[u8], pos: &mut usize) -> Result<u64, DecodeError> {
+    let mut n: u64 = 0;
+    let mut shift = 0;
+    while let Some(&byte) = bytes.get(*pos) {
+        *pos += 1;
+        let bits = u64::from(byte & 0x7f);
+        // The tenth byte may only carry the single top bit of a u64.
+        if shift == 63 && bits > 1 {
+            return Err(DecodeError::new("varint overflows 64 bits"));
+        }
+        n |= bits << shift;
+        if byte & 0x80 == 0 {
+            return Ok(n);
+        }
+        shift += 7;
+        if shift > 63 {
+            return Err(DecodeError::new("varint longer than 10 bytes"));
+        }
+    }
+    Err(DecodeError::new("a posting block ends inside a varint"))
 }
 
 /// Decodes the block stored under a key whose first ordinal is `first`,
@@ -105,34 +193,38 @@ pub fn decode_block_into(
     bytes: &[u8],
     out: &mut Vec<(u64, u32)>,
 ) -> Result<(), DecodeError> {
-    let mut r = Reader::new(bytes);
-    let n = r.varint()?;
-    // Each posting takes at least two bytes.
-    if n == 0 || n > (bytes.len() as u64) / 2 {
-        return Err(DecodeError::new(format!(
-            "a posting block of {} bytes claims {n} postings",
-            bytes.len()
-        )));
-    }
-    out.reserve(n as usize);
-    let mut at = first;
-    for i in 0..n {
-        let delta = r.varint()?;
-        if (i == 0) != (delta == 0) {
-            return Err(DecodeError::new(
-                "a posting block is not strictly increasing from its key",
-            ));
-        }
-        at = at
-            .checked_add(delta)
-            .ok_or_else(|| DecodeError::new("a posting block overflows its ordinals"))?;
-        let tf = u32::try_from(r.varint()?)
-            .ok()
-            .filter(|tf| *tf > 0)
-            .ok_or_else(|| DecodeError::new("a posting's term frequency is 0 or over 32 bits"))?;
-        out.push((at, tf));
-    }
-    r.finish()
+    // Each posting takes at least two bytes: room for all of them.
+    out.reserve(bytes.len() / 2);
+    walk_block(first, bytes, |at, tf| out.push((at, tf))).map(drop)
+}
+
+/// What appending to a block needs to know about it, read by
+/// [`block_tail`] without collecting its postings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockTail {
+    /// How many postings the block holds.
+    pub count: usize,
+    /// The ordinal of its last posting.
+    pub last: u64,
+    /// Where its postings start (after the count).
+    body: usize,
+}
+
+/// The [`BlockTail`] of the block stored under a key whose first ordinal is
+/// `first`, checked as [`decode_block_into`] checks a block.
+pub fn block_tail(first: u64, bytes: &[u8]) -> Result<BlockTail, DecodeError> {
+    walk_block(first, bytes, |_, _| {})
+}
+
+/// Writes into `out` (cleared first) the block `block`, whose tail is
+/// `tail`, followed by `postings` (sorted, all after `tail.last`): the same
+/// bytes [`encode_block`] gives for the block's postings and these, without
+/// decoding the block's postings.
+pub fn append_to_block(out: &mut Vec<u8>, block: &[u8], tail: BlockTail, postings: &[(u64, u32)]) {
+    out.clear();
+    varint::write(out, (tail.count + postings.len()) as u64);
+    out.extend_from_slice(&block[tail.body..]);
+    write_postings(out, tail.last, postings);
 }
 
 /// [`decode_block_into`] into a fresh vector.
