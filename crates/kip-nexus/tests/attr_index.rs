@@ -215,3 +215,68 @@ fn explain_names_the_index_and_limit_stops_early() {
     );
     assert_eq!(r["result"], json!(["i0", "i1"]));
 }
+
+/// `==` with more matches than the planner's probe, under LIMIT: the index
+/// is read in id order only as far as the page needs, and every page and
+/// cursor is the scan's.
+#[test]
+fn an_equality_with_thousands_of_matches_pages_like_the_scan() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nexus = Nexus::open(dir.path()).expect("open");
+    exec(&nexus, SCHEMA);
+    for chunk in 0..9 {
+        let blocks: Vec<String> = (chunk * 1000..(chunk + 1) * 1000)
+            .map(|i| {
+                item(
+                    i,
+                    "Item",
+                    &Some((i % 2).to_string()),
+                    &Some(format!("\"s{:04}\"", i % 997)),
+                )
+            })
+            .collect();
+        exec(&nexus, &format!("UPSERT {{\n{}\n}}", blocks.join("\n")));
+    }
+    for (filter, scan) in [
+        ("?x.attributes.n == 1", "!(!(?x.attributes.n == 1))"),
+        (
+            "?x.attributes.n == 0 && ?x.attributes.s >= \"s0990\"",
+            "!(!(?x.attributes.n == 0 && ?x.attributes.s >= \"s0990\"))",
+        ),
+    ] {
+        let page = |f: &str, cursor: Option<&str>| {
+            let mut text =
+                format!("FIND(?x.name) WHERE {{ ?x {{type: \"Item\"}} FILTER({f}) }} LIMIT 7");
+            if let Some(c) = cursor {
+                text.push_str(&format!(" CURSOR \"{c}\""));
+            }
+            exec(&nexus, &text)
+        };
+        let (mut a, mut b) = (page(filter, None), page(scan, None));
+        for _ in 0..4 {
+            assert_eq!(a["result"], b["result"], "{filter}");
+            assert_eq!(a["result"].as_array().map(Vec::len), Some(7), "{a:#}");
+            let (Some(ca), Some(cb)) = (a["next_cursor"].as_str(), b["next_cursor"].as_str())
+            else {
+                panic!("no next page: {a:#} {b:#}");
+            };
+            (a, b) = (page(filter, Some(ca)), page(scan, Some(cb)));
+        }
+    }
+    let mut request = ExecuteKip::command(
+        r#"FIND(?x.name) WHERE { ?x {type: "Item"} FILTER(?x.attributes.n == 1) } LIMIT 10"#,
+    );
+    request.explain = Some(true);
+    let r = nexus.execute(&request, &Context::default());
+    assert_eq!(
+        r["explain"]["plan"][0]["index"],
+        json!("attribute index (attributes.n == 1)"),
+        "{r:#}"
+    );
+    assert_eq!(
+        r["result"],
+        json!([
+            "i1", "i3", "i5", "i7", "i9", "i11", "i13", "i15", "i17", "i19"
+        ])
+    );
+}

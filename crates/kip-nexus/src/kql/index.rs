@@ -50,6 +50,27 @@ impl IndexUse {
         Ok(p)
     }
 
+    /// Whether the lookup is one value (`==`): its index entries are then
+    /// in id order, the scan's order, and can be read as far as needed.
+    fn one_value(&self) -> bool {
+        matches!(&self.query, AttrQuery::Equals(values) if values.len() == 1)
+    }
+
+    /// The matches of a one-value lookup in id order, read from the index
+    /// as they are needed (in batches growing ×4 from 64), so that a scan
+    /// under LIMIT stops after the rows it needs however many match.
+    fn streamed<'g>(&'g self, graph: &'g Graph<'g>, type_id: u32) -> Streamed<'g> {
+        Streamed {
+            ix: self,
+            graph,
+            type_id,
+            batch: Vec::new(),
+            pos: 0,
+            want: 16,
+            complete: false,
+        }
+    }
+
     /// Every match, in id order.
     pub(super) fn all(&self, graph: &Graph<'_>, type_id: u32) -> Result<Vec<ConceptId>> {
         let probe = self.probe(graph, type_id)?;
@@ -63,6 +84,54 @@ impl IndexUse {
         ids.sort_unstable();
         ids.dedup();
         Ok(ids)
+    }
+}
+
+/// A one-value lookup's matches, read as needed (see [`IndexUse::streamed`]).
+struct Streamed<'g> {
+    ix: &'g IndexUse,
+    graph: &'g Graph<'g>,
+    type_id: u32,
+    /// The first `batch.len()` matches, of which `pos` were handed out.
+    batch: Vec<ConceptId>,
+    pos: usize,
+    want: usize,
+    complete: bool,
+}
+
+impl Iterator for Streamed<'_> {
+    type Item = Result<ConceptId>;
+
+    fn next(&mut self) -> Option<Result<ConceptId>> {
+        if self.pos == self.batch.len() {
+            if self.complete {
+                return None;
+            }
+            // The same snapshot gives the same entries in the same order:
+            // a larger read starts with the ids handed out already.
+            self.want = self.want.saturating_mul(4);
+            let ix = self.ix;
+            match self
+                .graph
+                .attr_lookup(self.type_id, ix.kind, &ix.key, &ix.query, self.want)
+            {
+                Ok(m) => {
+                    self.complete = m.complete;
+                    self.batch = m.ids;
+                }
+                Err(e) => {
+                    self.complete = true;
+                    self.batch.clear();
+                    self.pos = 0;
+                    return Some(Err(e));
+                }
+            }
+            if self.pos >= self.batch.len() {
+                return None;
+            }
+        }
+        self.pos += 1;
+        Some(Ok(self.batch[self.pos - 1]))
     }
 }
 
@@ -313,7 +382,14 @@ impl Executor<'_, '_> {
             return Ok(None);
         }
         let graph = self.graph;
+        // One value under LIMIT: its entries are in id order, read as far
+        // as the rows need, however many match.
+        let streamed = match index {
+            Some(ix) if self.use_index && cap.is_some() && ix.one_value() => Some(ix),
+            _ => None,
+        };
         let from_index = match index {
+            _ if streamed.is_some() => false,
             Some(_) if !self.use_index => false,
             Some(ix) if cap.is_none() => ix.probe(graph, *t)?.complete,
             Some(ix) => {
@@ -325,8 +401,9 @@ impl Executor<'_, '_> {
             }
             None => false,
         };
-        let candidates: Box<dyn Iterator<Item = Result<ConceptId>> + '_> = match index {
-            Some(ix) if from_index => Box::new(ix.all(graph, *t)?.into_iter().map(Ok)),
+        let candidates: Box<dyn Iterator<Item = Result<ConceptId>> + '_> = match (streamed, index) {
+            (Some(ix), _) => Box::new(ix.streamed(graph, *t)),
+            (None, Some(ix)) if from_index => Box::new(ix.all(graph, *t)?.into_iter().map(Ok)),
             _ => Box::new(graph.concepts_of_type_iter(*t)?),
         };
         let filters: Vec<usize> = std::mem::take(pending);
