@@ -285,8 +285,27 @@ pub fn restore(src: &Path, dest: &Path, force: bool) -> Result<CheckReport> {
     let _ = std::fs::remove_dir_all(&staging);
     std::fs::create_dir_all(&staging).map_err(|e| io("create", &staging, e))?;
     std::fs::copy(&src_file, staging.join(DATA_FILE)).map_err(|e| io("copy", &src_file, e))?;
+    install_staged(&staging, dest, &src_file)
+}
+
+/// The end of a restore: checks the store in `staging` (a folder beside
+/// `dest`'s data file, on the same file system), and if it passes, sets
+/// `dest`'s data file aside as `data.mdb.before-restore` and renames the
+/// staged one into its place (owner-only), then removes `staging`.
+/// `kip compact` stages its packed copy there directly, so the file is
+/// written once. `source` names the store in errors. The caller has made
+/// sure no other process has `dest` open.
+pub fn install_staged(staging: &Path, dest: &Path, source: &Path) -> Result<CheckReport> {
+    let io = |what: &str, path: &Path, e: std::io::Error| {
+        KipError::new(
+            ErrorCode::InternalError,
+            format!("cannot {what} {}: {e}", path.display()),
+        )
+    };
+    let src_file = source;
+    let target = dest.join(DATA_FILE);
     let report = {
-        let staged = Nexus::open_existing(&staging).map_err(|e| {
+        let staged = Nexus::open_existing(staging).map_err(|e| {
             KipError::new(
                 e.code,
                 format!(
@@ -299,7 +318,7 @@ pub fn restore(src: &Path, dest: &Path, force: bool) -> Result<CheckReport> {
         staged.check_store()?
     };
     if !report.ok {
-        let _ = std::fs::remove_dir_all(&staging);
+        let _ = std::fs::remove_dir_all(staging);
         return Err(KipError::new(
             ErrorCode::InternalError,
             format!(
@@ -327,7 +346,7 @@ pub fn restore(src: &Path, dest: &Path, force: bool) -> Result<CheckReport> {
     let _ = std::fs::remove_file(dest.join("lock.mdb"));
     std::fs::rename(staging.join(DATA_FILE), &target)
         .map_err(|e| io("move the backup to", &target, e))?;
-    let _ = std::fs::remove_dir_all(&staging);
+    let _ = std::fs::remove_dir_all(staging);
     Ok(report)
 }
 

@@ -146,7 +146,8 @@ pub fn compact(db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         let _ = std::fs::remove_dir_all(&staging);
         return print_error(&e);
     }
-    let restored = kip_nexus::restore(&staging, &dir, true);
+    // The packed copy is checked and renamed into place where it is.
+    let restored = kip_nexus::install_staged(&staging, &dir, &staging.join("data.mdb"));
     let _ = std::fs::remove_dir_all(&staging);
     match restored {
         Ok(report) => {
