@@ -99,12 +99,7 @@ pub fn import_path_with(
     origin: &Origin,
     options: &ImportOptions<'_>,
 ) -> ImportReport {
-    complete(
-        nexus,
-        prepare(path, options.dry_run, false),
-        origin,
-        options,
-    )
+    complete(nexus, prepare(path, options.dry_run, None), origin, options)
 }
 
 /// Imports the capsule at `path` part by part, cut into parts of about
@@ -210,9 +205,10 @@ enum Prepared {
     },
 }
 
-/// Reads the file at `path` and, with `parse_ahead`, parses and binds it
-/// if it is a capsule: the steps that need no nexus.
-fn prepare(path: &Path, dry_run: bool, parse_ahead: bool) -> Prepared {
+/// Reads the file at `path` and, with `parse_ahead`, parses, binds and
+/// checks it ahead against that nexus if it is a capsule (see
+/// [`parse_and_check_kip`]): the steps that write nothing.
+fn prepare(path: &Path, dry_run: bool, parse_ahead: Option<&Nexus>) -> Prepared {
     let started = Instant::now();
     let name = path.display().to_string();
     let limit = crate::files::max_file_bytes();
@@ -249,7 +245,12 @@ fn prepare(path: &Path, dry_run: bool, parse_ahead: bool) -> Prepared {
             return done(report);
         }
     };
-    let parsed = (parse_ahead && report.format == Some(Format::Kip)).then(|| parse_kip(&text));
+    let parsed = match parse_ahead {
+        Some(nexus) if report.format == Some(Format::Kip) => {
+            Some(parse_and_check_kip(nexus, &text))
+        }
+        _ => None,
+    };
     Prepared::Ready {
         report,
         text,
@@ -311,13 +312,38 @@ pub fn import_paths_with(
         let (tx, rx) = std::sync::mpsc::sync_channel(0);
         scope.spawn(move || {
             for path in paths {
-                if tx.send(prepare(path, dry_run, true)).is_err() {
+                if tx.send(prepare(path, dry_run, Some(nexus))).is_err() {
                     break; // the importer stopped
                 }
             }
         });
-        for prepared in rx {
-            each(complete(nexus, prepared, origin, options));
+        // Every change-log entry after `clean_since` was written by an
+        // additive file of this import: checks that passed ahead against a
+        // snapshot at or after it still pass (additions cannot make them
+        // fail), so the writer skips them. Anything else — another
+        // process's write, a file that defines schema or deletes — moves
+        // it forward, and the files checked before are checked again.
+        let seq = || nexus.last_change_seq().unwrap_or(u64::MAX);
+        let mut clean_since = seq();
+        for mut prepared in rx {
+            let mut additive_file = false;
+            if let Prepared::Ready {
+                parsed: Some(p), ..
+            } = &mut prepared
+            {
+                additive_file = p.additive;
+                if p.checked_at.is_some_and(|at| at < clean_since) {
+                    p.checked_at = None;
+                }
+            }
+            let before = seq();
+            let report = complete(nexus, prepared, origin, options);
+            let wrote = report.is_imported() && !report.dry_run && report.stats.changed();
+            let after = seq();
+            if !(additive_file && before != u64::MAX && after == before + u64::from(wrote)) {
+                clean_since = after;
+            }
+            each(report);
         }
     });
 }
@@ -488,6 +514,13 @@ fn apply(
 struct Parsed {
     items: Option<usize>,
     commands: Result<Vec<kip_lang::ast::Command>, Vec<ImportError>>,
+    /// Checked ahead (see [`import_paths_with`]): the change-log sequence
+    /// number of the snapshot the capsule checks passed against.
+    checked_at: Option<u64>,
+    /// The file only adds (UPSERTs of concepts and links, no schema
+    /// definition, no `{id}` block, no delete): what it writes cannot turn
+    /// a later file's passing checks into failing ones.
+    additive: bool,
 }
 
 /// Parses and binds a capsule: the part of an import that needs no nexus,
@@ -500,13 +533,64 @@ fn parse_kip(text: &str) -> Parsed {
             return Parsed {
                 items: None,
                 commands: Err(errors.0.iter().flat_map(ImportError::from_kip).collect()),
+                checked_at: None,
+                additive: false,
             };
         }
     };
     let items = Some(commands.len());
     let commands = kip_lang::bind(text, commands, &Map::new())
         .map_err(|errors| errors.0.iter().flat_map(ImportError::from_kip).collect());
-    Parsed { items, commands }
+    Parsed {
+        items,
+        commands,
+        checked_at: None,
+        additive: false,
+    }
+}
+
+/// [`parse_kip`], then the capsule checks against the nexus as it is now,
+/// on the reader's thread: when they pass, the writer can skip them if
+/// nothing but additive files of the same import was written since
+/// (`checked_at`; see [`import_paths_with`]). Failing checks are left for
+/// the writer to run again against the state the file will meet.
+fn parse_and_check_kip(nexus: &Nexus, text: &str) -> Parsed {
+    let mut parsed = parse_kip(text);
+    if let Ok(commands) = &parsed.commands {
+        let lines = LineIndex::new(text);
+        let ops = ops::lower_kip(commands);
+        parsed.additive = commands
+            .iter()
+            .all(|c| matches!(c, kip_lang::ast::Command::Upsert(_)))
+            && additive(&ops);
+        let checked = nexus.read(|g| {
+            let at = g.change_seq()?;
+            let model = Model::from_graph(g)?;
+            let mut checker = Checker::new(g, &model, text, &lines, KIP_ROLES, false, &ops);
+            for op in &ops {
+                checker.op(op)?;
+            }
+            Ok(checker.errors.is_empty().then_some(at))
+        });
+        parsed.checked_at = checked.ok().flatten();
+    }
+    parsed
+}
+
+/// Whether an UPSERT-only file's ops only add concepts and links that are
+/// not schema: writing them cannot make a passing check of a later file
+/// fail (names stay, types and signatures stay). Other commands lower to
+/// no ops; the caller requires every command to be an UPSERT.
+fn additive(ops: &[Op]) -> bool {
+    ops.iter().all(|op| match op {
+        Op::Concept { ty, action, .. } => {
+            *action == ops::Action::Upsert
+                && ty != kip_nexus::CONCEPT_TYPE
+                && ty != kip_nexus::PROPOSITION_TYPE
+        }
+        Op::Link { action, .. } => *action == ops::Action::Upsert,
+        Op::ById { .. } | Op::Placeholder { .. } => false,
+    })
 }
 
 fn run_kip(
@@ -535,6 +619,21 @@ fn run_kip(
             return Ok(());
         }
     };
+    // Checked ahead against a snapshot nothing has changed since but
+    // additive files of the same import (see `import_paths_with`).
+    if parsed.checked_at.is_some() {
+        let n = commands.len() as u64;
+        progress.report(Phase::Validating, n, n, text.len());
+        return apply(
+            nexus,
+            text,
+            &commands,
+            commands.len(),
+            origin,
+            report,
+            progress,
+        );
+    }
     // The ops and the checker's tables are dropped before the writer
     // starts: they are needed only to report every problem at once, and
     // apply's transaction is where memory peaks.

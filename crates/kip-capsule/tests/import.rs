@@ -539,3 +539,73 @@ fn a_pipelined_import_of_several_files_equals_importing_them_in_turn() {
     assert_eq!(reports[3].status, Status::Imported);
     assert_eq!(graph(&pipelined), graph(&one_by_one));
 }
+
+/// The pipelined import checks each next file ahead, on the reader's
+/// thread, against the nexus as it is then; the writer trusts a passing
+/// check only while nothing but additive files of the import has been
+/// written since. A file that deletes (or defines schema) makes the next
+/// file be checked again against what it will meet: its errors are those
+/// of importing it after the deleting file, one by one. And a file whose
+/// check ahead failed only because the file before creates what it needs
+/// imports.
+#[test]
+fn checks_made_ahead_are_redone_after_a_file_that_deletes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).expect("write");
+        p
+    };
+    let paths = vec![
+        write(
+            "1_new.kip",
+            r#"UPSERT { CONCEPT { {type: "Symptom", name: "Dizziness"} SET ATTRIBUTES { description: "A spinning feeling." } } }"#,
+        ),
+        write(
+            "2_uses_new.kip",
+            r#"UPSERT { CONCEPT { {type: "Drug", name: "Meclizine"} SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Dizziness"}) } } }"#,
+        ),
+        write(
+            "3_delete.kip",
+            r#"DELETE CONCEPT ?s DETACH WHERE { ?s {type: "Symptom", name: "Fever"} }"#,
+        ),
+        write(
+            "4_uses_deleted.kip",
+            r#"UPSERT { CONCEPT { {type: "Drug", name: "Paracetamol"} SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Fever"}) } } }"#,
+        ),
+        write(
+            "5_after.kip",
+            r#"UPSERT { CONCEPT { {type: "Drug", name: "Ibuprofen"} SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Dizziness"}) } } }"#,
+        ),
+    ];
+    let (_a, one_by_one) = medical();
+    let expected: Vec<_> = paths
+        .iter()
+        .map(|p| import_path(&one_by_one, p, &origin()))
+        .collect();
+    let (_b, pipelined) = medical();
+    let mut reports = Vec::new();
+    kip_capsule::import_paths_with(
+        &pipelined,
+        &paths,
+        &origin(),
+        &ImportOptions::default(),
+        |r| reports.push(r),
+    );
+    let statuses: Vec<Status> = reports.iter().map(|r| r.status).collect();
+    assert_eq!(
+        statuses,
+        [
+            Status::Imported,
+            Status::Imported,
+            Status::Imported,
+            Status::Failed,
+            Status::Imported
+        ]
+    );
+    for (got, want) in reports.iter().zip(&expected) {
+        assert_eq!(got.status, want.status, "{}", got.file);
+        assert_eq!(error_lines(got), error_lines(want), "{}", got.file);
+    }
+    assert_eq!(graph(&pipelined), graph(&one_by_one));
+}

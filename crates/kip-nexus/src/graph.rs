@@ -213,6 +213,12 @@ impl<'t> Graph<'t> {
         self.store.find_concept(self.txn, type_id, name).kip()
     }
 
+    /// The sequence number of the last change committed in this snapshot
+    /// (see [`crate::Nexus::last_change_seq`]).
+    pub fn change_seq(&self) -> Result<u64> {
+        self.store.last_change_seq(self.txn).kip()
+    }
+
     /// The concept `{type, name}` by names; `None` if the type or the concept is unknown.
     pub fn find_concept_by_names(&self, ty: &str, name: &str) -> Result<Option<ConceptId>> {
         match self.type_id(ty)? {
