@@ -332,10 +332,20 @@ test('9. exports in the window: CSV and the clipboard, graph SVG and PNG saved t
   await browser.waitUntil(async () => (await nodes()).length === before.length, { timeout: 10_000, timeoutMsg: 'the scene did not reopen' });
   assert.deepEqual(await layout(), before);
   // Framed where they were saved: both drawn on the canvas, clear of the panels.
-  await browser.waitUntil(async () => {
-    for (const n of before) if (!(await nodePoint(n.id))?.free) return false;
-    return true;
-  }, { timeout: 5000, timeoutMsg: 'the reopened scene is not framed' });
+  // The "Saved" and "Opened" notices float over the canvas for a few
+  // seconds and may cover a node wherever the fit puts it: dismissed first
+  // (they are not panels); a failure keeps a screenshot.
+  await dismissToasts();
+  try {
+    await browser.waitUntil(async () => {
+      await dismissToasts();
+      for (const n of before) if (!(await nodePoint(n.id))?.free) return false;
+      return true;
+    }, { timeout: 5000, timeoutMsg: 'the reopened scene is not framed' });
+  } catch (e) {
+    await shot('desk-9b-not-framed');
+    throw e;
+  }
   await pause(400);
   await shot('desk-9b-scene-reopened');
 });
