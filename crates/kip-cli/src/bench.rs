@@ -83,7 +83,9 @@ pub fn bench(
         std::fs::write(import_record(dir), serde_json::to_vec_pretty(&import)?)?;
         report.insert("import".into(), import);
     }
-    report.insert("store".into(), store_size(dir)?);
+    let mut store = store_size(dir)?;
+    store["packed_bytes"] = json!(packed_size(dir)?);
+    report.insert("store".into(), store);
     let mut open = open_in_children(dir)?;
     let started = Instant::now();
     let nexus = Nexus::open(dir).map_err(|e| anyhow::anyhow!("{}", e.message))?;
@@ -195,6 +197,19 @@ fn store_size(dir: &Path) -> anyhow::Result<Json> {
     #[cfg(not(unix))]
     let allocated = Json::Null;
     Ok(json!({"file_bytes": meta.len(), "allocated_bytes": allocated}))
+}
+
+/// The size of the packed copy `kip compact` would put in place (every
+/// database in key order, full pages, no free pages): written beside the
+/// store, measured, removed.
+fn packed_size(dir: &Path) -> anyhow::Result<u64> {
+    let probe = beside(dir, ".packed");
+    let _ = std::fs::remove_dir_all(&probe);
+    let bytes = Nexus::open(dir)
+        .and_then(|nexus| nexus.packed_copy(&probe))
+        .map_err(|e| anyhow::anyhow!("{}", e.message));
+    let _ = std::fs::remove_dir_all(&probe);
+    bytes
 }
 
 /// Times opening the store in fresh `kip` processes (`kip bench --db DIR

@@ -71,6 +71,12 @@ fn scale_reports_every_metric_at_every_size() {
         assert!(number(&r["import"]["peak_rss_anon_mb"]) > 0.0);
         assert!(number(&r["store"]["file_bytes"]) > 0.0);
         assert!(number(&r["store"]["allocated_bytes"]) > 0.0);
+        // What `kip compact` would leave: a packed copy, never larger.
+        let packed = number(&r["store"]["packed_bytes"]);
+        assert!(
+            packed > 0.0 && packed <= number(&r["store"]["file_bytes"]),
+            "{r}"
+        );
         assert!(number(&r["open"]["open_ms"]) > 0.0);
         assert_eq!(array(&r["open"]["open_runs_ms"]).len(), 3);
         assert!(number(&r["workloads_peak_rss_anon_mb"]) > 0.0);
@@ -82,7 +88,7 @@ fn scale_reports_every_metric_at_every_size() {
     // The table: every metric has a value at both sizes and a growth step.
     let rows = array(&report["table"]);
     let workloads = array(&runs[0]["report"]["workloads"]).len();
-    assert_eq!(rows.len(), 8 + 2 * workloads);
+    assert_eq!(rows.len(), 9 + 2 * workloads);
     for row in rows {
         let metric = row["metric"].as_str().expect("a metric name");
         let values = array(&row["values"]);
@@ -108,6 +114,7 @@ fn scale_reports_every_metric_at_every_size() {
         "import propositions/s",
         "store data.mdb MB",
         "store allocated MB",
+        "store after kip compact MB",
         "open ms (fresh process)",
         "peak RssAnon import MB",
         "peak RssAnon workloads MB",

@@ -46,6 +46,13 @@ pub fn table(report: &Json) -> String {
                 let _ = write!(s, " ({:.0} bytes per proposition)", allocated / p);
             }
         }
+        if let Some(packed) = store["packed_bytes"].as_f64() {
+            let _ = write!(
+                s,
+                "; after `kip compact` {:.1} MB (budget 400 at 1M)",
+                packed / MB
+            );
+        }
         s.push('\n');
     }
     if let Some(open) = report.get("open") {

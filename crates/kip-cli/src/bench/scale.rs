@@ -195,6 +195,9 @@ fn metrics(reports: &[&Json]) -> Vec<Metric> {
         Metric::new("store allocated MB", "MB", Direct, reports, |r| {
             f(&r["store"]["allocated_bytes"]).map(|b| b / 1e6)
         }),
+        Metric::new("store after kip compact MB", "MB", Direct, reports, |r| {
+            f(&r["store"]["packed_bytes"]).map(|b| b / 1e6)
+        }),
         Metric::new("open ms (fresh process)", "ms", Direct, reports, |r| {
             f(&r["open"]["open_ms"])
         }),
