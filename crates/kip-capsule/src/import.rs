@@ -620,24 +620,14 @@ fn run_kip(
         }
     };
     // Checked ahead against a snapshot nothing has changed since but
-    // additive files of the same import (see `import_paths_with`).
+    // additive files of the same import (see `import_paths_with`), or
+    // checked now. The ops and the checker's tables are dropped before the
+    // writer starts: they are needed only to report every problem at once,
+    // and apply's transaction is where memory peaks.
     if parsed.checked_at.is_some() {
         let n = commands.len() as u64;
         progress.report(Phase::Validating, n, n, text.len());
-        return apply(
-            nexus,
-            text,
-            &commands,
-            commands.len(),
-            origin,
-            report,
-            progress,
-        );
-    }
-    // The ops and the checker's tables are dropped before the writer
-    // starts: they are needed only to report every problem at once, and
-    // apply's transaction is where memory peaks.
-    let (total, errors) = {
+    } else {
         let ops = ops::lower_kip(&commands);
         let total = ops.len() as u64;
         let errors = nexus.read(|g| {
@@ -649,13 +639,12 @@ fn run_kip(
             }
             Ok(checker.errors)
         })?;
-        (total, errors)
-    };
-    if !errors.is_empty() {
-        add_sorted(report, errors);
-        return Ok(());
+        if !errors.is_empty() {
+            add_sorted(report, errors);
+            return Ok(());
+        }
+        progress.report(Phase::Validating, total, total, text.len());
     }
-    progress.report(Phase::Validating, total, total, text.len());
     apply(
         nexus,
         text,

@@ -149,6 +149,17 @@ pub struct Part {
 pub type NextPart<'a> =
     dyn FnMut(&Graph<'_>, usize) -> std::result::Result<Option<Part>, KipError> + 'a;
 
+/// What the end of a write needs to know about it (see
+/// `Nexus::log_and_trace`).
+struct EndOfWrite<'a> {
+    options: &'a RunOptions,
+    /// The trace's settings, when the write is traced.
+    tracing: Option<&'a trace::TraceSettings>,
+    folds: &'a [trace::Fold],
+    commit: bool,
+    started: std::time::Instant,
+}
+
 /// The timestamp of a command: ISO 8601, UTC, whole seconds.
 pub(crate) fn now() -> String {
     let format = time::format_description::well_known::Rfc3339;
@@ -269,23 +280,20 @@ impl Nexus {
                     total += outcome.stats;
                 }
             }
+            let write = EndOfWrite {
+                options,
+                tracing: tracing.then_some(&settings),
+                folds: &folds,
+                commit,
+                started,
+            };
             self.log_and_trace(
                 txn,
-                options,
-                tracing.then_some(&settings),
-                &folds,
-                CommandRecord {
-                    originator: options.originator(),
-                    note: &options.trace,
-                    verbs: trace::join_verbs(&verbs),
-                    text: head,
-                    stats: total,
-                    changes: std::mem::take(&mut changes.changes),
-                    created: std::mem::take(&mut changes.created),
-                    change_seq: None,
-                    duration: started.elapsed(),
-                },
-                commit,
+                &write,
+                trace::join_verbs(&verbs),
+                head,
+                total,
+                &mut changes,
             )?;
             let mut out = Outcome::of(json!({"parts": n, "stats": total}));
             out.stats = total;
@@ -371,23 +379,20 @@ impl Nexus {
                 outcomes.push(outcome);
                 progress(outcomes.len());
             }
+            let write = EndOfWrite {
+                options,
+                tracing: tracing.then_some(&settings),
+                folds: &folds,
+                commit,
+                started,
+            };
             self.log_and_trace(
                 txn,
-                options,
-                tracing.then_some(&settings),
-                &folds,
-                CommandRecord {
-                    originator: options.originator(),
-                    note: &options.trace,
-                    verbs: trace::verbs(commands),
-                    text: source,
-                    stats: total,
-                    changes: std::mem::take(&mut changes.changes),
-                    created: std::mem::take(&mut changes.created),
-                    change_seq: None,
-                    duration: started.elapsed(),
-                },
-                commit,
+                &write,
+                trace::verbs(commands),
+                source,
+                total,
+                &mut changes,
             )?;
             let mut out = combine(outcomes, commands.len() == 1);
             out.stats = total;
@@ -404,36 +409,50 @@ impl Nexus {
     }
 
     /// The end of a write's transaction: the change-log entry of a
-    /// committed write that changed something, and with `tracing` the
-    /// closed read folds and the write's TRACE entry (`record`, whose
-    /// `change_seq` this fills in).
-    #[allow(clippy::too_many_arguments)]
+    /// committed write that changed something, and when tracing the closed
+    /// read folds and the write's TRACE entry (its verbs, its text, its
+    /// counts and the changes it collected).
     fn log_and_trace(
         &self,
         txn: &mut kip_store::RwTxn<'_>,
-        options: &RunOptions,
-        tracing: Option<&trace::TraceSettings>,
-        folds: &[trace::Fold],
-        mut record: CommandRecord<'_>,
-        commit: bool,
+        write: &EndOfWrite<'_>,
+        verbs: String,
+        text: &str,
+        stats: Stats,
+        changes: &mut BeforeImage,
     ) -> std::result::Result<(), TxnError> {
-        if record.stats.changed() && commit {
+        let options = write.options;
+        let mut change_seq = None;
+        if stats.changed() && write.commit {
             let entry = json!({
                 "origin": options.origin.name,
                 "pid": std::process::id(),
                 "at": now(),
-                "stats": record.stats,
+                "stats": stats,
             });
-            record.change_seq = Some(self.store.append_change(txn, &entry)?);
+            change_seq = Some(self.store.append_change(txn, &entry)?);
         }
-        if let Some(settings) = tracing {
+        if let Some(settings) = write.tracing {
             let append = Append {
                 store: &self.store,
                 settings,
                 at: now(),
             };
-            trace::Tracer::write_folds(&append, txn, folds)?;
-            append.command(txn, record)?;
+            trace::Tracer::write_folds(&append, txn, write.folds)?;
+            append.command(
+                txn,
+                CommandRecord {
+                    originator: options.originator(),
+                    note: &options.trace,
+                    verbs,
+                    text,
+                    stats,
+                    changes: std::mem::take(&mut changes.changes),
+                    created: std::mem::take(&mut changes.created),
+                    change_seq,
+                    duration: write.started.elapsed(),
+                },
+            )?;
         }
         Ok(())
     }
