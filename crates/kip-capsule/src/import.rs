@@ -323,8 +323,12 @@ pub fn import_paths_with(
         // fail), so the writer skips them. Anything else — another
         // process's write, a file that defines schema or deletes — moves
         // it forward, and the files checked before are checked again.
+        // `seen` is the sequence number after the previous file, so a
+        // change another process made between two files counts against
+        // the next one (reading it again before each file would miss it).
         let seq = || nexus.last_change_seq().unwrap_or(u64::MAX);
-        let mut clean_since = seq();
+        let mut seen = seq();
+        let mut clean_since = seen;
         for mut prepared in rx {
             let mut additive_file = false;
             if let Prepared::Ready {
@@ -336,13 +340,13 @@ pub fn import_paths_with(
                     p.checked_at = None;
                 }
             }
-            let before = seq();
             let report = complete(nexus, prepared, origin, options);
             let wrote = report.is_imported() && !report.dry_run && report.stats.changed();
             let after = seq();
-            if !(additive_file && before != u64::MAX && after == before + u64::from(wrote)) {
+            if !(additive_file && seen != u64::MAX && after == seen + u64::from(wrote)) {
                 clean_since = after;
             }
+            seen = after;
             each(report);
         }
     });
