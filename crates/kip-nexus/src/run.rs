@@ -250,14 +250,12 @@ impl Nexus {
                 };
                 let Some(part) = part else { break };
                 n += 1;
-                if !part.continues {
-                    handles.clear();
-                }
-                let last = part.commands.len().saturating_sub(1);
                 for (i, c) in part.commands.iter().enumerate() {
                     trace::add_verb(&mut verbs, c);
-                    let carried = matches!(c, Command::Upsert(_)) && (i == 0 || i == last);
-                    if i != 0 && carried {
+                    // An UPSERT starts with no handles unless it continues
+                    // the previous part's last; the last one's are kept
+                    // for the next part.
+                    if matches!(c, Command::Upsert(_)) && !(i == 0 && part.continues) {
                         handles.clear();
                     }
                     let outcome = match c {
@@ -270,7 +268,7 @@ impl Nexus {
                             c,
                             commit,
                             tracing.then_some(&mut changes),
-                            carried.then_some(&mut handles),
+                            Some(&mut handles),
                         )?,
                         other => {
                             let g = Graph::new(&self.store, txn);
