@@ -56,13 +56,27 @@ pub const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 /// `sha256:<hex>` of a file's bytes: how the watcher recognises content it
 /// has already imported.
 pub fn content_hash(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
+    hash_text(Sha256::new_with_prefix(bytes))
+}
+
+/// `sha256:<hex>` of what `hasher` took in (a file's bytes, whole or in
+/// blocks).
+pub(crate) fn hash_text(hasher: Sha256) -> String {
     let mut out = String::with_capacity(7 + 64);
     out.push_str("sha256:");
-    for b in digest {
+    for b in hasher.finalize() {
         out.push_str(&format!("{b:02x}"));
     }
     out
+}
+
+/// The error of a file that could not be read.
+pub(crate) fn cannot_read(e: &std::io::Error) -> ImportError {
+    ImportError::new(
+        ErrorCode::InternalError,
+        format!("cannot read the file: {e}"),
+    )
+    .hint("Check that the file exists and is readable.")
 }
 
 /// Imports `text`, whose format the extension of `file_name` decides
@@ -224,11 +238,7 @@ fn prepare(path: &Path, dry_run: bool, parse_ahead: Option<&Nexus>) -> Prepared 
         }
         Ok(Err(size)) => return done(too_large_report(&name, size, limit)),
         Err(e) => {
-            report.add_errors([ImportError::new(
-                ErrorCode::InternalError,
-                format!("cannot read the file: {e}"),
-            )
-            .hint("Check that the file exists and is readable.")]);
+            report.add_errors([cannot_read(&e)]);
             return done(report);
         }
     };

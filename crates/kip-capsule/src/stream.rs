@@ -23,7 +23,7 @@
 //! still refuses what would break its invariants.
 
 use std::collections::{BTreeSet, HashMap};
-use std::io::{BufReader, Read};
+use std::io::Read;
 use std::path::Path;
 
 use kip_lang::{ErrorCode, KipError};
@@ -31,6 +31,7 @@ use kip_nexus::{Graph, Mode, Nexus, Origin, Part, RunOptions};
 use serde_json::Map;
 use sha2::{Digest as _, Sha256};
 
+use crate::import::{cannot_read, hash_text};
 use crate::model::Model;
 use crate::ops;
 use crate::report::{ImportError, ImportReport, Phase};
@@ -67,7 +68,7 @@ struct At {
     column: u64,
 }
 
-/// A piece of the file cut off by the [`Scanner`]: its bytes, where they
+/// A piece of the file cut off by the [`Splitter`]: its bytes, where they
 /// start, and how the cut relates to an UPSERT.
 #[derive(Debug)]
 struct Raw {
@@ -248,7 +249,7 @@ impl Lexer {
 /// The first pass: the file's hash, and the suffix of every UPSERT whose
 /// body is long enough to be cut (at least a quarter of a part).
 fn first_pass(
-    reader: impl Read,
+    mut reader: impl Read,
     part_bytes: usize,
 ) -> std::io::Result<(String, HashMap<usize, Suffix>)> {
     let mut hasher = Sha256::new();
@@ -260,7 +261,6 @@ fn first_pass(
     // The body being read: its UPSERT and its first byte's offset.
     let mut body: Option<(usize, usize)> = None;
     let mut offset = 0usize;
-    let mut reader = BufReader::with_capacity(1 << 20, reader);
     let mut buf = vec![0u8; 1 << 20];
     let long = part_bytes / 4;
     let keep = |suffixes: &mut HashMap<usize, Suffix>,
@@ -325,7 +325,7 @@ fn first_pass(
     if let Some(s) = suffix.take() {
         keep(&mut suffixes, s);
     }
-    Ok((hex_digest(hasher), suffixes))
+    Ok((hash_text(hasher), suffixes))
 }
 
 /// `sha256:<hex>` of the file at `path`, read in blocks (the hash
@@ -341,16 +341,7 @@ pub(crate) fn file_hash(path: &Path) -> std::io::Result<String> {
         }
         hasher.update(&buf[..n]);
     }
-    Ok(hex_digest(hasher))
-}
-
-fn hex_digest(hasher: Sha256) -> String {
-    let hex: String = hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    format!("sha256:{hex}")
+    Ok(hash_text(hasher))
 }
 
 /// The position after byte `b` read at `at`.
@@ -370,7 +361,8 @@ fn next_at(at: At, b: u8) -> At {
 
 /// Cuts a capsule into [`Raw`] pieces of about `part_bytes` as it reads it.
 struct Splitter<R> {
-    reader: BufReader<R>,
+    reader: R,
+    /// Read in blocks of 1 MiB; `pos` of `len` taken.
     buf: Vec<u8>,
     pos: usize,
     len: usize,
@@ -406,7 +398,7 @@ enum SplitError {
 impl<R: Read> Splitter<R> {
     fn new(reader: R, part_bytes: usize, max_bytes: usize, cuttable: BTreeSet<usize>) -> Self {
         Splitter {
-            reader: BufReader::with_capacity(1 << 20, reader),
+            reader,
             buf: vec![0; 1 << 20],
             pos: 0,
             len: 0,
@@ -656,7 +648,8 @@ struct Seen {
 }
 
 /// The error that stops the write when a part has problems (the report
-/// lists them; the trace records this one).
+/// lists them; this one only stops the write: `Nexus::run_parts` does not
+/// trace a stop asked for by its caller).
 fn stopped(errors: &[ImportError]) -> KipError {
     let first = errors.first();
     let place = match first.and_then(|e| e.line) {
@@ -691,17 +684,10 @@ pub(crate) fn import(
     part_bytes: usize,
 ) {
     let size = std::fs::metadata(path).map_or(0, |m| m.len());
-    let cannot_read = |e: std::io::Error| {
-        ImportError::new(
-            ErrorCode::InternalError,
-            format!("cannot read the file: {e}"),
-        )
-        .hint("Check that the file exists and is readable.")
-    };
     progress.report(Phase::Parsing, 0, size, 0);
     let (hash, suffixes) = match std::fs::File::open(path).and_then(|f| first_pass(f, part_bytes)) {
         Ok(found) => found,
-        Err(e) => return report.add_errors([cannot_read(e)]),
+        Err(e) => return report.add_errors([cannot_read(&e)]),
     };
     report.hash = hash;
     // A capsule's store takes a few times its text: room up front, so the
@@ -724,7 +710,7 @@ pub(crate) fn import(
     let outcome = {
         let mut next = |g: &Graph<'_>, n: usize| -> Result<Option<Part>, KipError> {
             if n == 0 {
-                let file = open_text(path).map_err(|e| seen.stop([cannot_read(e)]))?;
+                let file = open_text(path).map_err(|e| seen.stop([cannot_read(&e)]))?;
                 seen = Seen {
                     splitter: Some(Splitter::new(file, part_bytes, max_bytes, cuttable.clone())),
                     ..Seen::default()
@@ -736,7 +722,7 @@ pub(crate) fn import(
             let raw = match splitter.next_piece() {
                 Ok(Some(raw)) => raw,
                 Ok(None) => return Ok(None),
-                Err(SplitError::Io(e)) => return Err(seen.stop([cannot_read(e)])),
+                Err(SplitError::Io(e)) => return Err(seen.stop([cannot_read(&e)])),
                 Err(SplitError::TooLarge(at)) => {
                     let limit = max_bytes;
                     let e = ImportError {

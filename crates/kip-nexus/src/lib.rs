@@ -302,7 +302,6 @@ pub fn install_staged(staging: &Path, dest: &Path, source: &Path) -> Result<Chec
             format!("cannot {what} {}: {e}", path.display()),
         )
     };
-    let src_file = source;
     let target = dest.join(DATA_FILE);
     let report = {
         let staged = Nexus::open_existing(staging).map_err(|e| {
@@ -310,7 +309,7 @@ pub fn install_staged(staging: &Path, dest: &Path, source: &Path) -> Result<Chec
                 e.code,
                 format!(
                     "the backup {} cannot be opened: {}",
-                    src_file.display(),
+                    source.display(),
                     e.message
                 ),
             )
@@ -323,7 +322,7 @@ pub fn install_staged(staging: &Path, dest: &Path, source: &Path) -> Result<Chec
             ErrorCode::InternalError,
             format!(
                 "the backup {} fails the integrity check ({} violations)",
-                src_file.display(),
+                source.display(),
                 report.violations.len() as u64 + report.unlisted
             ),
         )
