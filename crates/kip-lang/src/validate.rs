@@ -21,8 +21,8 @@ use crate::position::Position;
 use crate::suggest;
 
 /// Checks `commands`, parsed from `source`. For one part of a text split
-/// between two UPSERT blocks one part of a text split between two UPSERT blocks (a
-/// streamed import, see [`crate::parse_part`]): with `handles`, the first
+/// between two UPSERT blocks (a streamed import, see
+/// [`crate::parse_part`]): with `handles`, the first
 /// command, an UPSERT, continues one whose earlier parts defined those
 /// handles, and on return `handles` holds the handles defined so far by
 /// the text's last UPSERT (which the next part may continue).

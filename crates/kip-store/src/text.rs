@@ -18,8 +18,8 @@ use crate::codec::element;
 use crate::codec::integer::U64Be;
 use crate::codec::posting::{
     BLOCK_POSTINGS, append_to_block, block_key, block_tail, clamp_term, decode_block,
-    decode_block_into, decode_block_key, decode_term_entry, element_of, encode_block,
-    encode_block_into, encode_term_entry, ordinal,
+    decode_block_into, decode_block_key, decode_term_entry, element_of, encode_block_into,
+    encode_term_entry, ordinal,
 };
 use crate::codec::stat_key::StatKey;
 use crate::error::{Lmdb as _, StoreError};
@@ -424,13 +424,7 @@ impl Store {
                     &encode_term_entry(df, batch.texts[slot as usize]),
                 )
                 .lmdb()?;
-            for chunk in new.chunks(BLOCK_POSTINGS) {
-                encode_block_into(&mut buf, chunk);
-                self.db
-                    .postings
-                    .put_with_flags(txn, PutFlags::APPEND, &block_key(id, chunk[0].0), &buf)
-                    .lmdb()?;
-            }
+            self.put_blocks(txn, id, new, PutFlags::APPEND, &mut buf)?;
         }
         let documents = self.db.documents.remap_data_type::<Bytes>();
         let flags = if append {
@@ -500,11 +494,25 @@ impl Store {
             // The term has no postings yet.
             _ => new,
         };
-        for chunk in rest.chunks(BLOCK_POSTINGS) {
+        self.put_blocks(txn, term, rest, PutFlags::empty(), buf)
+    }
+
+    /// Writes `postings` (sorted by ordinal) as new blocks of `term`, each
+    /// keyed by its first ordinal, with `flags` (`APPEND` when they follow
+    /// every key). `buf` is scratch space.
+    fn put_blocks(
+        &self,
+        txn: &mut RwTxn<'_>,
+        term: u32,
+        postings: &[(u64, u32)],
+        flags: PutFlags,
+        buf: &mut Vec<u8>,
+    ) -> Result<(), StoreError> {
+        for chunk in postings.chunks(BLOCK_POSTINGS) {
             encode_block_into(buf, chunk);
             self.db
                 .postings
-                .put(txn, &block_key(term, chunk[0].0), buf)
+                .put_with_flags(txn, flags, &block_key(term, chunk[0].0), buf)
                 .lmdb()?;
         }
         Ok(())
@@ -609,13 +617,7 @@ impl Store {
                 .delete(txn, &block_key(term, first))
                 .lmdb()?;
         }
-        for chunk in postings.chunks(BLOCK_POSTINGS) {
-            self.db
-                .postings
-                .put(txn, &block_key(term, chunk[0].0), &encode_block(chunk))
-                .lmdb()?;
-        }
-        Ok(())
+        self.put_blocks(txn, term, postings, PutFlags::empty(), &mut Vec::new())
     }
 
     /// Merges new postings of `term` (sorted by ordinal, none already
