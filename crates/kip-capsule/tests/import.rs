@@ -6,7 +6,9 @@
 mod common;
 
 use common::*;
-use kip_capsule::{ImportOptions, Phase, Status, import_path, import_text, import_text_with};
+use kip_capsule::{
+    ImportOptions, ImportReport, Phase, Status, import_path, import_text, import_text_with,
+};
 use kip_lang::ErrorCode;
 
 #[test]
@@ -509,19 +511,9 @@ fn a_pipelined_import_of_several_files_equals_importing_them_in_turn() {
         ex.join("20_medical.yaml"),
     ];
     let (_a, one_by_one) = fresh();
-    let expected: Vec<_> = paths
-        .iter()
-        .map(|p| import_path(&one_by_one, p, &origin()))
-        .collect();
+    let expected = each_alone(&one_by_one, &paths);
     let (_b, pipelined) = fresh();
-    let mut reports = Vec::new();
-    kip_capsule::import_paths_with(
-        &pipelined,
-        &paths,
-        &origin(),
-        &ImportOptions::default(),
-        |r| reports.push(r),
-    );
+    let reports = pipelined_import(&pipelined, &paths);
     assert_eq!(reports.len(), expected.len());
     for (got, want) in reports.iter().zip(&expected) {
         assert_eq!(got.file, want.file);
@@ -579,19 +571,9 @@ fn checks_made_ahead_are_redone_after_a_file_that_deletes() {
         ),
     ];
     let (_a, one_by_one) = medical();
-    let expected: Vec<_> = paths
-        .iter()
-        .map(|p| import_path(&one_by_one, p, &origin()))
-        .collect();
+    let expected = each_alone(&one_by_one, &paths);
     let (_b, pipelined) = medical();
-    let mut reports = Vec::new();
-    kip_capsule::import_paths_with(
-        &pipelined,
-        &paths,
-        &origin(),
-        &ImportOptions::default(),
-        |r| reports.push(r),
-    );
+    let reports = pipelined_import(&pipelined, &paths);
     let statuses: Vec<Status> = reports.iter().map(|r| r.status).collect();
     assert_eq!(
         statuses,
@@ -608,4 +590,21 @@ fn checks_made_ahead_are_redone_after_a_file_that_deletes() {
         assert_eq!(error_lines(got), error_lines(want), "{}", got.file);
     }
     assert_eq!(graph(&pipelined), graph(&one_by_one));
+}
+
+/// Each file imported alone, one after the other.
+fn each_alone(nexus: &kip_nexus::Nexus, paths: &[std::path::PathBuf]) -> Vec<ImportReport> {
+    paths
+        .iter()
+        .map(|p| import_path(nexus, p, &origin()))
+        .collect()
+}
+
+/// The files imported by the pipelined import (`import_paths_with`).
+fn pipelined_import(nexus: &kip_nexus::Nexus, paths: &[std::path::PathBuf]) -> Vec<ImportReport> {
+    let mut reports = Vec::new();
+    kip_capsule::import_paths_with(nexus, paths, &origin(), &ImportOptions::default(), |r| {
+        reports.push(r)
+    });
+    reports
 }

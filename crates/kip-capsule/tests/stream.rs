@@ -30,6 +30,18 @@ fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
     path
 }
 
+/// An open UPSERT of `n` symptoms named `{prefix} {i}`, one block a line
+/// from line 2.
+fn symptoms(prefix: &str, n: usize) -> String {
+    let mut text = String::from("UPSERT {\n");
+    for i in 0..n {
+        text.push_str(&format!(
+            "  CONCEPT {{ {{type: \"Symptom\", name: \"{prefix} {i}\"}} }}\n"
+        ));
+    }
+    text
+}
+
 fn count(nexus: &Nexus, query: &str) -> u64 {
     let out = nexus.execute(
         &kip_nexus::ExecuteKip::command(query),
@@ -123,12 +135,7 @@ fn an_error_in_a_late_part_is_placed_in_the_file_and_nothing_is_applied() {
     let dir = tempfile::tempdir().expect("dir");
     let (_d, nexus) = medical();
     let before = graph(&nexus);
-    let mut text = String::from("UPSERT {\n");
-    for i in 0..100 {
-        text.push_str(&format!(
-            "  CONCEPT {{ {{type: \"Symptom\", name: \"T {i}\"}} }}\n"
-        ));
-    }
+    let mut text = symptoms("T", 100);
     // Line 102: an unknown type, 9 characters in.
     text.push_str("  CONCEPT { {type: \"Symptomm\", name: \"bad\"} }\n}\n");
     let path = write(dir.path(), "late.kip", &text);
@@ -144,12 +151,7 @@ fn an_error_in_a_late_part_is_placed_in_the_file_and_nothing_is_applied() {
     );
 
     // A syntax error after a cut, on a line of its own.
-    let mut text = String::from("UPSERT {\n");
-    for i in 0..50 {
-        text.push_str(&format!(
-            "  CONCEPT {{ {{type: \"Symptom\", name: \"U {i}\"}} }}\n"
-        ));
-    }
+    let mut text = symptoms("U", 50);
     text.push_str("  CONCEPT { {type: \"Symptom\" name: \"no comma\"} }\n}\n");
     let path = write(dir.path(), "syntax.kip", &text);
     let whole = kip_capsule::import_path(&medical().1, &path, &origin());
