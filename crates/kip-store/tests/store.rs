@@ -34,6 +34,25 @@ fn link(s: impl Into<ElementId>, p: u32, o: impl Into<ElementId>) -> Proposition
 
 /// Runs `f` in a write and returns its result (errors included) after the
 /// write committed or aborted.
+/// Indexes `docs` as one batch, or one document at a time: what the
+/// batch path must equal.
+fn index_all(
+    store: &Store,
+    docs: &[kip_store::NewDocument],
+    batched: bool,
+) -> Result<(), StoreError> {
+    write(store, |txn| {
+        if batched {
+            store.index_documents(txn, docs)
+        } else {
+            for d in docs {
+                store.index_document(txn, d.element, &d.terms, d.len)?;
+            }
+            Ok(())
+        }
+    })
+}
+
 fn write<T>(
     store: &Store,
     f: impl FnMut(&mut RwTxn<'_>) -> Result<T, StoreError>,
@@ -418,17 +437,7 @@ fn a_batch_of_documents_indexes_as_one_by_one_would() {
         })
         .expect("write");
         let docs = batch(ids[0], ids[1], ids[2]);
-        write(&store, |txn| {
-            if batched {
-                store.index_documents(txn, &docs)
-            } else {
-                for d in &docs {
-                    store.index_document(txn, d.element, &d.terms, d.len)?;
-                }
-                Ok(())
-            }
-        })
-        .expect("index");
+        index_all(&store, &docs, batched).expect("index");
         snapshots.push(index_snapshot(
             &store,
             &["aspirin", "treats", "headache", "old", "zero"],
@@ -482,17 +491,7 @@ fn batches_in_element_order_index_as_one_by_one_would_on_both_paths() {
     for batched in [false, true] {
         let (_dir, store) = open();
         let index = |docs: Vec<kip_store::NewDocument>| {
-            write(&store, |txn| {
-                if batched {
-                    store.index_documents(txn, &docs)
-                } else {
-                    for d in &docs {
-                        store.index_document(txn, d.element, &d.terms, d.len)?;
-                    }
-                    Ok(())
-                }
-            })
-            .expect("index");
+            index_all(&store, &docs, batched).expect("index");
         };
         let mut ids: Vec<ElementId> = write(&store, |txn| {
             let t = store.intern(txn, Namespace::ConceptType, "T")?;
