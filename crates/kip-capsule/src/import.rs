@@ -349,6 +349,7 @@ pub fn import_paths_with(
                 if p.checked_at.is_some_and(|at| at < clean_since) {
                     p.checked_at = None;
                 }
+                p.write_seq = (seen != u64::MAX).then_some(seen);
             }
             let report = complete(nexus, prepared, origin, options);
             let wrote = report.is_imported() && !report.dry_run && report.stats.changed();
@@ -492,12 +493,21 @@ fn run(
     }
 }
 
+/// How an import runs its write: for `origin`, previewed or committed as
+/// `options` say, traced as importing `file` (a SPACE `SystemEvent`).
+pub(crate) fn run_options(origin: &Origin, file: &str, options: &ImportOptions<'_>) -> RunOptions {
+    let mut run = RunOptions::new(origin.clone()).with_mode(Mode::dry_run_if(options.dry_run));
+    run.trace.import = Some(file.to_owned());
+    run.trace.originator = options.originator.map(str::to_owned);
+    run
+}
+
 fn apply(
     nexus: &Nexus,
     text: &str,
     commands: &[kip_lang::ast::Command],
     items: usize,
-    origin: &Origin,
+    run: &RunOptions,
     report: &mut ImportReport,
     progress: &Reporter<'_>,
 ) -> Result<(), KipError> {
@@ -505,11 +515,6 @@ fn apply(
         return Ok(());
     }
     progress.report(Phase::Applying, 0, items as u64, text.len());
-    let options = progress.options;
-    let mut run = RunOptions::new(origin.clone()).with_mode(Mode::dry_run_if(options.dry_run));
-    // The trace says which file the write imports (a SPACE `SystemEvent`).
-    run.trace.import = Some(report.file.clone());
-    run.trace.originator = options.originator.map(str::to_owned);
     // Items written so far: commands done, scaled to the items they carry
     // (a bundle's items need not be one command each).
     let per = items as f64 / commands.len() as f64;
@@ -517,7 +522,7 @@ fn apply(
         let written = ((done as f64 * per).round() as u64).min(items as u64);
         progress.report(Phase::Applying, written, items as u64, text.len());
     };
-    let outcome = nexus.run_with_progress(text, commands, &run, &applied)?;
+    let outcome = nexus.run_with_progress(text, commands, run, &applied)?;
     report.stats = outcome.stats;
     progress.report(Phase::Applying, items as u64, items as u64, text.len());
     Ok(())
@@ -535,6 +540,14 @@ struct Parsed {
     /// definition, no `{id}` block, no delete): what it writes cannot turn
     /// a later file's passing checks into failing ones.
     additive: bool,
+    /// The stored concepts the checks ahead found, when they passed and the
+    /// file is additive: the writer takes their ids instead of looking
+    /// them up again while `checked_at` is trusted.
+    known: Option<std::sync::Arc<kip_nexus::KnownConcepts>>,
+    /// The change-log sequence number the write should find (the one after
+    /// the previous file): `known` holds only if it does, so another
+    /// process's write in between is caught inside the write's transaction.
+    write_seq: Option<u64>,
 }
 
 /// Parses and binds a capsule: the part of an import that needs no nexus,
@@ -549,6 +562,8 @@ fn parse_kip(text: &str) -> Parsed {
                 commands: Err(errors.0.iter().flat_map(ImportError::from_kip).collect()),
                 checked_at: None,
                 additive: false,
+                known: None,
+                write_seq: None,
             };
         }
     };
@@ -560,6 +575,8 @@ fn parse_kip(text: &str) -> Parsed {
         commands,
         checked_at: None,
         additive: false,
+        known: None,
+        write_seq: None,
     }
 }
 
@@ -577,6 +594,7 @@ fn parse_and_check_kip(nexus: &Nexus, text: &str) -> Parsed {
             .iter()
             .all(|c| matches!(c, kip_lang::ast::Command::Upsert(_)))
             && additive(&ops);
+        let additive = parsed.additive;
         let checked = nexus.read(|g| {
             let at = g.change_seq()?;
             let model = Model::from_graph(g)?;
@@ -584,9 +602,16 @@ fn parse_and_check_kip(nexus: &Nexus, text: &str) -> Parsed {
             for op in &ops {
                 checker.op(op)?;
             }
-            Ok(checker.errors.is_empty().then_some(at))
+            if !checker.errors.is_empty() {
+                return Ok(None);
+            }
+            let known = additive.then(|| std::sync::Arc::new(checker.known_concepts()));
+            Ok(Some((at, known)))
         });
-        parsed.checked_at = checked.ok().flatten();
+        if let Ok(Some((at, known))) = checked {
+            parsed.checked_at = Some(at);
+            parsed.known = known;
+        }
     }
     parsed
 }
@@ -638,9 +663,10 @@ fn run_kip(
     // checked now. The ops and the checker's tables are dropped before the
     // writer starts: they are needed only to report every problem at once,
     // and apply's transaction is where memory peaks.
-    if parsed.checked_at.is_some() {
+    let known = if parsed.checked_at.is_some() {
         let n = commands.len() as u64;
         progress.report(Phase::Validating, n, n, text.len());
+        parsed.known.zip(parsed.write_seq)
     } else {
         let ops = ops::lower_kip(&commands);
         let total = ops.len() as u64;
@@ -658,13 +684,18 @@ fn run_kip(
             return Ok(());
         }
         progress.report(Phase::Validating, total, total, text.len());
+        None
+    };
+    let mut run = run_options(origin, &report.file, progress.options);
+    if let Some((known, seq)) = known {
+        run = run.with_known(known, seq);
     }
     apply(
         nexus,
         text,
         &commands,
         commands.len(),
-        origin,
+        &run,
         report,
         progress,
     )
@@ -717,5 +748,6 @@ fn run_yaml(
         text.len(),
     );
     let commands = ops::to_commands(&read.ops);
-    apply(nexus, text, &commands, read.items, origin, report, progress)
+    let run = run_options(origin, &report.file, progress.options);
+    apply(nexus, text, &commands, read.items, &run, report, progress)
 }

@@ -291,6 +291,22 @@ impl<'a, 'g> Checker<'a, 'g> {
         }
     }
 
+    /// The concepts the checks found stored in the snapshot, by type and
+    /// name: what a write of the same file against the same state (or one
+    /// that has only gained concepts and links since) need not look up
+    /// again (see [`kip_nexus::KnownConcepts`]).
+    pub(crate) fn known_concepts(&self) -> kip_nexus::KnownConcepts {
+        let mut known = kip_nexus::KnownConcepts::default();
+        for (ty, names) in &self.keys.concepts {
+            for (name, &k) in names {
+                if let Some(Some(id)) = self.keys.concept_slots[k as usize].stored {
+                    known.insert(ty, name, id);
+                }
+            }
+        }
+        known
+    }
+
     fn at(&self, e: ImportError, loc: &Loc) -> ImportError {
         let (line, column) = self.lines.position(self.source, loc.start);
         ImportError {

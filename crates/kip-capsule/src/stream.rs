@@ -27,7 +27,7 @@ use std::io::Read;
 use std::path::Path;
 
 use kip_lang::{ErrorCode, KipError};
-use kip_nexus::{Graph, Mode, Nexus, Origin, Part, RunOptions};
+use kip_nexus::{Graph, Nexus, Origin, Part};
 use serde_json::Map;
 use sha2::{Digest as _, Sha256};
 
@@ -698,10 +698,7 @@ pub(crate) fn import(
         let _ = open_text(path).and_then(|f| f.take(4096).read_to_end(&mut head));
         String::from_utf8_lossy(&head).into_owned()
     };
-    let options = progress.options;
-    let mut run = RunOptions::new(origin.clone()).with_mode(Mode::dry_run_if(options.dry_run));
-    run.trace.import = Some(report.file.clone());
-    run.trace.originator = options.originator.map(str::to_owned);
+    let run = crate::import::run_options(origin, &report.file, progress.options);
     let cuttable: BTreeSet<usize> = suffixes.keys().copied().collect();
     let max_bytes = usize::try_from(crate::files::max_file_bytes())
         .unwrap_or(usize::MAX)

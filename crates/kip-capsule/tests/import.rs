@@ -10,6 +10,7 @@ use kip_capsule::{
     ImportOptions, ImportReport, Phase, Status, import_path, import_text, import_text_with,
 };
 use kip_lang::ErrorCode;
+use kip_nexus::ElementId;
 
 #[test]
 fn every_example_imports_cleanly_into_a_fresh_nexus() {
@@ -590,6 +591,71 @@ fn checks_made_ahead_are_redone_after_a_file_that_deletes() {
         assert_eq!(error_lines(got), error_lines(want), "{}", got.file);
     }
     assert_eq!(graph(&pipelined), graph(&one_by_one));
+}
+
+/// The writer takes the ids of concepts the checks ahead found instead of
+/// looking them up again; a concept deleted and created again (a new id)
+/// by a file in between must not be linked by its old id.
+#[test]
+fn ids_found_ahead_are_not_used_after_a_file_that_recreates_the_concept() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).expect("write");
+        p
+    };
+    let paths = vec![
+        write(
+            "1_uses.kip",
+            r#"UPSERT { CONCEPT { {type: "Drug", name: "Meclizine"} SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Fever"}) } } }"#,
+        ),
+        write(
+            "2_recreate.kip",
+            r#"DELETE CONCEPT ?s DETACH WHERE { ?s {type: "Symptom", name: "Fever"} }
+UPSERT { CONCEPT { {type: "Symptom", name: "Fever"} SET ATTRIBUTES { description: "Created again." } } }"#,
+        ),
+        write(
+            "3_uses_again.kip",
+            r#"UPSERT { CONCEPT { {type: "Drug", name: "Paracetamol"} SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Fever"}) } } }"#,
+        ),
+        write(
+            "4_uses_again.kip",
+            r#"UPSERT { CONCEPT { {type: "Drug", name: "Ibuprofen"} SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Fever"}) } } }"#,
+        ),
+    ];
+    let (_a, one_by_one) = medical();
+    let expected = each_alone(&one_by_one, &paths);
+    let (_b, pipelined) = medical();
+    let reports = pipelined_import(&pipelined, &paths);
+    for (got, want) in reports.iter().zip(&expected) {
+        assert_eq!(
+            want.status,
+            Status::Imported,
+            "{}: {:?}",
+            want.file,
+            want.errors
+        );
+        assert_eq!(
+            got.status,
+            Status::Imported,
+            "{}: {:?}",
+            got.file,
+            got.errors
+        );
+    }
+    assert_eq!(graph(&pipelined), graph(&one_by_one));
+    let fever_links = pipelined
+        .read(|g| {
+            let fever = g
+                .find_concept_by_names("Symptom", "Fever")?
+                .expect("Fever exists");
+            Ok(g.propositions(None, None, Some(ElementId::Concept(fever)))?
+                .len())
+        })
+        .expect("read");
+    // Paracetamol and Ibuprofen treat the new Fever; Meclizine's link went
+    // with the old one.
+    assert_eq!(fever_links, 2);
 }
 
 /// Each file imported alone, one after the other.

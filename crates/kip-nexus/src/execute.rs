@@ -114,6 +114,7 @@ impl Nexus {
                 reason: request.reason.clone(),
                 ..TraceNote::default()
             },
+            known: None,
         };
         if request.command.is_some() {
             let Some(one) = parsed.into_iter().next() else {

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use kip_lang::ast::{Command, CommandKind, FindQuery};
 use kip_lang::{ErrorCode, KipError};
-use kip_store::ElementId;
+use kip_store::{ConceptId, ElementId};
 use serde_json::{Value as Json, json};
 
 use crate::graph::{Graph, Result, TxnError};
@@ -69,6 +69,52 @@ pub struct RunOptions {
     pub origin: Origin,
     /// Who the cognitive trace says acted, and what it adds.
     pub trace: TraceNote,
+    /// Concepts the caller has already looked up, and the change-log
+    /// sequence number the write must find for them to hold (see
+    /// [`KnownConcepts`]).
+    pub known: Option<(std::sync::Arc<KnownConcepts>, u64)>,
+}
+
+/// Concept ids a caller looked up before the write, by type and name, so
+/// that the write need not look them up again: a capsule checked ahead on
+/// another core (`kip-capsule`'s pipelined import) hands over what its
+/// checks found. The caller vouches that every entry still names that
+/// concept in the state the write meets when its last change-log entry is
+/// the one the caller names: UPSERTs never delete or rename, so this holds
+/// when nothing but UPSERTs of non-schema concepts and links was written
+/// between the look-ups and that entry, and the text only upserts. The
+/// write checks the sequence number in its own transaction and ignores the
+/// ids if another write came in between. A name that is absent here is
+/// looked up as usual.
+/// A map with a fast hasher: the writer looks every name up here.
+type KnownMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
+#[derive(Debug, Default)]
+pub struct KnownConcepts {
+    by_type: KnownMap<String, KnownMap<String, ConceptId>>,
+}
+
+impl KnownConcepts {
+    /// Records that concept `(ty, name)` has id `id`.
+    pub fn insert(&mut self, ty: &str, name: &str, id: ConceptId) {
+        self.by_type
+            .entry(ty.to_owned())
+            .or_default()
+            .insert(name.to_owned(), id);
+    }
+
+    /// The id recorded for `(ty, name)`.
+    pub fn get(&self, ty: &str, name: &str) -> Option<ConceptId> {
+        self.by_type.get(ty)?.get(name).copied()
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_type.values().map(KnownMap::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 impl RunOptions {
@@ -93,6 +139,30 @@ impl RunOptions {
     pub fn with_trace(mut self, trace: TraceNote) -> RunOptions {
         self.trace = trace;
         self
+    }
+
+    /// Writes may take concept ids from `known` if the last change-log
+    /// entry they find is `change_seq` (see [`KnownConcepts`]).
+    pub fn with_known(
+        mut self,
+        known: std::sync::Arc<KnownConcepts>,
+        change_seq: u64,
+    ) -> RunOptions {
+        self.known = Some((known, change_seq));
+        self
+    }
+
+    /// The concepts a write in `txn` may take from [`RunOptions::known`].
+    fn known_in(
+        &self,
+        store: &kip_store::Store,
+        txn: &kip_store::RwTxn<'_>,
+    ) -> std::result::Result<Option<&KnownConcepts>, TxnError> {
+        let Some((known, seq)) = &self.known else {
+            return Ok(None);
+        };
+        let now = store.last_change_seq(txn)?;
+        Ok((now == *seq).then_some(&**known))
     }
 
     /// Who the trace names: the note's originator, else the origin.
@@ -158,6 +228,14 @@ struct EndOfWrite<'a> {
     folds: &'a [trace::Fold],
     commit: bool,
     started: std::time::Instant,
+}
+
+/// What a run hands the writer of one command besides the command: the
+/// handles an UPSERT continues with (a streamed part's), and concepts the
+/// caller looked up ([`KnownConcepts`], when they hold).
+struct Given<'x> {
+    handles: Option<&'x mut HashMap<String, ElementId>>,
+    known: Option<&'x KnownConcepts>,
 }
 
 /// The timestamp of a command: ISO 8601, UTC, whole seconds.
@@ -239,6 +317,7 @@ impl Nexus {
             let mut changes = BeforeImage::default();
             let mut verbs: Vec<&'static str> = Vec::new();
             let mut handles: HashMap<String, ElementId> = HashMap::new();
+            let known = options.known_in(&self.store, txn)?;
             let mut n = 0;
             loop {
                 let part = {
@@ -268,7 +347,10 @@ impl Nexus {
                             c,
                             commit,
                             tracing.then_some(&mut changes),
-                            Some(&mut handles),
+                            Given {
+                                handles: Some(&mut handles),
+                                known,
+                            },
                         )?,
                         other => {
                             let g = Graph::new(&self.store, txn);
@@ -355,6 +437,7 @@ impl Nexus {
             let mut outcomes = Vec::new();
             let mut total = Stats::default();
             let mut changes = BeforeImage::default();
+            let known = options.known_in(&self.store, txn)?;
             for c in commands {
                 let outcome = match c {
                     Command::Upsert(_)
@@ -366,7 +449,10 @@ impl Nexus {
                         c,
                         commit,
                         tracing.then_some(&mut changes),
-                        None,
+                        Given {
+                            handles: None,
+                            known,
+                        },
                     )?,
                     other => {
                         let g = Graph::new(&self.store, txn);
@@ -534,16 +620,17 @@ impl Nexus {
         c: &Command,
         commit: bool,
         traced: Option<&mut BeforeImage>,
-        handles: Option<&mut HashMap<String, ElementId>>,
+        given: Given<'_>,
     ) -> std::result::Result<Outcome, TxnError> {
         let mut w = kml::Writer::new(&self.store, txn, source, now());
+        w.known = given.known;
         if !commit {
             w.collect_changes();
         } else if traced.is_some() {
             w.collect_before_image();
         }
         let result = match c {
-            Command::Upsert(u) => match handles {
+            Command::Upsert(u) => match given.handles {
                 Some(handles) => w.upsert_with(u, handles)?,
                 None => w.upsert(u)?,
             },

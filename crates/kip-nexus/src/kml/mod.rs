@@ -70,6 +70,9 @@ pub struct Writer<'a, 't> {
     /// Each element's change, collected only for a preview (see
     /// [`Writer::collect_changes`]).
     changes: Option<changes::Changes>,
+    /// Concepts the caller looked up before the write (see
+    /// [`crate::KnownConcepts`]): consulted before the store.
+    pub known: Option<&'a crate::KnownConcepts>,
 }
 
 /// Links decided but not yet written (see [`Writer::flush_links`]).
@@ -163,6 +166,7 @@ impl<'a, 't> Writer<'a, 't> {
             pending_documents: PendingDocuments::default(),
             bootstrap: false,
             changes: None,
+            known: None,
         }
     }
 
@@ -225,7 +229,19 @@ impl<'a, 't> Writer<'a, 't> {
         if let Some(&id) = self.cache.concepts.get(&type_id).and_then(|m| m.get(name)) {
             return Ok(Some(id));
         }
-        let id = self.graph(|g| g.find_concept(type_id, name))?;
+        let known = match self.known {
+            Some(known) => {
+                if !self.cache.type_names.contains_key(&type_id) {
+                    self.cached_type_name(type_id)?;
+                }
+                known.get(&self.cache.type_names[&type_id], name)
+            }
+            None => None,
+        };
+        let id = match known {
+            Some(id) => Some(id),
+            None => self.graph(|g| g.find_concept(type_id, name))?,
+        };
         if let Some(id) = id {
             self.remember_concept(id, type_id, name);
         }
