@@ -4,9 +4,15 @@
 //! `malloc`, `free` and `malloc_consolidate` (BENCHMARKS.md, "The
 //! allocator"). Built without transparent huge pages (`no_thp`: with them
 //! the kernel zeroed 2 MiB pages each time mimalloc touched fresh memory),
-//! and freed memory goes back to the system at once (`purge_delay` 0): with
-//! mimalloc's default delay `kip serve` grew to 141 MB over 18,900 requests
-//! (glibc with two arenas: 49 MB); with none it stays at 6–22 MB.
+//! and, in the commands that keep running (`serve`, `mcp`, `watch`), freed
+//! memory goes back to the system at once (`purge_delay` 0): with
+//! mimalloc's default delay (1 s) `kip serve` grew to 141 MB over 18,900
+//! requests (glibc with two arenas: 49 MB); with none it stays at 6–22 MB.
+//! A command that ends (an import, the benchmark) waits 100 ms: giving
+//! memory back at once made a bulk import fault the same pages in again and
+//! again (a tenth of its writer's time); 100 ms saves half of that for 30
+//! MB more at the peak, where mimalloc's 1 s took the import's peak past
+//! its 200 MB budget (BENCHMARKS.md "The allocator").
 #![allow(unsafe_code)]
 
 #[global_allocator]
@@ -17,30 +23,32 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// Cargo.toml, so an upgrade re-checks this number (and the test below).
 const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// Sets the allocator's options; called first thing in `main`.
-pub fn configure() {
+/// Sets the allocator's options for a command that keeps running
+/// (`long_running`) or one that ends; called first thing in `main`.
+pub fn configure(long_running: bool) {
+    let delay_ms = if long_running { 0 } else { 100 };
     // SAFETY: `mi_option_set` only stores an option's value (an atomic
     // write in mimalloc); any thread may call it at any time, and
     // `PURGE_DELAY` is a valid option of the pinned version.
     unsafe {
-        libmimalloc_sys::mi_option_set(PURGE_DELAY, 0);
+        libmimalloc_sys::mi_option_set(PURGE_DELAY, delay_ms);
     }
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
-    fn the_purge_delay_option_is_the_one_before_numa_nodes_and_takes_zero() {
+    fn the_purge_delay_option_is_the_one_before_numa_nodes_and_takes_each_value() {
         // `use_numa_nodes` directly follows `purge_delay` in the enum.
         assert_eq!(
             super::PURGE_DELAY + 1,
             libmimalloc_sys::mi_option_use_numa_nodes
         );
-        super::configure();
         // SAFETY: reads an option's value.
-        assert_eq!(
-            unsafe { libmimalloc_sys::mi_option_get(super::PURGE_DELAY) },
-            0
-        );
+        let get = || unsafe { libmimalloc_sys::mi_option_get(super::PURGE_DELAY) };
+        super::configure(false);
+        assert_eq!(get(), 100);
+        super::configure(true);
+        assert_eq!(get(), 0);
     }
 }

@@ -221,8 +221,11 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
-    alloc::configure();
     let cli = Cli::parse();
+    alloc::configure(matches!(
+        cli.command,
+        Cmd::Serve { .. } | Cmd::Mcp { .. } | Cmd::Watch { .. }
+    ));
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
