@@ -658,6 +658,53 @@ UPSERT { CONCEPT { {type: "Symptom", name: "Fever"} SET ATTRIBUTES { description
     assert_eq!(fever_links, 2);
 }
 
+/// Runs of additive files are applied in one group write. A file that
+/// passes every check ahead and still fails when written (here a stale
+/// `EXPECT VERSION`, which only the write can see) undoes the group, and
+/// the group's files are imported one by one: the same outcome, file for
+/// file, as importing them alone.
+#[test]
+fn a_group_write_that_fails_imports_its_files_one_by_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut paths = Vec::new();
+    for k in 0..6 {
+        let mut text = String::from("UPSERT {\n");
+        for i in 0..500 {
+            text.push_str(&format!(
+                "  CONCEPT {{ {{type: \"Symptom\", name: \"S{k}-{i}\"}} }}\n  CONCEPT {{ {{type: \"Drug\", name: \"Aspirin\"}} SET PROPOSITIONS {{ (\"has_side_effect\", {{type: \"Symptom\", name: \"S{k}-{i}\"}}) }} }}\n"
+            ));
+        }
+        if k == 2 {
+            text.push_str(
+                "  CONCEPT { {type: \"Drug\", name: \"Ibuprofen\"} EXPECT VERSION 99 SET ATTRIBUTES { note: \"stale\" } }\n",
+            );
+        }
+        text.push_str("}\n");
+        let p = dir.path().join(format!("{k}.kip"));
+        std::fs::write(&p, text).expect("write");
+        paths.push(p);
+    }
+    let (_a, one_by_one) = medical();
+    let expected = each_alone(&one_by_one, &paths);
+    let (_b, grouped) = medical();
+    let reports = pipelined_import(&grouped, &paths);
+    assert_eq!(reports.len(), paths.len());
+    for (k, (got, want)) in reports.iter().zip(&expected).enumerate() {
+        let status = if k == 2 {
+            Status::Failed
+        } else {
+            Status::Imported
+        };
+        assert_eq!(want.status, status, "{}: {:?}", want.file, want.errors);
+        assert_eq!(got.file, want.file);
+        assert_eq!(got.status, want.status, "{}: {:?}", got.file, got.errors);
+        assert_eq!(got.stats, want.stats, "{}", got.file);
+        assert_eq!(error_lines(got), error_lines(want), "{}", got.file);
+    }
+    assert_eq!(graph(&grouped), graph(&one_by_one));
+    assert!(grouped.check_store().expect("check").violations.is_empty());
+}
+
 /// Each file imported alone, one after the other.
 fn each_alone(nexus: &kip_nexus::Nexus, paths: &[std::path::PathBuf]) -> Vec<ImportReport> {
     paths

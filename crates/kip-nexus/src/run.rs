@@ -219,6 +219,31 @@ pub struct Part {
 pub type NextPart<'a> =
     dyn FnMut(&Graph<'_>, usize) -> std::result::Result<Option<Part>, KipError> + 'a;
 
+/// One text of a group write (see [`Nexus::run_group`]): UPSERTs only,
+/// parsed and bound, with the options it would run with on its own.
+#[derive(Debug)]
+pub struct GroupText {
+    pub text: String,
+    pub commands: Vec<Command>,
+    pub options: RunOptions,
+}
+
+/// How [`Nexus::run_group`] asks for texts: `(n, pending)` asks for text
+/// `n` (0 first) when `pending` links are decided and not written yet;
+/// `None` ends the group.
+pub type NextText<'a> = dyn FnMut(usize, usize) -> Option<GroupText> + 'a;
+
+/// What a group write keeps of a text once its commands ran: its trace
+/// entry's and change-log entry's makings.
+struct Ran {
+    options: RunOptions,
+    verbs: String,
+    head: String,
+    commands: usize,
+    stats: Stats,
+    started: std::time::Instant,
+}
+
 /// What the end of a write needs to know about it (see
 /// `Nexus::log_and_trace`).
 struct EndOfWrite<'a> {
@@ -388,6 +413,95 @@ impl Nexus {
             if commit && !stopped.get() {
                 self.trace_failure(head, &[], options, e);
             }
+        }
+        outcome
+    }
+
+    /// Runs the texts `next` gives, each as [`Nexus::run`] would commit it
+    /// on its own (its own change-log entry, its own TRACE entry with its
+    /// before-image), but all in one write transaction, and with the links
+    /// and search documents they defer written together at the end: one
+    /// sorted batch instead of one per text, which is what makes many
+    /// small files as fast as one large one. Only UPSERTs are grouped
+    /// (anything else is refused before anything is written). Returns each
+    /// text's counts. Any error undoes the whole group and is the caller's
+    /// to handle (a capsule import then applies the texts one by one, so
+    /// each still lands whole or not at all and reports its own errors);
+    /// so is a write the map had to grow for (the texts are gone by then).
+    pub fn run_group(&self, next: &mut NextText<'_>) -> Result<Vec<Stats>> {
+        let settings = self.tracer.settings();
+        let tracing = settings.enabled;
+        let folds = if tracing {
+            self.tracer.take_folds(true)
+        } else {
+            Vec::new()
+        };
+        let ran_once = std::cell::Cell::new(false);
+        let run = |txn: &mut kip_store::RwTxn<'_>| -> std::result::Result<Vec<Stats>, TxnError> {
+            if ran_once.replace(true) {
+                return Err(TxnError(KipError::new(
+                    ErrorCode::InternalError,
+                    "a group write cannot run again once its texts are gone",
+                )));
+            }
+            let mut carry = kml::Carry::default();
+            let mut texts: Vec<Ran> = Vec::new();
+            while let Some(t) = next(texts.len(), carry.pending_links()) {
+                let started = std::time::Instant::now();
+                if t.options.mode != Mode::Commit
+                    || t.commands.iter().any(|c| !matches!(c, Command::Upsert(_)))
+                {
+                    return Err(TxnError(KipError::new(
+                        ErrorCode::InternalError,
+                        "a group write runs committed UPSERTs only",
+                    )));
+                }
+                let known = t.options.known_in(&self.store, txn)?;
+                let mut stats = Stats::default();
+                for c in &t.commands {
+                    let Command::Upsert(u) = c else { continue };
+                    let mut w = kml::Writer::new(&self.store, txn, &t.text, now());
+                    w.known = known;
+                    if tracing {
+                        w.collect_before_image();
+                    }
+                    w.resume(carry);
+                    w.upsert(u)?;
+                    stats += w.stats;
+                    carry = w.suspend();
+                }
+                kml::Writer::forget_concepts(&mut carry);
+                texts.push(Ran {
+                    verbs: trace::verbs(&t.commands),
+                    head: trace::kept_head(&t.text).to_owned(),
+                    commands: t.commands.len(),
+                    options: t.options,
+                    stats,
+                    started,
+                });
+            }
+            let w = kml::Writer::new(&self.store, txn, "", now());
+            let carry = w.finish_group(carry)?;
+            let mut images = carry.into_images().into_iter();
+            for (i, t) in texts.iter().enumerate() {
+                let mut image = BeforeImage::default();
+                for _ in 0..t.commands {
+                    image.extend(images.next().unwrap_or_default());
+                }
+                let write = EndOfWrite {
+                    options: &t.options,
+                    tracing: tracing.then_some(&settings),
+                    folds: if i == 0 { &folds } else { &[] },
+                    commit: true,
+                    started: t.started,
+                };
+                self.log_and_trace(txn, &write, t.verbs.clone(), &t.head, t.stats, &mut image)?;
+            }
+            Ok(texts.iter().map(|t| t.stats).collect())
+        };
+        let outcome = self.store.write_with(true, run).map_err(|e| e.0);
+        if outcome.is_err() {
+            self.tracer.restore_folds(folds);
         }
         outcome
     }

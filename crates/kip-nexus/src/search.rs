@@ -119,15 +119,21 @@ pub fn index_proposition(
 pub fn index_propositions<'r>(
     store: &Store,
     txn: &mut RwTxn<'_>,
-    links: impl IntoIterator<Item = (PropositionId, &'r PropositionRecord, &'r [String; 3])>,
+    links: impl IntoIterator<
+        Item = (
+            PropositionId,
+            &'r serde_json::Map<String, Json>,
+            &'r [String; 3],
+        ),
+    >,
 ) -> Result<()> {
     let docs: Vec<NewDocument> = links
         .into_iter()
-        .map(|(id, rec, names)| {
+        .map(|(id, attributes, names)| {
             let (terms, len) = document(
                 &[names[0].as_str()],
                 &[names[1].as_str(), names[2].as_str()],
-                &rec.attributes,
+                attributes,
             );
             NewDocument {
                 element: ElementId::Proposition(id),

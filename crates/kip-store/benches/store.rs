@@ -146,7 +146,8 @@ fn main() -> Result<(), StoreError> {
     );
     let t = Instant::now();
     for chunk in batched.chunks(CHUNK * 4) {
-        store.write(|txn| store.create_propositions(txn, chunk))?;
+        let chunk: Vec<_> = chunk.iter().map(PropositionRecord::as_new).collect();
+        store.write(|txn| store.create_propositions(txn, &chunk))?;
     }
     let elapsed = t.elapsed();
     let n = batched.len() as f64;

@@ -124,7 +124,7 @@ pub use format::FORMAT_VERSION;
 pub use heed::{RoTxn, RwTxn};
 pub use ids::{ConceptId, ElementId, ParseIdError, PropositionId};
 pub use names::Namespace;
-pub use propositions::{PropositionMatch, PropositionMatches, PropositionRecord};
+pub use propositions::{NewProposition, PropositionMatch, PropositionMatches, PropositionRecord};
 pub use sizes::{DatabaseSize, StoreSizes};
 pub use store::Store;
 pub use text::{NewDocument, PrefixPosting};

@@ -43,6 +43,27 @@ impl PropositionRecord {
     }
 }
 
+impl PropositionRecord {
+    /// The record as [`Store::create_propositions`] takes it.
+    pub fn as_new(&self) -> NewProposition<'_> {
+        NewProposition {
+            triple: self.triple(),
+            attributes: &self.attributes,
+            metadata: &self.metadata,
+        }
+    }
+}
+
+/// A proposition to create, its fields borrowed: many links of one write
+/// share one metadata object (their command's), so a bulk write holds it
+/// once instead of once per link.
+#[derive(Clone, Copy, Debug)]
+pub struct NewProposition<'r> {
+    pub triple: Triple,
+    pub attributes: &'r Map<String, Value>,
+    pub metadata: &'r Map<String, Value>,
+}
+
 /// One match of a pattern: `(id, subject, predicate, object)`.
 pub type PropositionMatch = (PropositionId, ElementId, u32, ElementId);
 
@@ -118,7 +139,7 @@ impl Store {
     pub fn create_propositions(
         &self,
         txn: &mut RwTxn<'_>,
-        records: &[PropositionRecord],
+        records: &[NewProposition<'_>],
     ) -> Result<Vec<PropositionId>, StoreError> {
         if records.is_empty() {
             return Ok(Vec::new());
@@ -126,7 +147,7 @@ impl Store {
         let first = self.peek_id(txn, meta_key::NEXT_PROPOSITION_ID)?;
         let n = records.len() as u64;
         let ids: Vec<PropositionId> = (0..n).map(|i| PropositionId(first + i)).collect();
-        let triples: Vec<Triple> = records.iter().map(PropositionRecord::triple).collect();
+        let triples: Vec<Triple> = records.iter().map(|r| r.triple).collect();
 
         let mut ends: Vec<ElementId> = triples.iter().flat_map(|t| [t.subject, t.object]).collect();
         ends.sort_unstable();
@@ -160,13 +181,23 @@ impl Store {
             interned.push((key.to_owned(), id));
             Ok(id)
         };
+        // Records that share their fields' objects share their encoding.
+        let mut last: Option<NewProposition<'_>> = None;
+        let (mut attributes, mut metadata) = (Vec::new(), Vec::new());
         for (record, id) in records.iter().zip(&ids) {
-            let mut attributes = Vec::new();
-            value::encode_fields(&mut attributes, &record.attributes, |k| intern(txn, k))?;
-            let mut metadata = Vec::new();
-            value::encode_fields(&mut metadata, &record.metadata, |k| intern(txn, k))?;
+            let same = last.is_some_and(|l| {
+                std::ptr::eq(l.attributes, record.attributes)
+                    && std::ptr::eq(l.metadata, record.metadata)
+            });
+            if !same {
+                attributes.clear();
+                value::encode_fields(&mut attributes, record.attributes, |k| intern(txn, k))?;
+                metadata.clear();
+                value::encode_fields(&mut metadata, record.metadata, |k| intern(txn, k))?;
+                last = Some(*record);
+            }
             let raw = PropositionBytes {
-                triple: record.triple(),
+                triple: record.triple,
                 attributes: &attributes,
                 metadata: &metadata,
             };

@@ -460,7 +460,8 @@ fn apply_store(store: &Store, txn: &mut RwTxn<'_>, op: &Concrete) -> Result<Outc
             Outcome::Removed(store.delete_proposition(txn, *id)?.is_some())
         }
         Concrete::CreatePropositions(records) => {
-            Outcome::CreatedMany(store.create_propositions(txn, records)?)
+            let records: Vec<_> = records.iter().map(PropositionRecord::as_new).collect();
+            Outcome::CreatedMany(store.create_propositions(txn, &records)?)
         }
         Concrete::AddCounter(key, delta) => Outcome::Counter(store.add_counter(txn, key, *delta)?),
         Concrete::IndexDocument(e, terms, len) => {

@@ -245,7 +245,7 @@ impl Changes {
         true
     }
 
-    fn into_image(self) -> BeforeImage {
+    pub(super) fn into_image(self) -> BeforeImage {
         let mut created = Vec::new();
         for (k, ranges) in self.ranges.iter().enumerate() {
             for &(first, last) in ranges {
@@ -348,6 +348,30 @@ impl Writer<'_, '_> {
     /// Starts collecting the command's changes (for a dry run's preview).
     pub fn collect_changes(&mut self) {
         self.changes = Some(Changes::default());
+    }
+
+    /// Runs `note` with the before-image of command `command` of a group
+    /// write (see `Carry`) as the one collected: a link an earlier
+    /// command deferred is noted where that command's changes are.
+    pub(super) fn note_in(
+        &mut self,
+        command: u32,
+        note: impl FnOnce(&mut Self) -> Result<()>,
+    ) -> Result<()> {
+        let slot = match &mut self.group {
+            Some(g) if g.command != command => g.earlier.get_mut(command as usize),
+            _ => None,
+        };
+        let Some(slot) = slot else {
+            return note(self);
+        };
+        let mine = std::mem::replace(&mut self.changes, slot.take());
+        let noted = note(self);
+        let theirs = std::mem::replace(&mut self.changes, mine);
+        if let Some(g) = &mut self.group {
+            g.earlier[command as usize] = theirs;
+        }
+        noted
     }
 
     /// Collects changes as a before-image: creations without their state

@@ -73,6 +73,49 @@ pub struct Writer<'a, 't> {
     /// Concepts the caller looked up before the write (see
     /// [`crate::KnownConcepts`]): consulted before the store.
     pub known: Option<&'a crate::KnownConcepts>,
+    /// Set while the writer runs one command of a group write (see
+    /// [`Carry`]): its links and documents are not written at the end of
+    /// the command.
+    group: Option<Group>,
+}
+
+/// Where a command of a group write stands: its number in the group, and
+/// the before-images of the group's earlier commands, which the links they
+/// deferred are noted into when they are written.
+#[derive(Debug, Default)]
+struct Group {
+    command: u32,
+    earlier: Vec<Option<changes::Changes>>,
+}
+
+/// What a group write (`Nexus::run_group`: the commands of several texts
+/// in one transaction) carries from one command's writer to the next: the
+/// links and documents decided but not written yet, so that they are
+/// written together, in one sorted batch, at the group's end; the
+/// schema look-ups; and each command's before-image so far.
+#[derive(Debug, Default)]
+pub(crate) struct Carry {
+    pending: PendingLinks,
+    pending_documents: PendingDocuments,
+    cache: WriterCache,
+    group: Group,
+}
+
+impl Carry {
+    /// The number of links decided and not written yet.
+    pub(crate) fn pending_links(&self) -> usize {
+        self.pending.triples.len()
+    }
+
+    /// Each command's before-image, in order (empty for commands that
+    /// collected none), once everything is written.
+    pub(crate) fn into_images(self) -> Vec<BeforeImage> {
+        self.group
+            .earlier
+            .into_iter()
+            .map(|c| c.map(changes::Changes::into_image).unwrap_or_default())
+            .collect()
+    }
 }
 
 /// Links decided but not yet written (see [`Writer::flush_links`]).
@@ -83,11 +126,30 @@ pub struct Writer<'a, 't> {
 /// before the flush is found here and merged, as the stored one would be.
 #[derive(Debug, Default)]
 struct PendingLinks {
-    records: Vec<PropositionRecord>,
+    triples: Vec<kip_store::Triple>,
+    /// Each link's metadata, as an index into `metadata`: the links of a
+    /// command share theirs (they are stamped with the same time), so a
+    /// bulk write holds it once, not once per link.
+    meta: Vec<u32>,
+    metadata: Vec<Object>,
+    /// The command of a group write that decided each link (see
+    /// [`Carry`]); empty outside a group.
+    commands: Vec<u32>,
     /// The predicate (spaces for underscores) and the subject's and
     /// object's names of each record, for its search document.
     names: Vec<[String; 3]>,
     by_triple: FastMap<(ElementId, u32, ElementId), usize>,
+}
+
+impl PendingLinks {
+    /// The index of `metadata` in [`PendingLinks::metadata`]: the last
+    /// one's if equal (consecutive links of a command), else a new entry.
+    fn share(&mut self, metadata: Object) -> u32 {
+        if self.metadata.last() != Some(&metadata) {
+            self.metadata.push(metadata);
+        }
+        (self.metadata.len() - 1) as u32
+    }
 }
 
 /// Concept search documents decided but not written yet: one per concept
@@ -167,7 +229,59 @@ impl<'a, 't> Writer<'a, 't> {
             bootstrap: false,
             changes: None,
             known: None,
+            group: None,
         }
+    }
+
+    /// Takes up a group write where the previous command's writer left it
+    /// (see [`Carry`]): this writer runs the group's next command.
+    pub(crate) fn resume(&mut self, carry: Carry) {
+        let Carry {
+            pending,
+            pending_documents,
+            cache,
+            group,
+        } = carry;
+        self.pending = pending;
+        self.pending_documents = pending_documents;
+        self.cache = cache;
+        self.group = Some(Group {
+            command: group.earlier.len() as u32,
+            earlier: group.earlier,
+        });
+    }
+
+    /// Hands the group write on after this writer's command, its
+    /// before-image included, without writing what it deferred.
+    pub(crate) fn suspend(mut self) -> Carry {
+        let mut group = self.group.take().unwrap_or_default();
+        group.earlier.push(self.changes.take());
+        Carry {
+            pending: std::mem::take(&mut self.pending),
+            pending_documents: std::mem::take(&mut self.pending_documents),
+            cache: std::mem::take(&mut self.cache),
+            group,
+        }
+    }
+
+    /// Writes everything a group write deferred (see [`Carry`]) and hands
+    /// back each command's before-image; this writer runs no command.
+    pub(crate) fn finish_group(mut self, carry: Carry) -> Result<Carry> {
+        self.resume(carry);
+        self.flush_links()?;
+        self.flush_documents()?;
+        let group = self.group.take().unwrap_or_default();
+        Ok(Carry {
+            group,
+            ..Carry::default()
+        })
+    }
+
+    /// Forgets the concepts looked up so far (a group write's next text
+    /// looks its own up: keeping every text's would hold them all).
+    pub(crate) fn forget_concepts(carry: &mut Carry) {
+        carry.cache.concepts.clear();
+        carry.cache.heads.clear();
     }
 
     /// The engine's metadata of a new element: `_version` 1, created and

@@ -9,7 +9,9 @@ use std::collections::HashMap;
 
 use kip_lang::ast::*;
 use kip_lang::{ErrorCode, KipError};
-use kip_store::{ConceptId, ConceptRecord, ElementId, PropositionId, PropositionRecord};
+use kip_store::{
+    ConceptId, ConceptRecord, ElementId, NewProposition, PropositionId, PropositionRecord,
+};
 use serde_json::{Value as Json, json};
 
 use crate::graph::{BELONGS_TO_DOMAIN, CONCEPT_TYPE, Graph, OrInternal as _, Result};
@@ -54,8 +56,10 @@ impl Writer<'_, '_> {
                 }
             }
         }
-        self.flush_links()?;
-        self.flush_documents()?;
+        if self.group.is_none() {
+            self.flush_links()?;
+            self.flush_documents()?;
+        }
         Ok(json!({
             "blocks": u.items.len(),
             "upsert_concept_nodes": concept_ids,
@@ -581,14 +585,23 @@ impl Writer<'_, '_> {
         span: Span,
     ) -> Result<()> {
         let p = self.check_link(s, predicate, predicate_span, o, span)?;
+        if let Some(&i) = self.pending.by_triple.get(&(s, p, o))
+            && let Some(group) = &self.group
+            && self.pending.commands[i] != group.command
+        {
+            // A repeat of a link an earlier command of the group decided:
+            // written first, it is updated as it would be had that
+            // command been committed on its own.
+            self.flush_links()?;
+        }
         if let Some(&i) = self.pending.by_triple.get(&(s, p, o)) {
             // A repeat of a link of this command: merge as
             // `update_proposition` would merge into the stored record.
-            let old = &mut self.pending.records[i];
-            let mut metadata = merged(&old.metadata, meta);
-            if metadata != old.metadata {
+            let old = &self.pending.metadata[self.pending.meta[i] as usize];
+            let mut metadata = merged(old, meta);
+            if metadata != *old {
                 metadata.insert("_updated_at".into(), json!(self.now));
-                old.metadata = metadata;
+                self.pending.meta[i] = self.pending.share(metadata);
                 self.stats.propositions_updated += 1;
             }
             return Ok(());
@@ -598,14 +611,14 @@ impl Writer<'_, '_> {
         }
         let mut metadata = meta.clone();
         self.stamp_new(&mut metadata);
-        let record = PropositionRecord {
-            subject: s,
-            predicate: p,
-            object: o,
-            attributes: Object::new(),
-            metadata,
-        };
         if predicate == BELONGS_TO_DOMAIN {
+            let record = PropositionRecord {
+                subject: s,
+                predicate: p,
+                object: o,
+                attributes: Object::new(),
+                metadata: Object::new(),
+            };
             self.count_domain_member(&record, 1)?;
         }
         let names = [
@@ -615,8 +628,17 @@ impl Writer<'_, '_> {
         ];
         self.pending
             .by_triple
-            .insert((s, p, o), self.pending.records.len());
-        self.pending.records.push(record);
+            .insert((s, p, o), self.pending.triples.len());
+        self.pending.triples.push(kip_store::Triple {
+            subject: s,
+            predicate: p,
+            object: o,
+        });
+        let shared = self.pending.share(metadata);
+        self.pending.meta.push(shared);
+        if let Some(group) = &self.group {
+            self.pending.commands.push(group.command);
+        }
         self.pending.names.push(names);
         self.stats.propositions_created += 1;
         Ok(())
@@ -643,7 +665,7 @@ impl Writer<'_, '_> {
 
     /// Writes the deferred concept documents as one batch: each distinct
     /// term is looked up once, and new concepts append to its postings.
-    fn flush_documents(&mut self) -> Result<()> {
+    pub(super) fn flush_documents(&mut self) -> Result<()> {
         if self.pending_documents.documents.is_empty() {
             return Ok(());
         }
@@ -655,25 +677,51 @@ impl Writer<'_, '_> {
 
     /// Writes the deferred links, in the order they were decided (ids as
     /// one-by-one creation would give them), and their search documents.
-    fn flush_links(&mut self) -> Result<()> {
-        if self.pending.records.is_empty() {
+    pub(super) fn flush_links(&mut self) -> Result<()> {
+        if self.pending.triples.is_empty() {
             return Ok(());
         }
         let pending = std::mem::take(&mut self.pending);
-        let ids = self
-            .store
-            .create_propositions(self.txn, &pending.records)
-            .kip()?;
+        let no_attributes = Object::new();
+        let records: Vec<NewProposition<'_>> = pending
+            .triples
+            .iter()
+            .zip(&pending.meta)
+            .map(|(&triple, &m)| NewProposition {
+                triple,
+                attributes: &no_attributes,
+                metadata: &pending.metadata[m as usize],
+            })
+            .collect();
+        let ids = self.store.create_propositions(self.txn, &records).kip()?;
         search::index_propositions(
             self.store,
             self.txn,
             ids.iter()
-                .zip(&pending.records)
                 .zip(&pending.names)
-                .map(|((&id, record), names)| (id, record, names)),
+                .map(|(&id, names)| (id, &no_attributes, names)),
         )?;
-        for (id, record) in ids.into_iter().zip(&pending.records) {
-            self.note_proposition(Op::Created, id, None, Some(record))?;
+        // Creations are noted where changes are collected: this command's,
+        // or those of the group's earlier commands (see `Carry`).
+        let noting = self.previewing()
+            || (self.group.as_ref()).is_some_and(|g| g.earlier.iter().any(Option::is_some));
+        if !noting {
+            return Ok(());
+        }
+        for (i, (id, new)) in ids.into_iter().zip(&records).enumerate() {
+            let record = PropositionRecord {
+                subject: new.triple.subject,
+                predicate: new.triple.predicate,
+                object: new.triple.object,
+                attributes: Object::new(),
+                metadata: new.metadata.clone(),
+            };
+            match pending.commands.get(i) {
+                Some(&command) => self.note_in(command, |w| {
+                    w.note_proposition(Op::Created, id, None, Some(&record))
+                })?,
+                None => self.note_proposition(Op::Created, id, None, Some(&record))?,
+            }
         }
         Ok(())
     }

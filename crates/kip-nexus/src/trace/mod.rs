@@ -333,6 +333,20 @@ impl NewEntry {
     }
 }
 
+/// The start of `text` that the trace keeps of it (what [`truncated`] to
+/// [`MAX_COMMAND_TEXT`] cuts it to, one character more so that the cut
+/// still shows): all a write that drops its text early needs to keep.
+pub(crate) fn kept_head(text: &str) -> &str {
+    if text.len() <= MAX_COMMAND_TEXT {
+        return text;
+    }
+    let mut end = MAX_COMMAND_TEXT + 1;
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    &text[..end]
+}
+
 fn truncated(text: &str, max: usize) -> (String, bool) {
     if text.len() <= max {
         return (text.to_owned(), false);
