@@ -38,6 +38,8 @@ impl Writer<'_, '_> {
         let defaults = json_object(u.metadata.as_ref());
         let mut concept_ids = Vec::new();
         let mut proposition_ids = Vec::new();
+        // A group write keeps no command's result (its callers count).
+        let listing = self.group.is_none();
         for item in &u.items {
             match item {
                 UpsertItem::Concept(c) => {
@@ -45,14 +47,18 @@ impl Writer<'_, '_> {
                     if let Some(h) = &c.handle {
                         handles.insert(h.name.clone(), ElementId::Concept(id));
                     }
-                    concept_ids.push(json!(ElementId::Concept(id).to_string()));
+                    if listing {
+                        concept_ids.push(json!(ElementId::Concept(id).to_string()));
+                    }
                 }
                 UpsertItem::Proposition(p) => {
                     let id = self.proposition_block(p, &defaults, handles)?;
                     if let Some(h) = &p.handle {
                         handles.insert(h.name.clone(), ElementId::Proposition(id));
                     }
-                    proposition_ids.push(json!(ElementId::Proposition(id).to_string()));
+                    if listing {
+                        proposition_ids.push(json!(ElementId::Proposition(id).to_string()));
+                    }
                 }
             }
         }
