@@ -543,39 +543,29 @@ fn a_pipelined_import_of_several_files_equals_importing_them_in_turn() {
 /// imports.
 #[test]
 fn checks_made_ahead_are_redone_after_a_file_that_deletes() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let write = |name: &str, text: &str| {
-        let p = dir.path().join(name);
-        std::fs::write(&p, text).expect("write");
-        p
-    };
-    let paths = vec![
-        write(
+    let both = Compared::import(&[
+        (
             "1_new.kip",
-            r#"UPSERT { CONCEPT { {type: "Symptom", name: "Dizziness"} SET ATTRIBUTES { description: "A spinning feeling." } } }"#,
+            r#"UPSERT { CONCEPT { {type: "Symptom", name: "Dizziness"} SET ATTRIBUTES { description: "A spinning feeling." } } }"#.into(),
         ),
-        write(
+        (
             "2_uses_new.kip",
-            r#"UPSERT { CONCEPT { {type: "Drug", name: "Meclizine"} SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Dizziness"}) } } }"#,
+            r#"UPSERT { CONCEPT { {type: "Drug", name: "Meclizine"} SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Dizziness"}) } } }"#.into(),
         ),
-        write(
+        (
             "3_delete.kip",
-            r#"DELETE CONCEPT ?s DETACH WHERE { ?s {type: "Symptom", name: "Fever"} }"#,
+            r#"DELETE CONCEPT ?s DETACH WHERE { ?s {type: "Symptom", name: "Fever"} }"#.into(),
         ),
-        write(
+        (
             "4_uses_deleted.kip",
-            r#"UPSERT { CONCEPT { {type: "Drug", name: "Paracetamol"} SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Fever"}) } } }"#,
+            r#"UPSERT { CONCEPT { {type: "Drug", name: "Paracetamol"} SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Fever"}) } } }"#.into(),
         ),
-        write(
+        (
             "5_after.kip",
-            r#"UPSERT { CONCEPT { {type: "Drug", name: "Ibuprofen"} SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Dizziness"}) } } }"#,
+            r#"UPSERT { CONCEPT { {type: "Drug", name: "Ibuprofen"} SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Dizziness"}) } } }"#.into(),
         ),
-    ];
-    let (_a, one_by_one) = medical();
-    let expected = each_alone(&one_by_one, &paths);
-    let (_b, pipelined) = medical();
-    let reports = pipelined_import(&pipelined, &paths);
-    let statuses: Vec<Status> = reports.iter().map(|r| r.status).collect();
+    ]);
+    let statuses: Vec<Status> = both.expected.iter().map(|r| r.status).collect();
     assert_eq!(
         statuses,
         [
@@ -586,11 +576,7 @@ fn checks_made_ahead_are_redone_after_a_file_that_deletes() {
             Status::Imported
         ]
     );
-    for (got, want) in reports.iter().zip(&expected) {
-        assert_eq!(got.status, want.status, "{}", got.file);
-        assert_eq!(error_lines(got), error_lines(want), "{}", got.file);
-    }
-    assert_eq!(graph(&pipelined), graph(&one_by_one));
+    both.assert_same();
 }
 
 /// The writer takes the ids of concepts the checks ahead found instead of
@@ -598,53 +584,29 @@ fn checks_made_ahead_are_redone_after_a_file_that_deletes() {
 /// by a file in between must not be linked by its old id.
 #[test]
 fn ids_found_ahead_are_not_used_after_a_file_that_recreates_the_concept() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let write = |name: &str, text: &str| {
-        let p = dir.path().join(name);
-        std::fs::write(&p, text).expect("write");
-        p
-    };
-    let paths = vec![
-        write(
+    let both = Compared::import(&[
+        (
             "1_uses.kip",
-            r#"UPSERT { CONCEPT { {type: "Drug", name: "Meclizine"} SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Fever"}) } } }"#,
+            r#"UPSERT { CONCEPT { {type: "Drug", name: "Meclizine"} SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Fever"}) } } }"#.into(),
         ),
-        write(
+        (
             "2_recreate.kip",
             r#"DELETE CONCEPT ?s DETACH WHERE { ?s {type: "Symptom", name: "Fever"} }
-UPSERT { CONCEPT { {type: "Symptom", name: "Fever"} SET ATTRIBUTES { description: "Created again." } } }"#,
+UPSERT { CONCEPT { {type: "Symptom", name: "Fever"} SET ATTRIBUTES { description: "Created again." } } }"#.into(),
         ),
-        write(
+        (
             "3_uses_again.kip",
-            r#"UPSERT { CONCEPT { {type: "Drug", name: "Paracetamol"} SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Fever"}) } } }"#,
+            r#"UPSERT { CONCEPT { {type: "Drug", name: "Paracetamol"} SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Fever"}) } } }"#.into(),
         ),
-        write(
+        (
             "4_uses_again.kip",
-            r#"UPSERT { CONCEPT { {type: "Drug", name: "Ibuprofen"} SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Fever"}) } } }"#,
+            r#"UPSERT { CONCEPT { {type: "Drug", name: "Ibuprofen"} SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Fever"}) } } }"#.into(),
         ),
-    ];
-    let (_a, one_by_one) = medical();
-    let expected = each_alone(&one_by_one, &paths);
-    let (_b, pipelined) = medical();
-    let reports = pipelined_import(&pipelined, &paths);
-    for (got, want) in reports.iter().zip(&expected) {
-        assert_eq!(
-            want.status,
-            Status::Imported,
-            "{}: {:?}",
-            want.file,
-            want.errors
-        );
-        assert_eq!(
-            got.status,
-            Status::Imported,
-            "{}: {:?}",
-            got.file,
-            got.errors
-        );
-    }
-    assert_eq!(graph(&pipelined), graph(&one_by_one));
-    let fever_links = pipelined
+    ]);
+    assert!(both.expected.iter().all(|r| r.status == Status::Imported));
+    both.assert_same();
+    let fever_links = both
+        .pipelined
         .read(|g| {
             let fever = g
                 .find_concept_by_names("Symptom", "Fever")?
@@ -665,44 +627,89 @@ UPSERT { CONCEPT { {type: "Symptom", name: "Fever"} SET ATTRIBUTES { description
 /// file, as importing them alone.
 #[test]
 fn a_group_write_that_fails_imports_its_files_one_by_one() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut paths = Vec::new();
-    for k in 0..6 {
-        let mut text = String::from("UPSERT {\n");
-        for i in 0..500 {
-            text.push_str(&format!(
-                "  CONCEPT {{ {{type: \"Symptom\", name: \"S{k}-{i}\"}} }}\n  CONCEPT {{ {{type: \"Drug\", name: \"Aspirin\"}} SET PROPOSITIONS {{ (\"has_side_effect\", {{type: \"Symptom\", name: \"S{k}-{i}\"}}) }} }}\n"
-            ));
-        }
-        if k == 2 {
-            text.push_str(
-                "  CONCEPT { {type: \"Drug\", name: \"Ibuprofen\"} EXPECT VERSION 99 SET ATTRIBUTES { note: \"stale\" } }\n",
-            );
-        }
-        text.push_str("}\n");
-        let p = dir.path().join(format!("{k}.kip"));
-        std::fs::write(&p, text).expect("write");
-        paths.push(p);
-    }
-    let (_a, one_by_one) = medical();
-    let expected = each_alone(&one_by_one, &paths);
-    let (_b, grouped) = medical();
-    let reports = pipelined_import(&grouped, &paths);
-    assert_eq!(reports.len(), paths.len());
-    for (k, (got, want)) in reports.iter().zip(&expected).enumerate() {
+    let files: Vec<(&str, String)> = ["0.kip", "1.kip", "2.kip", "3.kip", "4.kip", "5.kip"]
+        .into_iter()
+        .enumerate()
+        .map(|(k, name)| {
+            let mut text = String::from("UPSERT {\n");
+            for i in 0..500 {
+                text.push_str(&format!(
+                    "  CONCEPT {{ {{type: \"Symptom\", name: \"S{k}-{i}\"}} }}\n  CONCEPT {{ {{type: \"Drug\", name: \"Aspirin\"}} SET PROPOSITIONS {{ (\"has_side_effect\", {{type: \"Symptom\", name: \"S{k}-{i}\"}}) }} }}\n"
+                ));
+            }
+            if k == 2 {
+                text.push_str(
+                    "  CONCEPT { {type: \"Drug\", name: \"Ibuprofen\"} EXPECT VERSION 99 SET ATTRIBUTES { note: \"stale\" } }\n",
+                );
+            }
+            text.push_str("}\n");
+            (name, text)
+        })
+        .collect();
+    let both = Compared::import(&files);
+    for (k, want) in both.expected.iter().enumerate() {
         let status = if k == 2 {
             Status::Failed
         } else {
             Status::Imported
         };
         assert_eq!(want.status, status, "{}: {:?}", want.file, want.errors);
-        assert_eq!(got.file, want.file);
-        assert_eq!(got.status, want.status, "{}: {:?}", got.file, got.errors);
-        assert_eq!(got.stats, want.stats, "{}", got.file);
-        assert_eq!(error_lines(got), error_lines(want), "{}", got.file);
     }
-    assert_eq!(graph(&grouped), graph(&one_by_one));
-    assert!(grouped.check_store().expect("check").violations.is_empty());
+    both.assert_same();
+    assert!(
+        both.pipelined
+            .check_store()
+            .expect("check")
+            .violations
+            .is_empty()
+    );
+}
+
+/// The same files imported one by one into one medical nexus and by the
+/// pipelined import into another.
+struct Compared {
+    _dirs: [tempfile::TempDir; 3],
+    alone: kip_nexus::Nexus,
+    pipelined: kip_nexus::Nexus,
+    expected: Vec<ImportReport>,
+    reports: Vec<ImportReport>,
+}
+
+impl Compared {
+    fn import(files: &[(&str, String)]) -> Compared {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let paths: Vec<std::path::PathBuf> = files
+            .iter()
+            .map(|(name, text)| {
+                let p = dir.path().join(name);
+                std::fs::write(&p, text).expect("write");
+                p
+            })
+            .collect();
+        let (a, alone) = medical();
+        let expected = each_alone(&alone, &paths);
+        let (b, pipelined) = medical();
+        let reports = pipelined_import(&pipelined, &paths);
+        Compared {
+            _dirs: [dir, a, b],
+            alone,
+            pipelined,
+            expected,
+            reports,
+        }
+    }
+
+    /// Every file has the same outcome both ways, and so has the graph.
+    fn assert_same(&self) {
+        assert_eq!(self.reports.len(), self.expected.len());
+        for (got, want) in self.reports.iter().zip(&self.expected) {
+            assert_eq!(got.file, want.file);
+            assert_eq!(got.status, want.status, "{}: {:?}", got.file, got.errors);
+            assert_eq!(got.stats, want.stats, "{}", got.file);
+            assert_eq!(error_lines(got), error_lines(want), "{}", got.file);
+        }
+        assert_eq!(graph(&self.pipelined), graph(&self.alone));
+    }
 }
 
 /// Each file imported alone, one after the other.
