@@ -248,19 +248,34 @@ struct Ran {
 /// `Nexus::log_and_trace`).
 struct EndOfWrite<'a> {
     options: &'a RunOptions,
-    /// The trace's settings, when the write is traced.
-    tracing: Option<&'a trace::TraceSettings>,
-    folds: &'a [trace::Fold],
+    traced: Traced<'a>,
     commit: bool,
     started: std::time::Instant,
 }
 
-/// What a run hands the writer of one command besides the command: the
-/// handles an UPSERT continues with (a streamed part's), and concepts the
-/// caller looked up ([`KnownConcepts`], when they hold).
+/// How a write is traced (see `Nexus::write_traced`): the trace's
+/// settings when it is, and the closed read folds its entry writes first.
+#[derive(Clone, Copy)]
+struct Traced<'a> {
+    settings: Option<&'a trace::TraceSettings>,
+    folds: &'a [trace::Fold],
+}
+
+impl Traced<'_> {
+    fn on(&self) -> bool {
+        self.settings.is_some()
+    }
+}
+
+/// What a run hands one command of a write besides the command: the
+/// handles an UPSERT continues with (a streamed part's), concepts the
+/// caller looked up ([`KnownConcepts`], when they hold), and whether a
+/// read among the writes is profiled.
 struct Given<'x> {
     handles: Option<&'x mut HashMap<String, ElementId>>,
     known: Option<&'x KnownConcepts>,
+    /// Profile a FIND among the writes (see `explain`).
+    explain: bool,
 }
 
 /// The timestamp of a command: ISO 8601, UTC, whole seconds.
@@ -326,18 +341,13 @@ impl Nexus {
         next: &mut NextPart<'_>,
     ) -> Result<Outcome> {
         let commit = options.mode == Mode::Commit;
-        let settings = self.tracer.settings();
-        let tracing = commit && settings.enabled;
         let started = std::time::Instant::now();
-        let folds = if tracing {
-            self.tracer.take_folds(true)
-        } else {
-            Vec::new()
-        };
         // Whether `next` stopped the write: its error is the caller's to
         // report, not a failed write to trace.
         let stopped = std::cell::Cell::new(false);
-        let run = |txn: &mut kip_store::RwTxn<'_>| -> std::result::Result<Outcome, TxnError> {
+        let run = |txn: &mut kip_store::RwTxn<'_>,
+                   traced: Traced<'_>|
+         -> std::result::Result<Outcome, TxnError> {
             let mut total = Stats::default();
             let mut changes = BeforeImage::default();
             let mut verbs: Vec<&'static str> = Vec::new();
@@ -362,33 +372,24 @@ impl Nexus {
                     if matches!(c, Command::Upsert(_)) && !(i == 0 && part.continues) {
                         handles.clear();
                     }
-                    let outcome = match c {
-                        Command::Upsert(_)
-                        | Command::Delete(_)
-                        | Command::Update(_)
-                        | Command::Merge(_) => self.write_command(
-                            txn,
-                            &part.text,
-                            c,
-                            commit,
-                            tracing.then_some(&mut changes),
-                            Given {
-                                handles: Some(&mut handles),
-                                known,
-                            },
-                        )?,
-                        other => {
-                            let g = Graph::new(&self.store, txn);
-                            read_command(&g, &part.text, other, self.secret, false)?
-                        }
-                    };
+                    let outcome = self.command_in_write(
+                        txn,
+                        &part.text,
+                        c,
+                        commit,
+                        traced.on().then_some(&mut changes),
+                        Given {
+                            handles: Some(&mut handles),
+                            known,
+                            explain: false,
+                        },
+                    )?;
                     total += outcome.stats;
                 }
             }
             let write = EndOfWrite {
                 options,
-                tracing: tracing.then_some(&settings),
-                folds: &folds,
+                traced,
                 commit,
                 started,
             };
@@ -407,12 +408,12 @@ impl Nexus {
             }
             Ok(out)
         };
-        let outcome = self.store.write_with(commit, run).map_err(|e| e.0);
-        if let Err(e) = &outcome {
-            self.tracer.restore_folds(folds);
-            if commit && !stopped.get() {
-                self.trace_failure(head, &[], options, e);
-            }
+        let outcome = self.write_traced(commit, run);
+        if let Err(e) = &outcome
+            && commit
+            && !stopped.get()
+        {
+            self.trace_failure(head, &[], options, e);
         }
         outcome
     }
@@ -429,15 +430,10 @@ impl Nexus {
     /// each still lands whole or not at all and reports its own errors);
     /// so is a write the map had to grow for (the texts are gone by then).
     pub fn run_group(&self, next: &mut NextText<'_>) -> Result<Vec<Stats>> {
-        let settings = self.tracer.settings();
-        let tracing = settings.enabled;
-        let folds = if tracing {
-            self.tracer.take_folds(true)
-        } else {
-            Vec::new()
-        };
         let ran_once = std::cell::Cell::new(false);
-        let run = |txn: &mut kip_store::RwTxn<'_>| -> std::result::Result<Vec<Stats>, TxnError> {
+        let run = |txn: &mut kip_store::RwTxn<'_>,
+                   traced: Traced<'_>|
+         -> std::result::Result<Vec<Stats>, TxnError> {
             if ran_once.replace(true) {
                 return Err(TxnError(KipError::new(
                     ErrorCode::InternalError,
@@ -462,7 +458,7 @@ impl Nexus {
                     let Command::Upsert(u) = c else { continue };
                     let mut w = kml::Writer::new(&self.store, txn, &t.text, now());
                     w.known = known;
-                    if tracing {
+                    if traced.on() {
                         w.collect_before_image();
                     }
                     w.resume(carry);
@@ -488,10 +484,17 @@ impl Nexus {
                 for _ in 0..t.commands {
                     image.extend(images.next().unwrap_or_default());
                 }
+                // The closed read folds go with the first entry.
                 let write = EndOfWrite {
                     options: &t.options,
-                    tracing: tracing.then_some(&settings),
-                    folds: if i == 0 { &folds } else { &[] },
+                    traced: if i == 0 {
+                        traced
+                    } else {
+                        Traced {
+                            folds: &[],
+                            ..traced
+                        }
+                    },
                     commit: true,
                     started: t.started,
                 };
@@ -499,11 +502,7 @@ impl Nexus {
             }
             Ok(texts.iter().map(|t| t.stats).collect())
         };
-        let outcome = self.store.write_with(true, run).map_err(|e| e.0);
-        if outcome.is_err() {
-            self.tracer.restore_folds(folds);
-        }
-        outcome
+        self.write_traced(true, run)
     }
 
     /// A dry run of reads: checked against the schema, not run.
@@ -536,51 +535,35 @@ impl Nexus {
         mode: Mode,
         progress: &dyn Fn(usize),
     ) -> Result<Outcome> {
-        let secret = self.secret;
         let commit = mode == Mode::Commit;
-        let settings = self.tracer.settings();
-        let tracing = commit && settings.enabled;
         let started = std::time::Instant::now();
-        // Taken before the closure, which may run twice (see `Store::write`).
-        let folds = if tracing {
-            self.tracer.take_folds(true)
-        } else {
-            Vec::new()
-        };
-        let run = |txn: &mut kip_store::RwTxn<'_>| -> std::result::Result<Outcome, TxnError> {
+        let run = |txn: &mut kip_store::RwTxn<'_>,
+                   traced: Traced<'_>|
+         -> std::result::Result<Outcome, TxnError> {
             let mut outcomes = Vec::new();
             let mut total = Stats::default();
             let mut changes = BeforeImage::default();
             let known = options.known_in(&self.store, txn)?;
             for c in commands {
-                let outcome = match c {
-                    Command::Upsert(_)
-                    | Command::Delete(_)
-                    | Command::Update(_)
-                    | Command::Merge(_) => self.write_command(
-                        txn,
-                        source,
-                        c,
-                        commit,
-                        tracing.then_some(&mut changes),
-                        Given {
-                            handles: None,
-                            known,
-                        },
-                    )?,
-                    other => {
-                        let g = Graph::new(&self.store, txn);
-                        read_command(&g, source, other, secret, options.explain)?
-                    }
-                };
+                let outcome = self.command_in_write(
+                    txn,
+                    source,
+                    c,
+                    commit,
+                    traced.on().then_some(&mut changes),
+                    Given {
+                        handles: None,
+                        known,
+                        explain: options.explain,
+                    },
+                )?;
                 total += outcome.stats;
                 outcomes.push(outcome);
                 progress(outcomes.len());
             }
             let write = EndOfWrite {
                 options,
-                tracing: tracing.then_some(&settings),
-                folds: &folds,
+                traced,
                 commit,
                 started,
             };
@@ -599,7 +582,33 @@ impl Nexus {
             }
             Ok(out)
         };
-        let outcome = self.store.write_with(commit, run).map_err(|e| e.0);
+        self.write_traced(commit, run)
+    }
+
+    /// Runs `run` in a write transaction ([`kip_store::Store::write_with`]:
+    /// committed or, for a preview, aborted), traced when it commits and
+    /// the trace is on. The closed read folds are taken before the
+    /// transaction, which may run twice, and put back if the write fails.
+    fn write_traced<T>(
+        &self,
+        commit: bool,
+        mut run: impl FnMut(&mut kip_store::RwTxn<'_>, Traced<'_>) -> std::result::Result<T, TxnError>,
+    ) -> Result<T> {
+        let settings = self.tracer.settings();
+        let tracing = commit && settings.enabled;
+        let folds = if tracing {
+            self.tracer.take_folds(true)
+        } else {
+            Vec::new()
+        };
+        let traced = Traced {
+            settings: tracing.then_some(&settings),
+            folds: &folds,
+        };
+        let outcome = self
+            .store
+            .write_with(commit, |txn| run(txn, traced))
+            .map_err(|e| e.0);
         if outcome.is_err() {
             self.tracer.restore_folds(folds);
         }
@@ -630,13 +639,13 @@ impl Nexus {
             });
             change_seq = Some(self.store.append_change(txn, &entry)?);
         }
-        if let Some(settings) = write.tracing {
+        if let Some(settings) = write.traced.settings {
             let append = Append {
                 store: &self.store,
                 settings,
                 at: now(),
             };
-            trace::Tracer::write_folds(&append, txn, write.folds)?;
+            trace::Tracer::write_folds(&append, txn, write.traced.folds)?;
             append.command(
                 txn,
                 CommandRecord {
@@ -724,6 +733,28 @@ impl Nexus {
 }
 
 impl Nexus {
+    /// Runs one command of a write in `txn`: a read as in a read
+    /// transaction, a KML command with [`Nexus::write_command`].
+    fn command_in_write(
+        &self,
+        txn: &mut kip_store::RwTxn<'_>,
+        source: &str,
+        c: &Command,
+        commit: bool,
+        traced: Option<&mut BeforeImage>,
+        given: Given<'_>,
+    ) -> std::result::Result<Outcome, TxnError> {
+        match c {
+            Command::Upsert(_) | Command::Delete(_) | Command::Update(_) | Command::Merge(_) => {
+                self.write_command(txn, source, c, commit, traced, given)
+            }
+            read => {
+                let g = Graph::new(&self.store, txn);
+                Ok(read_command(&g, source, read, self.secret, given.explain)?)
+            }
+        }
+    }
+
     /// Runs one KML command in `txn`. A preview (`commit` false) also
     /// collects each element's change, before → after, into the result; a
     /// traced write collects them into `traced` (the before-image).
