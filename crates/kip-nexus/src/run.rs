@@ -466,7 +466,7 @@ impl Nexus {
                     stats += w.stats;
                     carry = w.suspend();
                 }
-                kml::Writer::forget_concepts(&mut carry);
+                carry.forget_concepts();
                 texts.push(Ran {
                     verbs: trace::verbs(&t.commands),
                     head: trace::kept_head(&t.text).to_owned(),

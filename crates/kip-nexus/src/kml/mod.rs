@@ -102,6 +102,13 @@ pub(crate) struct Carry {
 }
 
 impl Carry {
+    /// Forgets the concepts looked up so far (a group write's next text
+    /// looks its own up: keeping every text's would hold them all).
+    pub(crate) fn forget_concepts(&mut self) {
+        self.cache.concepts.clear();
+        self.cache.heads.clear();
+    }
+
     /// The number of links decided and not written yet.
     pub(crate) fn pending_links(&self) -> usize {
         self.pending.triples.len()
@@ -275,13 +282,6 @@ impl<'a, 't> Writer<'a, 't> {
             group,
             ..Carry::default()
         })
-    }
-
-    /// Forgets the concepts looked up so far (a group write's next text
-    /// looks its own up: keeping every text's would hold them all).
-    pub(crate) fn forget_concepts(carry: &mut Carry) {
-        carry.cache.concepts.clear();
-        carry.cache.heads.clear();
     }
 
     /// The engine's metadata of a new element: `_version` 1, created and

@@ -714,14 +714,24 @@ impl Writer<'_, '_> {
         if !noting {
             return Ok(());
         }
-        for (i, (id, new)) in ids.into_iter().zip(&records).enumerate() {
-            let record = PropositionRecord {
-                subject: new.triple.subject,
-                predicate: new.triple.predicate,
-                object: new.triple.object,
-                attributes: Object::new(),
-                metadata: new.metadata.clone(),
-            };
+        // One record to note the links with, its metadata copied only when
+        // it is not the previous link's (the links of a command share it).
+        let first = pending.triples[0];
+        let mut record = PropositionRecord {
+            subject: first.subject,
+            predicate: first.predicate,
+            object: first.object,
+            attributes: Object::new(),
+            metadata: Object::new(),
+        };
+        let mut record_meta = None;
+        for (i, (id, &m)) in ids.into_iter().zip(&pending.meta).enumerate() {
+            let t = pending.triples[i];
+            (record.subject, record.predicate, record.object) = (t.subject, t.predicate, t.object);
+            if record_meta != Some(m) {
+                record.metadata = pending.metadata[m as usize].clone();
+                record_meta = Some(m);
+            }
             match pending.commands.get(i) {
                 Some(&command) => self.note_in(command, |w| {
                     w.note_proposition(Op::Created, id, None, Some(&record))
