@@ -347,17 +347,18 @@ pub fn import_paths_with(
         let mut held: Option<Prepared> = None;
         while let Some(mut prepared) = held.take().or_else(|| rx.recv().ok()) {
             let mut additive_file = false;
+            distrust_older_checks(&mut prepared, clean_since);
             if let Prepared::Ready {
                 parsed: Some(p), ..
             } = &mut prepared
             {
                 additive_file = p.additive;
-                if p.checked_at.is_some_and(|at| at < clean_since) {
-                    p.checked_at = None;
-                }
                 p.write_seq = (seen != u64::MAX).then_some(seen);
             }
-            if !dry_run && groupable(&prepared) {
+            // The files applied now, whether they only add, how many
+            // change-log entries they wrote, and the report of a file
+            // applied on its own.
+            let (additive, changed, report) = if !dry_run && groupable(&prepared) {
                 let changed = import_group(
                     nexus,
                     prepared,
@@ -369,23 +370,35 @@ pub fn import_paths_with(
                     seen,
                     clean_since,
                 );
-                let after = seq();
-                if !(seen != u64::MAX && after == seen + changed) {
-                    clean_since = after;
-                }
-                seen = after;
-                continue;
-            }
-            let report = complete(nexus, prepared, origin, options);
-            let wrote = report.is_imported() && !report.dry_run && report.stats.changed();
+                (true, changed, None)
+            } else {
+                let report = complete(nexus, prepared, origin, options);
+                let wrote = report.is_imported() && !report.dry_run && report.stats.changed();
+                (additive_file, u64::from(wrote), Some(report))
+            };
             let after = seq();
-            if !(additive_file && seen != u64::MAX && after == seen + u64::from(wrote)) {
+            if !(additive && seen != u64::MAX && after == seen + changed) {
                 clean_since = after;
             }
             seen = after;
-            each(report);
+            if let Some(report) = report {
+                each(report);
+            }
         }
     });
+}
+
+/// Forgets that `prepared` passed its checks ahead if they were made
+/// before `clean_since`: something other than an additive file of this
+/// import has been written since, so they are made again.
+fn distrust_older_checks(prepared: &mut Prepared, clean_since: u64) {
+    if let Prepared::Ready {
+        parsed: Some(p), ..
+    } = prepared
+        && p.checked_at.is_some_and(|at| at < clean_since)
+    {
+        p.checked_at = None;
+    }
 }
 
 /// A group write stops taking files once this many links wait to be
@@ -455,13 +468,7 @@ fn import_group(
             // Bounded: the reader may itself be waiting (a map another
             // thread of this process grows waits for this write to end).
             let mut next = rx.recv_timeout(GROUP_WAIT).ok()?;
-            if let Prepared::Ready {
-                parsed: Some(p), ..
-            } = &mut next
-                && p.checked_at.is_some_and(|at| at < clean_since)
-            {
-                p.checked_at = None;
-            }
+            distrust_older_checks(&mut next, clean_since);
             if !groupable(&next) {
                 *held = Some(next);
                 return None;
