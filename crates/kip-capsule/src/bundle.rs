@@ -131,27 +131,9 @@ pub(crate) fn read(
     // The bundle's own definitions, laid over the nexus's schema.
     let mut model = live.clone();
     for item in items {
-        if let (Some(ty), Some(name)) = (
-            item.get("type").and_then(Node::as_str),
-            item.get("name").and_then(Node::as_str),
-        ) && (ty == CONCEPT_TYPE || ty == PROPOSITION_TYPE)
-            && item.get("action").and_then(Node::as_str) != Some("delete")
-        {
-            let (attrs, _) = split(item, &CONCEPT_KEYS);
-            model.define(ty, name, &attrs);
-        }
+        define(&mut model, item);
     }
-
-    let mut reader = Reader {
-        text,
-        lines,
-        model: &model,
-        defs: schema::definitions(&model),
-        validators: HashMap::new(),
-        defaults,
-        stored,
-        given: HashMap::new(),
-    };
+    let mut reader = Reader::new(text, lines, model, defaults, stored);
     let total = items.len() as u64;
     let mut ops = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
@@ -172,6 +154,165 @@ pub(crate) fn read(
         ops,
         items: items.len(),
     }
+}
+
+/// Whether `item` is a definition: a `$ConceptType` or `$PropositionType`
+/// item (deleted ones included).
+fn is_definition(item: &Node) -> bool {
+    matches!(
+        item.get("type").and_then(Node::as_str),
+        Some(CONCEPT_TYPE | PROPOSITION_TYPE)
+    )
+}
+
+/// Adds the definition `item` makes, if it makes one (an upserted
+/// `$ConceptType` or `$PropositionType` with a name), to `model`.
+fn define(model: &mut Model, item: &Node) {
+    if let (Some(ty), Some(name)) = (
+        item.get("type").and_then(Node::as_str),
+        item.get("name").and_then(Node::as_str),
+    ) && (ty == CONCEPT_TYPE || ty == PROPOSITION_TYPE)
+        && item.get("action").and_then(Node::as_str) != Some("delete")
+    {
+        let (attrs, _) = split(item, &CONCEPT_KEYS);
+        model.define(ty, name, &attrs);
+    }
+}
+
+/// How [`stream`] ended.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Streamed {
+    /// Every item was read without an error and went to the sink; the
+    /// number of items.
+    Done(usize),
+    /// The bundle is not one [`stream`] reads (not a plain list, a
+    /// definition after other items, an error anywhere), or the sink
+    /// stopped: nothing it handed out counts, and [`read`] must read the
+    /// whole file.
+    Declined,
+}
+
+/// What [`stream`] keeps between items.
+struct Streaming<'a> {
+    text: &'a str,
+    lines: &'a LineIndex,
+    stored: &'a dyn Fn(&str, &str, &str) -> bool,
+    /// The model being built from the definitions at the top, until the
+    /// first other item turns it into the reader's.
+    model: Option<Model>,
+    /// Those definitions, read once the model is complete.
+    definitions: Vec<(usize, Node)>,
+    reader: Option<Reader<'a>>,
+    ops: Vec<Op>,
+    errors: Vec<ImportError>,
+    items: usize,
+}
+
+impl<'a> Streaming<'a> {
+    /// Reads one item into an op; `false` if it has an error.
+    fn read(&mut self, i: usize, item: &Node) -> bool {
+        let Some(reader) = self.reader.as_mut() else {
+            return false;
+        };
+        reader.item(i, item, &mut self.errors);
+        reader.remember(item);
+        if !self.errors.is_empty() {
+            return false;
+        }
+        self.ops.push(reader.op(i, item));
+        true
+    }
+
+    /// Completes the model and reads the definitions held so far.
+    fn start(&mut self) -> bool {
+        let Some(model) = self.model.take() else {
+            return true;
+        };
+        self.reader = Some(Reader::new(
+            self.text,
+            self.lines,
+            model,
+            Map::new(),
+            self.stored,
+        ));
+        for (i, item) in std::mem::take(&mut self.definitions) {
+            if !self.read(i, &item) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Takes item number `self.items`: `false` to stop.
+    fn item(&mut self, item: Node) -> bool {
+        let i = self.items;
+        self.items += 1;
+        if let Some(model) = self.model.as_mut() {
+            if is_definition(&item) {
+                define(model, &item);
+                self.definitions.push((i, item));
+                return true;
+            }
+            if !self.start() {
+                return false;
+            }
+        } else if is_definition(&item) {
+            // `read` would check the items above against this definition.
+            return false;
+        }
+        self.read(i, &item)
+    }
+}
+
+/// Reads a bundle that is a plain list as the YAML parser completes its
+/// items: `sink` gets the ops of every `chunk` items (and the number of
+/// items read so far) while the rest of the file is still being parsed,
+/// and returns `false` to stop. The ops are those [`read`] makes of the
+/// same items, given that the bundle's definitions come before its other
+/// items (so every item is checked against the same model as in [`read`])
+/// and no item has an error; anything else declines, and [`read`] then
+/// reports it in full.
+pub(crate) fn stream(
+    text: &str,
+    lines: &LineIndex,
+    live: &Model,
+    stored: &dyn Fn(&str, &str, &str) -> bool,
+    chunk: usize,
+    sink: &mut dyn FnMut(Vec<Op>, usize) -> bool,
+) -> Streamed {
+    let mut st = Streaming {
+        text,
+        lines,
+        stored,
+        model: Some(live.clone()),
+        definitions: Vec::new(),
+        reader: None,
+        ops: Vec::with_capacity(chunk),
+        errors: Vec::new(),
+        items: 0,
+    };
+    let mut on_item = |item: Node| {
+        if !st.item(item) {
+            return false;
+        }
+        if st.ops.len() < chunk {
+            return true;
+        }
+        let ops = std::mem::replace(&mut st.ops, Vec::with_capacity(chunk));
+        sink(ops, st.items)
+    };
+    match yaml::parse_items(text, &mut on_item) {
+        Ok(yaml::Items::Done) => {}
+        Ok(yaml::Items::Stopped | yaml::Items::NotAList) | Err(_) => return Streamed::Declined,
+    }
+    if !st.start() {
+        return Streamed::Declined;
+    }
+    let ops = std::mem::take(&mut st.ops);
+    if !ops.is_empty() && !sink(ops, st.items) {
+        return Streamed::Declined;
+    }
+    Streamed::Done(st.items)
 }
 
 /// Places an error: the error, its path, and the byte offset it points at.
@@ -384,7 +525,8 @@ fn split(item: &Node, own: &[&str]) -> (Map<String, Json>, Map<String, Json>) {
 struct Reader<'a> {
     text: &'a str,
     lines: &'a LineIndex,
-    model: &'a Model,
+    /// The nexus's schema overlaid with the bundle's own definitions.
+    model: Model,
     defs: Json,
     /// One compiled branch per name used (`None`: the branch failed to
     /// compile, which an invalid `instance_schema` can cause).
@@ -396,7 +538,26 @@ struct Reader<'a> {
     given: HashMap<(String, String), HashSet<String>>,
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
+    fn new(
+        text: &'a str,
+        lines: &'a LineIndex,
+        model: Model,
+        defaults: Map<String, Json>,
+        stored: &'a dyn Fn(&str, &str, &str) -> bool,
+    ) -> Reader<'a> {
+        Reader {
+            text,
+            lines,
+            defs: schema::definitions(&model),
+            model,
+            validators: HashMap::new(),
+            defaults,
+            stored,
+            given: HashMap::new(),
+        }
+    }
+
     /// Notes the attributes a concept item gives.
     fn remember(&mut self, item: &Node) {
         if let (Some(ty), Some(name)) = (
@@ -442,7 +603,7 @@ impl Reader<'_> {
 
     fn validator(&mut self, name: &str) -> Option<&Validator> {
         if !self.validators.contains_key(name) {
-            let compiled = schema::branch(self.model, name).and_then(|mut branch| {
+            let compiled = schema::branch(&self.model, name).and_then(|mut branch| {
                 branch["definitions"] = self.defs.clone();
                 jsonschema::draft7::new(&branch).ok()
             });

@@ -615,7 +615,7 @@ impl<'a> Reporter<'a> {
 }
 
 /// Where an op ends in the file's text: how far checking it has got.
-fn op_end(op: &Op) -> usize {
+pub(crate) fn op_end(op: &Op) -> usize {
     match op {
         Op::Concept { loc, .. }
         | Op::ById { loc, .. }
@@ -881,6 +881,9 @@ fn run_yaml(
     report: &mut ImportReport,
     progress: &Reporter<'_>,
 ) -> Result<(), KipError> {
+    if crate::piped::run(nexus, text, lines, origin, report, progress).is_some() {
+        return Ok(());
+    }
     let live = Model::load(nexus)?;
     let mut errors = Vec::new();
     // The YAML is parsed before its items are read, so the bytes are in.

@@ -42,6 +42,7 @@ mod files;
 mod import;
 mod model;
 mod ops;
+mod piped;
 mod report;
 mod schema;
 mod semantic;

@@ -780,7 +780,7 @@ pub(crate) fn import(
             // (0); the bytes read say how far.
             progress.report(Phase::Applying, n as u64 + 1, 0, read);
             Ok(Some(Part {
-                text: part.text,
+                text: part.text.into(),
                 commands,
                 continues,
             }))

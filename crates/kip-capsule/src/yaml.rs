@@ -160,9 +160,42 @@ fn error(offset: usize, message: impl Into<String>, hint: impl Into<String>) -> 
 /// Parses a YAML text of at most one document. `Ok(None)` for a text with
 /// no document (empty, or only comments).
 pub(crate) fn parse(text: &str) -> Result<Option<Node>, YamlError> {
+    let mut tree = Tree::new(MAX_NODES.max(text.len().saturating_mul(8)));
+    events(text, &mut tree)?;
+    Ok(tree.root)
+}
+
+/// How [`parse_items`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Items {
+    /// The document is a list, and every item went to the sink.
+    Done,
+    /// The sink asked to stop.
+    Stopped,
+    /// The document is not a list (or there is none): nothing went to the
+    /// sink, and the text is left for [`parse`].
+    NotAList,
+}
+
+/// Parses a YAML text whose document is a list, handing each item to
+/// `sink` as soon as it is complete instead of building the list: what
+/// lets an import apply a bundle's first items while it reads the rest.
+/// The limits and errors are [`parse`]'s (a syntax error after some items
+/// is still an error: the caller must drop what it did with them).
+pub(crate) fn parse_items(
+    text: &str,
+    sink: &mut dyn FnMut(Node) -> bool,
+) -> Result<Items, YamlError> {
+    let mut tree = Tree::new(MAX_NODES.max(text.len().saturating_mul(8)));
+    tree.sink = Some(sink);
+    events(text, &mut tree)?;
+    Ok(tree.ended.unwrap_or(Items::NotAList))
+}
+
+/// Feeds `text`'s events to `tree`, until the end or until the tree stops.
+fn events(text: &str, tree: &mut Tree<'_>) -> Result<(), YamlError> {
     let mut parser = Parser::new_from_str(text);
     let mut bytes = CharToByte::new(text);
-    let mut tree = Tree::new(MAX_NODES.max(text.len().saturating_mul(8)));
     while let Some(event) = parser.next_event() {
         let (event, span) = match event {
             Ok(e) => e,
@@ -184,8 +217,11 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, YamlError> {
         if let Some((node, anchor)) = tree.event(event, start, end)? {
             tree.attach(node, anchor)?;
         }
+        if tree.ended.is_some_and(|e| e != Items::Done) {
+            break;
+        }
     }
-    Ok(tree.root)
+    Ok(())
 }
 
 /// saphyr counts flow levels in a `u8`, so its scanner (which reads ahead
@@ -232,7 +268,7 @@ fn root_is_flow(text: &str) -> bool {
 }
 
 /// The tree being built from the event stream, with its budgets.
-struct Tree {
+struct Tree<'s> {
     /// How many nodes the document may have, aliases expanded.
     budget: usize,
     nodes: usize,
@@ -242,10 +278,16 @@ struct Tree {
     anchors: HashMap<usize, (Node, usize)>,
     root: Option<Node>,
     documents: usize,
+    /// Where the items of a document that is a list go (see
+    /// [`parse_items`]), instead of into the list.
+    sink: Option<&'s mut dyn FnMut(Node) -> bool>,
+    /// How the handing out of items ended: `Some` once the document's
+    /// root showed whether it is a list (or when the sink stopped).
+    ended: Option<Items>,
 }
 
-impl Tree {
-    fn new(budget: usize) -> Tree {
+impl<'s> Tree<'s> {
+    fn new(budget: usize) -> Tree<'s> {
         Tree {
             budget,
             nodes: 0,
@@ -253,6 +295,8 @@ impl Tree {
             anchors: HashMap::new(),
             root: None,
             documents: 0,
+            sink: None,
+            ended: None,
         }
     }
 
@@ -365,6 +409,13 @@ impl Tree {
 
     /// Opens a collection, within the nesting limit.
     fn open(&mut self, frame: Frame, start: usize) -> Result<(), YamlError> {
+        if self.sink.is_some() && self.stack.is_empty() && self.ended.is_none() {
+            // The document's root: only a list's items are handed out.
+            self.ended = Some(match frame {
+                Frame::Seq { .. } => Items::Done,
+                Frame::Map { .. } => Items::NotAList,
+            });
+        }
         self.nodes += 1;
         if self.stack.len() >= MAX_DEPTH {
             return Err(error(
@@ -393,8 +444,16 @@ impl Tree {
             let size = node.size();
             self.anchors.insert(anchor, (node.clone(), size));
         }
+        let streamed = self.stack.len() == 1 && self.ended == Some(Items::Done);
         match self.stack.last_mut() {
             None => self.root = Some(node),
+            Some(Frame::Seq { .. }) if streamed => {
+                if let Some(sink) = self.sink.as_mut()
+                    && !sink(node)
+                {
+                    self.ended = Some(Items::Stopped);
+                }
+            }
             Some(Frame::Seq { items, .. }) => items.push(node),
             Some(Frame::Map { entries, key, .. }) => match key.take() {
                 None => *key = Some(map_key(&node, entries)?),
@@ -630,6 +689,75 @@ mod tests {
         assert!(bad.message.starts_with("invalid YAML"), "{bad:?}");
         assert!(parse("x: .inf").is_err());
         assert_eq!(parse("# only a comment\n").expect("parses"), None);
+    }
+
+    /// Every YAML text the tests and the fuzzer keep: the corpus of the
+    /// `yaml_import` fuzz target, the examples and the broken bundles.
+    fn corpus() -> Vec<String> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut out = Vec::new();
+        for dir in [
+            root.join("../../fuzz/corpus/yaml_import"),
+            root.join("../../capsules/examples"),
+            root.join("tests/data/err"),
+        ] {
+            for entry in std::fs::read_dir(&dir).expect("corpus folder") {
+                let path = entry.expect("entry").path();
+                let is_kip = path.extension().is_some_and(|e| e == "kip");
+                if let (false, Ok(bytes)) = (is_kip, std::fs::read(&path)) {
+                    out.push(String::from_utf8_lossy(&bytes).into_owned());
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn handing_items_out_gives_what_the_whole_tree_holds() {
+        let corpus = corpus();
+        assert!(corpus.len() > 100, "{}", corpus.len());
+        for text in &corpus {
+            let mut items = Vec::new();
+            let streamed = parse_items(text, &mut |n| {
+                items.push(n);
+                true
+            });
+            match (parse(text), streamed) {
+                (
+                    Ok(Some(Node {
+                        kind: Kind::Seq(list),
+                        ..
+                    })),
+                    Ok(Items::Done),
+                ) => {
+                    assert_eq!(items, list, "{text:?}");
+                }
+                (Err(whole), Err(handed)) => assert_eq!(whole, handed, "{text:?}"),
+                // Not a list: told at the root, before anything is handed
+                // out (the rest, errors included, is left to `parse`).
+                (Ok(root), Ok(Items::NotAList)) => {
+                    assert!(!matches!(root.map(|r| r.kind), Some(Kind::Seq(_))));
+                    assert!(items.is_empty());
+                }
+                (Err(_), Ok(Items::NotAList)) => assert!(items.is_empty()),
+                (whole, handed) => panic!("{text:?}: {whole:?} but {handed:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_sink_that_stops_gets_no_more_items() {
+        let text = "- a\n- b\n- c\n- [unclosed\n";
+        let mut seen = Vec::new();
+        let ended = parse_items(text, &mut |n| {
+            seen.push(n.to_json());
+            seen.len() < 2
+        });
+        assert_eq!(ended, Ok(Items::Stopped));
+        assert_eq!(seen, [json!("a"), json!("b")]);
+        assert_eq!(parse_items("{a: 1}", &mut |_| true), Ok(Items::NotAList));
+        assert_eq!(parse_items("", &mut |_| true), Ok(Items::NotAList));
+        assert_eq!(parse_items("[]", &mut |_| true), Ok(Items::Done));
     }
 
     #[test]

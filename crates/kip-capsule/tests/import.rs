@@ -385,7 +385,7 @@ fn progress_reports_each_phase_in_order() {
     let r = import_text_with(&nexus, "big.yaml", &text, &origin(), &options);
     assert!(r.is_imported());
     let seen = seen.into_inner();
-    assert_progress_is_ordered_and_paced(&seen, text.len() as u64);
+    common::assert_progress_is_ordered_and_paced(&seen, text.len() as u64);
     let ends: Vec<(Phase, u64, u64)> = seen
         .iter()
         .filter(|p| p.done == 0 || p.done == p.total)
@@ -424,7 +424,7 @@ fn a_capsule_reports_bytes_checked_and_commands_written() {
     let r = import_text_with(&nexus, "many.kip", &text, &origin(), &options);
     assert!(r.is_imported(), "{:?}", r.errors);
     let seen = seen.into_inner();
-    assert_progress_is_ordered_and_paced(&seen, text.len() as u64);
+    common::assert_progress_is_ordered_and_paced(&seen, text.len() as u64);
     let last = seen.last().expect("reports");
     assert_eq!(
         (last.phase, last.done, last.total),
@@ -436,33 +436,6 @@ fn a_capsule_reports_bytes_checked_and_commands_written() {
         seen.iter()
             .any(|p| p.phase == Phase::Parsing && p.bytes == text.len() as u64)
     );
-}
-
-/// Phases never go back, items and bytes grow within a phase, the
-/// size is the file's, and within a phase two reports are at least
-/// [`kip_capsule::PROGRESS_EVERY`] apart unless the later one ends it.
-fn assert_progress_is_ordered_and_paced(seen: &[kip_capsule::Progress], size: u64) {
-    let rank = |p: Phase| match p {
-        Phase::Parsing => 0,
-        Phase::Validating => 1,
-        Phase::Applying => 2,
-    };
-    let every = kip_capsule::PROGRESS_EVERY.as_millis() as u64;
-    for p in seen {
-        assert_eq!(p.total_bytes, size);
-        assert!(p.bytes <= size && p.done <= p.total, "{p:?}");
-    }
-    for w in seen.windows(2) {
-        let (a, b) = (&w[0], &w[1]);
-        assert!(rank(a.phase) <= rank(b.phase), "{a:?} then {b:?}");
-        assert!(b.elapsed_ms >= a.elapsed_ms, "{a:?} then {b:?}");
-        if a.phase == b.phase {
-            assert!(b.done > a.done && b.bytes >= a.bytes, "{a:?} then {b:?}");
-            if b.done < b.total {
-                assert!(b.elapsed_ms - a.elapsed_ms + 1 >= every, "{a:?} then {b:?}");
-            }
-        }
-    }
 }
 
 #[test]

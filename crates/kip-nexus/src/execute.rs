@@ -115,6 +115,7 @@ impl Nexus {
                 ..TraceNote::default()
             },
             known: None,
+            retried_on_failure: false,
         };
         if request.command.is_some() {
             let Some(one) = parsed.into_iter().next() else {

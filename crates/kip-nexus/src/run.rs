@@ -73,6 +73,10 @@ pub struct RunOptions {
     /// sequence number the write must find for them to hold (see
     /// [`KnownConcepts`]).
     pub known: Option<(std::sync::Arc<KnownConcepts>, u64)>,
+    /// The caller runs the commands again another way if this write fails
+    /// (and that run is traced): [`Nexus::run_parts`] then leaves its
+    /// failure out of the trace, which would otherwise hold it twice.
+    pub retried_on_failure: bool,
 }
 
 /// Concept ids a caller looked up before the write, by type and name, so
@@ -152,6 +156,12 @@ impl RunOptions {
         self
     }
 
+    /// See [`RunOptions::retried_on_failure`].
+    pub fn retried_on_failure(mut self) -> RunOptions {
+        self.retried_on_failure = true;
+        self
+    }
+
     /// The concepts a write in `txn` may take from [`RunOptions::known`].
     fn known_in(
         &self,
@@ -201,8 +211,9 @@ impl Outcome {
 /// next part.
 #[derive(Debug)]
 pub struct Part {
-    /// The text the commands' spans point into.
-    pub text: String,
+    /// The text the commands' spans point into (shared: the parts of a
+    /// bundle all point into the whole file).
+    pub text: std::sync::Arc<str>,
     pub commands: Vec<Command>,
     /// The first command is an UPSERT that continues the previous part's
     /// last one: the handles that one defined are still defined.
@@ -412,6 +423,7 @@ impl Nexus {
         if let Err(e) = &outcome
             && commit
             && !stopped.get()
+            && !options.retried_on_failure
         {
             self.trace_failure(head, &[], options, e);
         }
@@ -464,7 +476,7 @@ impl Nexus {
                     w.resume(carry);
                     w.upsert(u)?;
                     stats += w.stats;
-                    carry = w.suspend();
+                    carry = w.suspend()?;
                 }
                 carry.forget_concepts();
                 texts.push(Ran {

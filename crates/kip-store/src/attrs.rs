@@ -191,6 +191,38 @@ impl Store {
     }
 }
 
+/// Attribute-index entries held back by
+/// [`Store::create_concept_deferring`], to be written together by
+/// [`Store::put_attr_entries`].
+#[derive(Debug, Default)]
+pub struct AttrEntries(pub(crate) Vec<Vec<u8>>);
+
+impl AttrEntries {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Store {
+    /// Writes the entries held back in `entries` (emptying it), in key
+    /// order: consecutive puts then land on the same pages instead of
+    /// one page per concept and key (about half the index's write cost
+    /// when a bundle creates many concepts).
+    pub fn put_attr_entries(
+        &self,
+        txn: &mut RwTxn<'_>,
+        entries: &mut AttrEntries,
+    ) -> Result<(), StoreError> {
+        let mut keys = std::mem::take(&mut entries.0);
+        keys.sort_unstable();
+        let db = self.db.attr_index;
+        for key in &keys {
+            db.put(txn, key.as_slice(), &()).lmdb()?;
+        }
+        Ok(())
+    }
+}
+
 /// The attribute-index keys a concept record implies.
 pub(crate) fn attr_entries(
     id: ConceptId,

@@ -10,7 +10,7 @@ use heed::{RoTxn, RwTxn};
 use serde_json::{Map, Value};
 
 use crate::Store;
-use crate::attrs::attr_entries;
+use crate::attrs::{AttrEntries, attr_entries};
 use crate::codec::concept::ConceptBytes;
 use crate::codec::concept_keys::{
     name_member_key, name_member_prefix, type_member_key, type_name_key,
@@ -41,6 +41,30 @@ impl Store {
         txn: &mut RwTxn<'_>,
         record: &ConceptRecord,
     ) -> Result<ConceptId, StoreError> {
+        self.create_concept_with(txn, record, None)
+    }
+
+    /// [`Store::create_concept`], leaving the concept's attribute-index
+    /// entries in `later` instead of writing them: a writer creating many
+    /// concepts writes them all at once, in key order, with
+    /// [`Store::put_attr_entries`]. Until then the attribute index misses
+    /// them, so the caller must put them before anything reads the index
+    /// or writes these concepts again (and in the same transaction).
+    pub fn create_concept_deferring(
+        &self,
+        txn: &mut RwTxn<'_>,
+        record: &ConceptRecord,
+        later: &mut AttrEntries,
+    ) -> Result<ConceptId, StoreError> {
+        self.create_concept_with(txn, record, Some(later))
+    }
+
+    fn create_concept_with(
+        &self,
+        txn: &mut RwTxn<'_>,
+        record: &ConceptRecord,
+        later: Option<&mut AttrEntries>,
+    ) -> Result<ConceptId, StoreError> {
         let id = ConceptId(self.peek_id(txn, meta_key::NEXT_CONCEPT_ID)?);
         // Inserting into the unique index is the uniqueness check: one
         // descent of the B-tree instead of a lookup and then an insert.
@@ -49,7 +73,7 @@ impl Store {
             return Err(self.key_taken(txn, record.type_id, &record.name)?);
         }
         self.take_id(txn, meta_key::NEXT_CONCEPT_ID, id.0)?;
-        self.put_concept(txn, id, record, &[])?;
+        self.put_concept(txn, id, record, &[], later)?;
         self.index_concept_rest(txn, id, record.type_id, &record.name)?;
         Ok(id)
     }
@@ -73,7 +97,7 @@ impl Store {
         if !insert_new(self.db.concept_keys, txn, &key, &id)? {
             return Err(self.key_taken(txn, record.type_id, &record.name)?);
         }
-        self.put_concept(txn, id, record, &[])?;
+        self.put_concept(txn, id, record, &[], None)?;
         self.index_concept_rest(txn, id, record.type_id, &record.name)
     }
 
@@ -210,7 +234,7 @@ impl Store {
             self.unindex_concept(txn, id, old_type, &old_name)?;
             self.index_concept(txn, id, record.type_id, &record.name)?;
         }
-        self.put_concept(txn, id, record, &old_attrs)
+        self.put_concept(txn, id, record, &old_attrs, None)
     }
 
     /// Deletes concept `id` and its text-index document; returns the record
@@ -285,13 +309,16 @@ impl Store {
 
     /// Writes the record and brings its attribute-index entries from
     /// `old_attrs` (what the previous record implied) to what this one
-    /// implies: every path that writes a concept record comes here.
+    /// implies, or leaves the new record's in `later` (a creation, see
+    /// [`Store::create_concept_deferring`]): every path that writes a
+    /// concept record comes here.
     fn put_concept(
         &self,
         txn: &mut RwTxn<'_>,
         id: ConceptId,
         record: &ConceptRecord,
         old_attrs: &[Vec<u8>],
+        later: Option<&mut AttrEntries>,
     ) -> Result<(), StoreError> {
         let attributes = self.encode_fields(txn, &record.attributes)?;
         let metadata = self.encode_fields(txn, &record.metadata)?;
@@ -302,7 +329,10 @@ impl Store {
             metadata: &metadata,
         };
         let new_attrs = attr_entries(id, &raw)?;
-        self.reindex_attrs(txn, old_attrs, &new_attrs)?;
+        match later {
+            Some(later) if old_attrs.is_empty() => later.0.extend(new_attrs),
+            _ => self.reindex_attrs(txn, old_attrs, &new_attrs)?,
+        }
         self.db.concepts.put(txn, &id, &raw).lmdb()
     }
 

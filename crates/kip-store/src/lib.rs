@@ -112,7 +112,7 @@ mod store;
 mod text;
 mod trace;
 
-pub use attrs::{AttrMatches, AttrQuery};
+pub use attrs::{AttrEntries, AttrMatches, AttrQuery};
 pub use changes::MAX_CHANGES;
 pub use check::{CheckCounts, CheckReport, MAX_LISTED_VIOLATIONS, Violation};
 pub use codec::attr_key::FieldKind;

@@ -120,35 +120,83 @@ pub const BULK_CREATIONS: usize = 1_000;
 pub struct BeforeImage {
     pub changes: Vec<ElementChange>,
     pub created: Vec<(ElementId, ElementId)>,
+    /// The lean creations in `changes` (see [`BeforeImage::extend`]).
+    lean_listed: usize,
 }
 
 impl BeforeImage {
-    /// Adds a later command's before-image (of the same text).
+    /// Adds a later command's before-image (of the same text). The write
+    /// is bulk when its commands together are: once they have created more
+    /// than [`BULK_CREATIONS`] elements, every lean creation is kept in the
+    /// ranges, concepts' then links', in id order, as one command creating
+    /// them all keeps them (a bundle applied in parts leaves the trace a
+    /// whole import leaves).
     pub fn extend(&mut self, other: BeforeImage) {
+        // Only the new command's changes can hold lean creations once the
+        // write is bulk (they moved to the ranges when it became so).
+        let from = if self.created.is_empty() {
+            0
+        } else {
+            self.changes.len()
+        };
+        self.lean_listed +=
+            other.lean_listed + other.changes.iter().filter(|c| is_lean_creation(c)).count();
         self.changes.extend(other.changes);
-        for r in other.created {
-            push_range(&mut self.created, r);
+        self.created.extend(other.created);
+        if self.created.is_empty() && self.lean_listed <= BULK_CREATIONS {
+            return;
+        }
+        self.lean_listed = 0;
+        let mut ranges: [Vec<(u64, u64)>; 2] = Default::default();
+        for &(first, last) in &self.created {
+            let ((k, a), (_, b)) = (kind_of(first), kind_of(last));
+            ranges[k].push((a, b));
+        }
+        let mut i = 0;
+        self.changes.retain(|c| {
+            i += 1;
+            if i <= from || !is_lean_creation(c) {
+                return true;
+            }
+            let Ok(id) = c.id.parse::<ElementId>() else {
+                return true;
+            };
+            let (k, n) = kind_of(id);
+            ranges[k].push((n, n));
+            false
+        });
+        self.created.clear();
+        for (k, mut r) in ranges.into_iter().enumerate() {
+            r.sort_unstable();
+            let mut joined: Vec<(u64, u64)> = Vec::with_capacity(r.len());
+            for (a, b) in r {
+                match joined.last_mut() {
+                    Some(last) if last.1.checked_add(1) == Some(a) => last.1 = b,
+                    _ => joined.push((a, b)),
+                }
+            }
+            self.created.extend(
+                joined
+                    .into_iter()
+                    .map(|(a, b)| (element(k, a), element(k, b))),
+            );
         }
     }
 }
 
-/// Appends `r` to `ranges`, joining it to the last range when they are
-/// consecutive ids of one kind.
-fn push_range(ranges: &mut Vec<(ElementId, ElementId)>, r: (ElementId, ElementId)) {
-    if let Some(last) = ranges.last_mut()
-        && next_id(last.1) == Some(r.0)
-    {
-        last.1 = r.1;
-        return;
-    }
-    ranges.push(r);
+/// A creation noted without its state (see `Changes::lean`), which a bulk
+/// write keeps as part of a range instead.
+fn is_lean_creation(c: &ElementChange) -> bool {
+    c.op == Op::Created && c.after.is_none() && !is_schema(c)
 }
 
-fn next_id(e: ElementId) -> Option<ElementId> {
-    Some(match e {
-        ElementId::Concept(c) => ElementId::Concept(ConceptId(c.0.checked_add(1)?)),
-        ElementId::Proposition(p) => ElementId::Proposition(PropositionId(p.0.checked_add(1)?)),
-    })
+/// The element of kind `k` (see [`kind_of`]) with number `n`.
+fn element(k: usize, n: u64) -> ElementId {
+    if k == 0 {
+        ElementId::Concept(ConceptId(n))
+    } else {
+        ElementId::Proposition(PropositionId(n))
+    }
 }
 
 /// The changes of one command, one per element.
@@ -225,9 +273,7 @@ impl Changes {
             }
             self.bulk = true;
             for slot in &mut self.list {
-                let lean_creation = slot
-                    .as_ref()
-                    .is_some_and(|c| c.op == Op::Created && c.after.is_none() && !is_schema(c));
+                let lean_creation = slot.as_ref().is_some_and(is_lean_creation);
                 if lean_creation
                     && let Some(c) = slot.take()
                     && let Ok(id) = c.id.parse::<ElementId>()
@@ -249,23 +295,13 @@ impl Changes {
         let mut created = Vec::new();
         for (k, ranges) in self.ranges.iter().enumerate() {
             for &(first, last) in ranges {
-                let (a, b) = if k == 0 {
-                    (
-                        ElementId::Concept(ConceptId(first)),
-                        ElementId::Concept(ConceptId(last)),
-                    )
-                } else {
-                    (
-                        ElementId::Proposition(PropositionId(first)),
-                        ElementId::Proposition(PropositionId(last)),
-                    )
-                };
-                created.push((a, b));
+                created.push((element(k, first), element(k, last)));
             }
         }
         BeforeImage {
             changes: self.list.into_iter().flatten().collect(),
             created,
+            lean_listed: 0,
         }
     }
 
@@ -610,5 +646,56 @@ mod tests {
         let list = c.into_list();
         assert_eq!(list[0].before, None);
         assert!(list[0].after.is_some());
+    }
+
+    /// A command's image: `n` lean creations of concepts from `first` on,
+    /// and the link range `links`.
+    fn image(first: u64, n: u64, links: Option<(u64, u64)>) -> BeforeImage {
+        let changes = (first..first + n)
+            .map(|i| ElementChange {
+                id: format!("C:{i}"),
+                after: None,
+                ..change(Op::Created, "A")
+            })
+            .collect();
+        let created = links
+            .map(|(a, b)| (element(1, a), element(1, b)))
+            .into_iter()
+            .collect();
+        BeforeImage {
+            changes,
+            created,
+            lean_listed: 0,
+        }
+    }
+
+    #[test]
+    fn commands_that_together_create_in_bulk_leave_one_range_per_kind() {
+        // Two small commands: listed one by one, as each alone would be.
+        let mut small = BeforeImage::default();
+        small.extend(image(1, 400, None));
+        small.extend(image(401, 400, None));
+        assert_eq!((small.changes.len(), small.created.len()), (800, 0));
+        // Then past the bulk threshold: every lean creation in a range,
+        // concepts' first, and the parts' ranges joined.
+        small.extend(image(801, 400, Some((1, 10))));
+        small.extend(image(1201, 400, Some((11, 20))));
+        assert!(small.changes.is_empty());
+        assert_eq!(
+            small.created,
+            [
+                (element(0, 1), element(0, 1600)),
+                (element(1, 1), element(1, 20)),
+            ]
+        );
+        // A schema creation or a change with its state stays listed.
+        let mut kept = change(Op::Created, "Drug");
+        kept.type_name = Some(crate::CONCEPT_TYPE.into());
+        small.extend(BeforeImage {
+            changes: vec![kept, change(Op::Updated, "B")],
+            created: Vec::new(),
+            lean_listed: 0,
+        });
+        assert_eq!(small.changes.len(), 2);
     }
 }

@@ -64,6 +64,10 @@ pub struct Writer<'a, 't> {
     /// Search documents of concepts an UPSERT created or changed, written
     /// together at the end of the command (see [`Writer::flush_documents`]).
     pending_documents: PendingDocuments,
+    /// Attribute-index entries of the concepts an UPSERT created, written
+    /// together in key order with its search documents (see
+    /// [`Writer::flush_documents`]), or before a concept is written again.
+    pending_attrs: kip_store::AttrEntries,
     /// Set only while Genesis bootstraps a new nexus: the foundation is
     /// being laid, so the protected scope does not apply yet.
     pub(crate) bootstrap: bool,
@@ -233,6 +237,7 @@ impl<'a, 't> Writer<'a, 't> {
             cache: WriterCache::default(),
             pending: PendingLinks::default(),
             pending_documents: PendingDocuments::default(),
+            pending_attrs: kip_store::AttrEntries::default(),
             bootstrap: false,
             changes: None,
             known: None,
@@ -260,15 +265,17 @@ impl<'a, 't> Writer<'a, 't> {
 
     /// Hands the group write on after this writer's command, its
     /// before-image included, without writing what it deferred.
-    pub(crate) fn suspend(mut self) -> Carry {
+    pub(crate) fn suspend(mut self) -> Result<Carry> {
+        // The next text may read what this one created by its attributes.
+        self.flush_attrs()?;
         let mut group = self.group.take().unwrap_or_default();
         group.earlier.push(self.changes.take());
-        Carry {
+        Ok(Carry {
             pending: std::mem::take(&mut self.pending),
             pending_documents: std::mem::take(&mut self.pending_documents),
             cache: std::mem::take(&mut self.cache),
             group,
-        }
+        })
     }
 
     /// Writes everything a group write deferred (see [`Carry`]) and hands

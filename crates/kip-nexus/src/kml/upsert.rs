@@ -416,7 +416,10 @@ impl Writer<'_, '_> {
             attributes: attrs.clone(),
             metadata,
         };
-        let id = self.store.create_concept(self.txn, &record).kip()?;
+        let id = self
+            .store
+            .create_concept_deferring(self.txn, &record, &mut self.pending_attrs)
+            .kip()?;
         self.remember_concept(id, type_id, name);
         // Definitions make their name usable: intern it in its namespace.
         if ty == CONCEPT_TYPE {
@@ -474,6 +477,8 @@ impl Writer<'_, '_> {
             metadata,
             ..old
         };
+        // The concept may be one this command created: its entries first.
+        self.flush_attrs()?;
         self.store.update_concept(self.txn, id, &record).kip()?;
         self.defer_document(id, &record);
         self.stats.concepts_updated += 1;
@@ -671,7 +676,19 @@ impl Writer<'_, '_> {
 
     /// Writes the deferred concept documents as one batch: each distinct
     /// term is looked up once, and new concepts append to its postings.
+    /// Writes the attribute-index entries of the concepts created since
+    /// the last call (see [`kip_store::Store::create_concept_deferring`]).
+    pub(super) fn flush_attrs(&mut self) -> Result<()> {
+        if self.pending_attrs.is_empty() {
+            return Ok(());
+        }
+        self.store
+            .put_attr_entries(self.txn, &mut self.pending_attrs)
+            .kip()
+    }
+
     pub(super) fn flush_documents(&mut self) -> Result<()> {
+        self.flush_attrs()?;
         if self.pending_documents.documents.is_empty() {
             return Ok(());
         }
