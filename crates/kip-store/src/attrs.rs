@@ -215,10 +215,9 @@ impl Store {
     ) -> Result<(), StoreError> {
         let mut keys = std::mem::take(&mut entries.0);
         keys.sort_unstable();
-        let db = self.db.attr_index;
-        for key in &keys {
-            db.put(txn, key.as_slice(), &()).lmdb()?;
-        }
+        let db = self.db.attr_index.remap_types::<Bytes, Bytes>();
+        let entries = keys.iter().map(|k| (k.as_slice(), &[][..]));
+        crate::env::put_in_order(txn, db, heed::PutFlags::empty(), entries)?;
         Ok(())
     }
 }

@@ -648,3 +648,36 @@ impl Gate {
         Ok(result)
     }
 }
+
+/// Puts `entries` (keys in ascending order, each with its value) into `db`
+/// through one cursor, with `flags` (`NO_OVERWRITE` to insert only new
+/// keys: the index of the first entry whose key is taken comes back, and
+/// the entries before it are written). LMDB looks for a key first in the
+/// leaf page the cursor stands on (where the previous key went), so keys
+/// in order mostly skip the descent from the root that each
+/// `Database::put` makes with its own fresh cursor: the batch writers' way
+/// into indexes that hold keys on both sides of the new ones (where
+/// `MDB_APPEND` cannot be used).
+pub(crate) fn put_in_order<'a, KC, DC>(
+    txn: &mut RwTxn<'_>,
+    db: heed::Database<'_, KC, DC>,
+    flags: heed::PutFlags,
+    entries: impl IntoIterator<Item = (&'a KC::EItem, &'a DC::EItem)>,
+) -> Result<Option<usize>, StoreError>
+where
+    KC: heed::BytesEncode<'a> + 'a,
+    DC: heed::BytesEncode<'a> + 'a,
+{
+    let mut cursor = db.iter_mut(txn).lmdb()?;
+    for (i, (key, value)) in entries.into_iter().enumerate() {
+        // SAFETY: heed requires that no key or value borrowed from the
+        // database is alive while the cursor writes; `key` and `value`
+        // are the caller's own, and this loop reads nothing.
+        match unsafe { cursor.put_current_with_options::<DC>(flags, key, value) } {
+            Ok(()) => {}
+            Err(heed::Error::Mdb(MdbError::KeyExist)) => return Ok(Some(i)),
+            Err(e) => return Err(lmdb(e)),
+        }
+    }
+    Ok(None)
+}

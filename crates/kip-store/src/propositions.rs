@@ -17,6 +17,7 @@ use crate::codec::stat_key::StatKey;
 use crate::codec::triple::{KeyBytes, Osp, Part, Permutation, Pos, Spo, Triple, TripleKey, prefix};
 use crate::codec::value;
 use crate::concepts::insert_new;
+use crate::env::put_in_order;
 use crate::error::{Lmdb as _, StoreError};
 use crate::format::meta_key;
 use crate::ids::{ElementId, PropositionId};
@@ -161,13 +162,16 @@ impl Store {
         let mut order: Vec<usize> = (0..records.len()).collect();
         let mut keys: Vec<KeyBytes> = triples.iter().map(Spo::encode).collect();
         order.sort_unstable_by(|&a, &b| keys[a].cmp(&keys[b]));
-        for &i in &order {
-            if !insert_new(self.db.spo, txn, &keys[i], &ids[i])? {
-                let existing = self.db.spo.get(txn, &keys[i]).lmdb()?.ok_or_else(|| {
+        // In key order, through one cursor (see `env::put_in_order`).
+        let in_order = order.iter().map(|&i| (&*keys[i], &ids[i]));
+        let taken = put_in_order(txn, self.db.spo, PutFlags::NO_OVERWRITE, in_order)?;
+        if let Some(at) = taken {
+            let key = &keys[order[at]];
+            let existing =
+                self.db.spo.get(txn, key).lmdb()?.ok_or_else(|| {
                     StoreError::corrupt("a taken triple vanished in its transaction")
                 })?;
-                return Err(StoreError::DuplicateProposition { existing });
-            }
+            return Err(StoreError::DuplicateProposition { existing });
         }
         self.take_id(txn, meta_key::NEXT_PROPOSITION_ID, first + n - 1)?;
 
@@ -212,16 +216,14 @@ impl Store {
             keys[i] = Pos::encode(t);
         }
         order.sort_unstable_by(|&a, &b| keys[a].cmp(&keys[b]));
-        for &i in &order {
-            self.db.pos.put(txn, &keys[i], &ids[i]).lmdb()?;
-        }
+        let in_order = order.iter().map(|&i| (&*keys[i], &ids[i]));
+        put_in_order(txn, self.db.pos, PutFlags::empty(), in_order)?;
         for (i, t) in triples.iter().enumerate() {
             keys[i] = Osp::encode(t);
         }
         order.sort_unstable_by(|&a, &b| keys[a].cmp(&keys[b]));
-        for &i in &order {
-            self.db.osp.put(txn, &keys[i], &ids[i]).lmdb()?;
-        }
+        let in_order = order.iter().map(|&i| (&*keys[i], &ids[i]));
+        put_in_order(txn, self.db.osp, PutFlags::empty(), in_order)?;
 
         let mut per_predicate: Vec<u32> = triples.iter().map(|t| t.predicate).collect();
         per_predicate.sort_unstable();
