@@ -1,7 +1,7 @@
 // Issue 15's pure pieces: label placement, edge-label density, framing in
 // the free part of the view, the change diff, and history times.
 import { describe, expect, it } from 'vitest';
-import { edgeLabelsByDefault, frameBox, labelPriority, placeLabels, showEdgeLabel, type LabelCandidate } from '../../src/lib/graph/labels';
+import { edgeLabelsByDefault, frameBox, labelPriority, labelRoom, MAX_LABEL_ROOM, placeLabels, showEdgeLabel, type LabelCandidate } from '../../src/lib/graph/labels';
 import { changesOf, describeElement, diffRows, showValue, summariseChanges } from '../../src/lib/changes';
 import { historyTime } from '../../src/lib/history';
 import type { ElementChange } from '../../src/transport/generated/kip-api';
@@ -54,6 +54,25 @@ describe('edge labels', () => {
 });
 
 describe('framing', () => {
+  it('leaves room right of a wide box for its rightmost label', () => {
+    const insets = { top: 0, right: 0, bottom: 0, left: 0 };
+    const view = { width: 1000, height: 800 };
+    // A wide box: its width decides the scale.
+    const box = { minX: -100, maxX: 100, minY: -1, maxY: 1 };
+    const right = labelRoom(120, 6);
+    expect(right).toBe(132);
+    const cam = frameBox(box, view, insets, 40, 60, right);
+    const px = (x: number) => (x - cam.x) * cam.scale + view.width / 2;
+    // The rightmost node and its label end inside the view, with the pad.
+    expect(px(box.maxX) + right).toBeLessThanOrEqual(view.width - 40 + 1e-6);
+    expect(px(box.minX)).toBeGreaterThanOrEqual(40 - 1e-6);
+    // Without the room, the label would have run past the edge.
+    const bare = frameBox(box, view, insets, 40, 60);
+    expect((box.maxX - bare.x) * bare.scale + view.width / 2 + right).toBeGreaterThan(view.width);
+    expect(labelRoom(0, 6)).toBe(0);
+    expect(labelRoom(5000, 6)).toBe(MAX_LABEL_ROOM);
+  });
+
   it('centres the box in the part of the view the panels leave free', () => {
     const insets = { top: 60, right: 0, bottom: 0, left: 260 };
     const cam = frameBox({ minX: -10, maxX: 10, minY: -10, maxY: 10 }, { width: 1000, height: 800 }, insets);

@@ -114,10 +114,26 @@ export function showEdgeLabel(mode: EdgeLabelMode, dense: boolean): boolean {
   return mode === 'on' || (mode === 'auto' && !dense);
 }
 
+/** The most room a fit leaves for labels right of the box (a longer label is cut anyway). */
+export const MAX_LABEL_ROOM = 240;
+
+/**
+ * The room, in pixels, that labels need right of a framed box: a label is
+ * drawn right of its node, so the rightmost node's label (of width
+ * `labelWidth`, past a node of radius `radius`) must fit too, up to
+ * {@link MAX_LABEL_ROOM}.
+ */
+export function labelRoom(labelWidth: number, radius: number): number {
+  if (!(labelWidth > 0)) return 0;
+  return Math.min(MAX_LABEL_ROOM, labelWidth + radius + 6);
+}
+
 /**
  * The camera's target when the graph must fit in the part of the view no
  * floating panel covers: the box of the nodes, scaled to the free area and
- * centred in it. Screen y grows downwards, graph y upwards.
+ * centred in it, with `right` pixels kept free right of the box for the
+ * rightmost node's label ({@link labelRoom}). Screen y grows downwards,
+ * graph y upwards.
  */
 export function frameBox(
   box: { minX: number; maxX: number; minY: number; maxY: number },
@@ -125,15 +141,17 @@ export function frameBox(
   insets: { top: number; right: number; bottom: number; left: number },
   pad = 40,
   maxScale = 60,
+  right = 0,
 ): { x: number; y: number; scale: number } {
-  const freeW = Math.max(40, view.width - insets.left - insets.right - pad * 2);
+  const freeW = Math.max(40, view.width - insets.left - insets.right - pad * 2 - right);
   const freeH = Math.max(40, view.height - insets.top - insets.bottom - pad * 2);
   const w = Math.max(box.maxX - box.minX, 1);
   const h = Math.max(box.maxY - box.minY, 1);
   const s = Math.min(freeW / w, freeH / h, maxScale);
   const scale = Number.isFinite(s) && s > 0 ? s : 1;
-  // The free area's centre, as an offset from the view's centre in pixels.
-  const dx = (insets.left - insets.right) / 2;
+  // The free area's centre (less the label room), as an offset from the
+  // view's centre in pixels.
+  const dx = (insets.left - insets.right - right) / 2;
   const dy = (insets.top - insets.bottom) / 2;
   return {
     x: (box.minX + box.maxX) / 2 - dx / scale,

@@ -5,7 +5,7 @@
 import Sigma from 'sigma';
 import { createEdgeArrowProgram, EdgeLineProgram, EdgeRectangleProgram } from 'sigma/rendering';
 import type { EdgeAttrs, KipGraph, NodeAttrs } from './model';
-import { edgeLabelsByDefault, frameBox, labelPriority, placeLabels, showEdgeLabel, type EdgeLabelMode, type LabelCandidate, type PlacedLabel, type Rect } from './labels';
+import { edgeLabelsByDefault, frameBox, labelPriority, labelRoom, placeLabels, showEdgeLabel, type EdgeLabelMode, type LabelCandidate, type PlacedLabel, type Rect } from './labels';
 
 /** What the view tells the renderer beyond the graph itself. */
 export interface Decorations {
@@ -64,6 +64,25 @@ export interface GraphRenderer {
   nodeViewportPosition(id: string): { x: number; y: number } | null;
   refresh(): void;
   kill(): void;
+}
+
+/** Widths of labels drawn by sigma, measured once each. */
+const measured = new Map<string, number>();
+let measuring: CanvasRenderingContext2D | null = null;
+
+/** The width of `label` in the label font at `px` pixels (sigma draws its own). */
+function measureLabel(label: string, px: number): number {
+  const key = `${px}:${label}`;
+  let w = measured.get(key);
+  if (w === undefined) {
+    measuring ??= document.createElement('canvas').getContext('2d');
+    if (!measuring) return label.length * px * 0.6;
+    measuring.font = `500 ${px}px ${LABEL_FONT}`;
+    w = measuring.measureText(label).width;
+    if (measured.size > 20_000) measured.clear();
+    measured.set(key, w);
+  }
+  return w;
 }
 
 /** The ring of marked nodes (a found path, recent changes). */
@@ -307,10 +326,13 @@ class SigmaRenderer implements GraphRenderer {
   setOverlays(o: Overlays) {
     this.overlays = o;
   }
-  /** The camera that shows framed-graph box `b` in the free part of the view. */
-  private cameraFor(b: { minX: number; maxX: number; minY: number; maxY: number }) {
+  /**
+   * The camera that shows framed-graph box `b` in the free part of the
+   * view, with `b.right` pixels right of it for the rightmost label.
+   */
+  private cameraFor(b: { minX: number; maxX: number; minY: number; maxY: number; right: number }) {
     const { width, height } = this.container.getBoundingClientRect();
-    const { insets } = this.overlays;
+    const insets = { ...this.overlays.insets, right: this.overlays.insets.right + b.right };
     const freeW = Math.max(40, width - insets.left - insets.right - 80);
     const freeH = Math.max(40, height - insets.top - insets.bottom - 80);
     // The box's size on screen at ratio 1, measured with sigma's own
@@ -337,13 +359,18 @@ class SigmaRenderer implements GraphRenderer {
     // had been): index now, so the box and the camera share one frame.
     this.sigma.refresh();
     let minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity;
+    let right = 0;
     for (const id of ids) {
       const d = this.sigma.getNodeDisplayData(id);
       if (!d || d.hidden) continue;
+      // The rightmost node's label needs room right of the box.
+      const room = d.label ? labelRoom(measureLabel(d.label, 13), d.size) : 0;
+      if (d.x > maxX) right = room;
+      else if (d.x === maxX) right = Math.max(right, room);
       minX = Math.min(minX, d.x); maxX = Math.max(maxX, d.x);
       minY = Math.min(minY, d.y); maxY = Math.max(maxY, d.y);
     }
-    return Number.isFinite(minX) ? { minX, maxX, minY, maxY } : null;
+    return Number.isFinite(minX) ? { minX, maxX, minY, maxY, right } : null;
   }
   fit() {
     const b = this.framedBox(this.graph.nodes());
@@ -504,27 +531,34 @@ class CanvasRenderer implements GraphRenderer {
   }
   private base = 1;
 
+  /** The box of the shown nodes among `ids`, and its rightmost node. */
   private box(ids: Iterable<string>) {
     let minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity;
+    let rightmost = '';
     for (const id of ids) {
       if (!this.graph.hasNode(id)) continue;
       const a = this.graph.getNodeAttributes(id);
       if (a.hidden) continue;
+      if (a.x > maxX) rightmost = id;
       minX = Math.min(minX, a.x); maxX = Math.max(maxX, a.x);
       minY = Math.min(minY, a.y); maxY = Math.max(maxY, a.y);
     }
-    return Number.isFinite(minX) ? { minX, maxX, minY, maxY } : null;
+    return Number.isFinite(minX) ? { minX, maxX, minY, maxY, rightmost } : null;
   }
 
   private fitNow(ids?: string[]) {
     const b = this.box(ids ?? this.graph.nodes());
     if (!b) return;
     // A lone node (or a line of them) is centred at a comfortable scale, in
-    // the part of the view that the toolbar and the legend leave free.
-    const cam = frameBox(b, { width: this.width, height: this.height }, this.overlays.insets, 50, 60);
+    // the part of the view that the toolbar and the legend leave free, with
+    // room for the rightmost node's label.
+    const a = this.graph.getNodeAttributes(b.rightmost);
+    const right = labelRoom(this.labelWidth(a.label), a.size);
+    const cam = frameBox(b, { width: this.width, height: this.height }, this.overlays.insets, 50, 60, right);
     // Framing a few new nodes never zooms in further than fitting all did.
     if (ids && this.base) cam.scale = Math.min(cam.scale, Math.max(this.base, this.camera.scale));
-    this.camera = ids ? frameBoxAt(b, cam.scale, this.overlays.insets) : cam;
+    const insets = { ...this.overlays.insets, right: this.overlays.insets.right + right };
+    this.camera = ids ? frameBoxAt(b, cam.scale, insets) : cam;
     if (!ids) this.base = this.camera.scale;
   }
 
