@@ -185,8 +185,9 @@ pub(crate) enum Streamed {
     /// Every item was read without an error and went to the sink; the
     /// number of items.
     Done(usize),
-    /// The bundle is not one [`stream`] reads (not a plain list, a
-    /// definition after other items, an error anywhere), or the sink
+    /// The bundle is not one [`stream`] reads (not a list nor a mapping of
+    /// `metadata` then `items`, a definition after other items, an error
+    /// anywhere), or the sink
     /// stopped: nothing it handed out counts, and [`read`] must read the
     /// whole file.
     Declined,
@@ -203,6 +204,8 @@ struct Streaming<'a> {
     /// Those definitions, read once the model is complete.
     definitions: Vec<(usize, Node)>,
     reader: Option<Reader<'a>>,
+    /// The bundle mapping's default metadata, read with the first item.
+    defaults: Option<Map<String, Json>>,
     ops: Vec<Op>,
     errors: Vec<ImportError>,
     items: usize,
@@ -232,7 +235,7 @@ impl<'a> Streaming<'a> {
             self.text,
             self.lines,
             model,
-            Map::new(),
+            self.defaults.take().unwrap_or_default(),
             self.stored,
         ));
         for (i, item) in std::mem::take(&mut self.definitions) {
@@ -243,8 +246,20 @@ impl<'a> Streaming<'a> {
         true
     }
 
-    /// Takes item number `self.items`: `false` to stop.
-    fn item(&mut self, item: Node) -> bool {
+    /// Takes item number `self.items`, after the bundle mapping's entries
+    /// `head` (none for a list): `false` to stop.
+    fn item(&mut self, item: Node, head: &[Entry]) -> bool {
+        if self.items == 0 {
+            let mut defaults = Map::new();
+            let unplaced = |e: ImportError, _: Option<String>, _: usize| e;
+            for e in head.iter().filter(|e| e.key == "metadata") {
+                metadata_of(e, &mut defaults, &unplaced, &mut self.errors);
+            }
+            if !self.errors.is_empty() {
+                return false;
+            }
+            self.defaults = Some(defaults);
+        }
         let i = self.items;
         self.items += 1;
         if let Some(model) = self.model.as_mut() {
@@ -264,10 +279,10 @@ impl<'a> Streaming<'a> {
     }
 }
 
-/// Reads a bundle that is a plain list as the YAML parser completes its
-/// items: `sink` gets the ops of every `chunk` items (and the number of
-/// items read so far) while the rest of the file is still being parsed,
-/// and returns `false` to stop. The ops are those [`read`] makes of the
+/// Reads a bundle (a list, or a mapping of `metadata` then `items`) as
+/// the YAML parser completes its items: `sink` gets the ops of every
+/// `chunk` items (and the number of items read so far) while the rest of
+/// the file is still being parsed, and returns `false` to stop. The ops are those [`read`] makes of the
 /// same items, given that the bundle's definitions come before its other
 /// items (so every item is checked against the same model as in [`read`])
 /// and no item has an error; anything else declines, and [`read`] then
@@ -287,12 +302,13 @@ pub(crate) fn stream(
         model: Some(live.clone()),
         definitions: Vec::new(),
         reader: None,
+        defaults: None,
         ops: Vec::with_capacity(chunk),
         errors: Vec::new(),
         items: 0,
     };
-    let mut on_item = |item: Node| {
-        if !st.item(item) {
+    let mut on_item = |item: Node, head: &[Entry]| {
+        if !st.item(item, head) {
             return false;
         }
         if st.ops.len() < chunk {

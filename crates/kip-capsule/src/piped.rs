@@ -11,10 +11,10 @@
 //!
 //! The fast path only ever succeeds where the whole-file import would have
 //! written the same thing: any problem — an item with an error, a bundle
-//! that is not a plain list or defines a type after using items, a write
-//! the nexus refuses, a map that had to grow — undoes everything it
-//! applied and declines, and the caller imports the file whole, which
-//! reports exactly what it always has.
+//! whose `metadata` follows its `items` or that defines a type after other
+//! items, a write the nexus refuses, a map that had to grow — undoes
+//! everything it applied and declines, and the caller imports the file
+//! whole, which reports exactly what it always has.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

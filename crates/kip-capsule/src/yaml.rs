@@ -165,27 +165,32 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, YamlError> {
     Ok(tree.root)
 }
 
+/// Where [`parse_items`] hands each item, with the bundle mapping's
+/// entries before `items`; `false` stops it.
+pub(crate) type ItemSink<'a> = dyn FnMut(Node, &[Entry]) -> bool + 'a;
+
 /// How [`parse_items`] ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Items {
-    /// The document is a list, and every item went to the sink.
+    /// Every item of the list went to the sink.
     Done,
     /// The sink asked to stop.
     Stopped,
-    /// The document is not a list (or there is none): nothing went to the
-    /// sink, and the text is left for [`parse`].
+    /// The document is not a list of items (or there is none), nor a
+    /// mapping of `metadata` and then `items` only: the text is left for
+    /// [`parse`] (for a mapping, some items may have gone to the sink
+    /// before a key after `items` showed it).
     NotAList,
 }
 
-/// Parses a YAML text whose document is a list, handing each item to
-/// `sink` as soon as it is complete instead of building the list: what
-/// lets an import apply a bundle's first items while it reads the rest.
-/// The limits and errors are [`parse`]'s (a syntax error after some items
-/// is still an error: the caller must drop what it did with them).
-pub(crate) fn parse_items(
-    text: &str,
-    sink: &mut dyn FnMut(Node) -> bool,
-) -> Result<Items, YamlError> {
+/// Parses a YAML text whose document is a list of items, or a mapping of
+/// `metadata` and then `items` (a bundle's two shapes), handing each item
+/// to `sink` as soon as it is complete instead of building the list, with
+/// the mapping's entries before `items` (none for a list): what lets an
+/// import apply a bundle's first items while it reads the rest. The
+/// limits and errors are [`parse`]'s (a syntax error after some items is
+/// still an error: the caller must drop what it did with them).
+pub(crate) fn parse_items(text: &str, sink: &mut ItemSink<'_>) -> Result<Items, YamlError> {
     let mut tree = Tree::new(MAX_NODES.max(text.len().saturating_mul(8)));
     tree.sink = Some(sink);
     events(text, &mut tree)?;
@@ -280,10 +285,14 @@ struct Tree<'s> {
     documents: usize,
     /// Where the items of a document that is a list go (see
     /// [`parse_items`]), instead of into the list.
-    sink: Option<&'s mut dyn FnMut(Node) -> bool>,
-    /// How the handing out of items ended: `Some` once the document's
-    /// root showed whether it is a list (or when the sink stopped).
+    sink: Option<&'s mut ItemSink<'s>>,
+    /// How the handing out of items ended: `Some` once the document
+    /// showed whether its items can be handed out (or when the sink
+    /// stopped).
     ended: Option<Items>,
+    /// The depth of the list whose items go to the sink (1: the root, 2:
+    /// the root mapping's `items`), 0 before one is found.
+    streaming: usize,
 }
 
 impl<'s> Tree<'s> {
@@ -297,6 +306,7 @@ impl<'s> Tree<'s> {
             documents: 0,
             sink: None,
             ended: None,
+            streaming: 0,
         }
     }
 
@@ -409,12 +419,22 @@ impl<'s> Tree<'s> {
 
     /// Opens a collection, within the nesting limit.
     fn open(&mut self, frame: Frame, start: usize) -> Result<(), YamlError> {
-        if self.sink.is_some() && self.stack.is_empty() && self.ended.is_none() {
-            // The document's root: only a list's items are handed out.
-            self.ended = Some(match frame {
-                Frame::Seq { .. } => Items::Done,
-                Frame::Map { .. } => Items::NotAList,
-            });
+        if self.sink.is_some() && self.ended.is_none() {
+            // A list at the root, or as the root mapping's `items`: its
+            // items are handed out.
+            let under_items = matches!(
+                self.stack.as_slice(),
+                [Frame::Map { key: Some((k, _, _)), .. }] if k == "items"
+            );
+            match (&frame, self.stack.len()) {
+                (Frame::Seq { .. }, 0) => self.streaming = 1,
+                (Frame::Seq { .. }, 1) if under_items => self.streaming = 2,
+                (Frame::Map { .. }, 1) if under_items => self.ended = Some(Items::NotAList),
+                _ => {}
+            }
+            if self.streaming > 0 {
+                self.ended = Some(Items::Done);
+            }
         }
         self.nodes += 1;
         if self.stack.len() >= MAX_DEPTH {
@@ -444,19 +464,35 @@ impl<'s> Tree<'s> {
             let size = node.size();
             self.anchors.insert(anchor, (node.clone(), size));
         }
-        let streamed = self.stack.len() == 1 && self.ended == Some(Items::Done);
+        let streamed = self.stack.len() == self.streaming && self.ended == Some(Items::Done);
+        if streamed && let Some(sink) = self.sink.as_mut() {
+            let head: &[Entry] = match self.stack.first() {
+                Some(Frame::Map { entries, .. }) => entries,
+                _ => &[],
+            };
+            if !sink(node, head) {
+                self.ended = Some(Items::Stopped);
+            }
+            return Ok(());
+        }
+        let root_map = self.stack.len() == 1 && self.sink.is_some();
         match self.stack.last_mut() {
             None => self.root = Some(node),
-            Some(Frame::Seq { .. }) if streamed => {
-                if let Some(sink) = self.sink.as_mut()
-                    && !sink(node)
-                {
-                    self.ended = Some(Items::Stopped);
-                }
-            }
             Some(Frame::Seq { items, .. }) => items.push(node),
             Some(Frame::Map { entries, key, .. }) => match key.take() {
-                None => *key = Some(map_key(&node, entries)?),
+                None => {
+                    let k = map_key(&node, entries)?;
+                    // A bundle mapping's keys: `metadata`, then `items`,
+                    // and nothing after the items handed out.
+                    let after_items = entries.iter().any(|e| e.key == "items");
+                    if root_map
+                        && self.ended != Some(Items::Stopped)
+                        && (after_items || !matches!(k.0.as_str(), "metadata" | "items"))
+                    {
+                        self.ended = Some(Items::NotAList);
+                    }
+                    *key = Some(k);
+                }
                 Some((k, key_start, key_end)) => entries.push(Entry {
                     key: k,
                     key_start,
@@ -718,30 +754,75 @@ mod tests {
         assert!(corpus.len() > 100, "{}", corpus.len());
         for text in &corpus {
             let mut items = Vec::new();
-            let streamed = parse_items(text, &mut |n| {
+            let mut heads = Vec::new();
+            let streamed = parse_items(text, &mut |n, head| {
                 items.push(n);
+                heads.push(head.to_vec());
                 true
             });
             match (parse(text), streamed) {
-                (
-                    Ok(Some(Node {
-                        kind: Kind::Seq(list),
-                        ..
-                    })),
-                    Ok(Items::Done),
-                ) => {
+                (Ok(Some(root)), Ok(Items::Done)) => {
+                    let (list, head) = streamable(&root).expect("a streamable document");
                     assert_eq!(items, list, "{text:?}");
+                    assert!(heads.iter().all(|h| h == head), "{text:?}");
                 }
                 (Err(whole), Err(handed)) => assert_eq!(whole, handed, "{text:?}"),
-                // Not a list: told at the root, before anything is handed
-                // out (the rest, errors included, is left to `parse`).
+                // Not a bundle's list: the rest, errors included, is left
+                // to `parse`.
                 (Ok(root), Ok(Items::NotAList)) => {
-                    assert!(!matches!(root.map(|r| r.kind), Some(Kind::Seq(_))));
-                    assert!(items.is_empty());
+                    assert!(root.as_ref().and_then(streamable).is_none(), "{text:?}");
                 }
-                (Err(_), Ok(Items::NotAList)) => assert!(items.is_empty()),
+                (Err(_), Ok(Items::NotAList)) => {}
                 (whole, handed) => panic!("{text:?}: {whole:?} but {handed:?}"),
             }
+        }
+    }
+
+    /// The items a document hands out, and the mapping entries before
+    /// them: a list's, or those of a mapping of `metadata` then `items`.
+    fn streamable(root: &Node) -> Option<(Vec<Node>, &[Entry])> {
+        match &root.kind {
+            Kind::Seq(list) => Some((list.clone(), &[])),
+            Kind::Map(entries) => {
+                let at = entries.iter().position(|e| e.key == "items")?;
+                let keys: Vec<&str> = entries.iter().map(|e| e.key.as_str()).collect();
+                let Kind::Seq(list) = &entries[at].value.kind else {
+                    return None;
+                };
+                matches!(keys.as_slice(), ["items"] | ["metadata", "items"])
+                    .then(|| (list.clone(), &entries[..at]))
+            }
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_bundle_mapping_hands_out_its_items_after_its_metadata() {
+        let text = "metadata: {source: a}\nitems:\n  - x\n  - y\n";
+        let mut seen = Vec::new();
+        let ended = parse_items(text, &mut |n, head| {
+            seen.push((
+                n.to_json(),
+                head.iter().map(|e| e.key.clone()).collect::<Vec<_>>(),
+            ));
+            true
+        });
+        assert_eq!(ended, Ok(Items::Done));
+        let meta = vec!["metadata".to_owned()];
+        assert_eq!(seen, [(json!("x"), meta.clone()), (json!("y"), meta)]);
+        // A key after the items, or another key: left to `parse`.
+        for text in [
+            "items: [x]\nmetadata: {}\n",
+            "items: [x]\nextra: 1\n",
+            "type: Drug\nname: A\n",
+            "items: {a: 1}\n",
+            "metadata: {}\n",
+        ] {
+            assert_eq!(
+                parse_items(text, &mut |_, _| true),
+                Ok(Items::NotAList),
+                "{text}"
+            );
         }
     }
 
@@ -749,15 +830,15 @@ mod tests {
     fn a_sink_that_stops_gets_no_more_items() {
         let text = "- a\n- b\n- c\n- [unclosed\n";
         let mut seen = Vec::new();
-        let ended = parse_items(text, &mut |n| {
+        let ended = parse_items(text, &mut |n, _| {
             seen.push(n.to_json());
             seen.len() < 2
         });
         assert_eq!(ended, Ok(Items::Stopped));
         assert_eq!(seen, [json!("a"), json!("b")]);
-        assert_eq!(parse_items("{a: 1}", &mut |_| true), Ok(Items::NotAList));
-        assert_eq!(parse_items("", &mut |_| true), Ok(Items::NotAList));
-        assert_eq!(parse_items("[]", &mut |_| true), Ok(Items::Done));
+        assert_eq!(parse_items("{a: 1}", &mut |_, _| true), Ok(Items::NotAList));
+        assert_eq!(parse_items("", &mut |_, _| true), Ok(Items::NotAList));
+        assert_eq!(parse_items("[]", &mut |_, _| true), Ok(Items::Done));
     }
 
     #[test]

@@ -1,8 +1,9 @@
-//! Large bundles (1 MiB and more) that are a plain list are read on one
-//! thread while another applies what is read (`kip-capsule`'s `piped`):
-//! whatever they hold, the outcome must be the whole-file import's. The
-//! same items under `items:` (a bundle mapping) always go the whole-file
-//! way, which is what these tests compare against.
+//! Large bundles (1 MiB and more) are read on one thread while another
+//! applies what is read (`kip-capsule`'s `piped`): whatever they hold, the
+//! outcome must be the whole-file import's. A bundle mapping whose
+//! `metadata` comes after its `items` always goes the whole-file way
+//! (its defaults are not known while the items are read), which is what
+//! these tests compare against.
 
 mod common;
 
@@ -35,15 +36,21 @@ fn items(n: usize, tail: &str) -> String {
     text
 }
 
-/// The same items as a bundle mapping (`items:`), which is imported whole.
-fn as_mapping(list: &str) -> String {
-    let mut text = String::from("items:\n");
+/// The same items as a bundle mapping with default metadata `metadata`,
+/// written before the items or after them.
+fn as_mapping(list: &str, metadata: &str, before: bool) -> String {
+    let mut items = String::from("items:\n");
     for line in list.lines() {
-        text.push_str("  ");
-        text.push_str(line);
-        text.push('\n');
+        items.push_str("  ");
+        items.push_str(line);
+        items.push('\n');
     }
-    text
+    let metadata = format!("metadata: {metadata}\n");
+    if before {
+        metadata + &items
+    } else {
+        items + &metadata
+    }
 }
 
 /// Imports `text` as `name`, recording the progress reports.
@@ -88,19 +95,26 @@ fn traced(nexus: &Nexus) -> Vec<Json> {
         .collect()
 }
 
-/// Imports `list` into one fresh nexus and its mapping form into another,
-/// and checks that both say and hold the same; returns the list's report.
+/// Imports `list` into one fresh nexus and, into another, its mapping
+/// form with empty metadata after the items (imported whole), and checks
+/// that both say and hold the same; returns the list's report.
 #[track_caller]
 fn same_as_whole(list: &str, dry_run: bool) -> ImportReport {
+    same_as(list, &as_mapping(list, "{}", false), dry_run)
+}
+
+/// [`same_as_whole`] of `text` against `whole`, which holds the same.
+#[track_caller]
+fn same_as(text: &str, whole_text: &str, dry_run: bool) -> ImportReport {
     assert!(
-        list.len() >= 1 << 20,
+        text.len() >= 1 << 20,
         "{} bytes is below the piped size",
-        list.len()
+        text.len()
     );
     let (_a, piped) = fresh();
     let (_b, whole) = fresh();
-    let (r, _) = import(&piped, "big.yaml", list, dry_run);
-    let (w, seen_whole) = import(&whole, "big.yaml", &as_mapping(list), dry_run);
+    let (r, _) = import(&piped, "big.yaml", text, dry_run);
+    let (w, seen_whole) = import(&whole, "big.yaml", whole_text, dry_run);
     assert!(!was_piped(&seen_whole));
     assert_eq!(r.status, w.status);
     assert_eq!(r.items, w.items);
@@ -129,6 +143,24 @@ fn a_large_list_bundle_is_applied_while_read_and_holds_what_a_whole_import_holds
     assert_eq!(r.stats.propositions_created, 1_400);
     let r = same_as_whole(&list, false);
     assert!(r.is_imported());
+}
+
+#[test]
+fn a_large_bundle_mapping_applies_its_default_metadata_while_read() {
+    let list = items(14_000, "");
+    let defaults = "{source: greenhouse, confidence: 0.8}";
+    let text = as_mapping(&list, defaults, true);
+    let (_d, nexus) = fresh();
+    let (r, seen) = import(&nexus, "big.yaml", &text, false);
+    assert!(r.is_imported(), "{:?}", r.errors);
+    assert!(was_piped(&seen), "{seen:?}");
+    let held = graph(&nexus);
+    assert!(
+        held.iter()
+            .any(|e| e.starts_with("Plant:\"plant 7\"") && e.contains("\"source\":\"greenhouse\"")),
+        "the defaults are not on the items"
+    );
+    same_as(&text, &as_mapping(&list, defaults, false), false);
 }
 
 #[test]
