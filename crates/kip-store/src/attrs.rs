@@ -195,11 +195,16 @@ impl Store {
 /// [`Store::create_concept_deferring`], to be written together by
 /// [`Store::put_attr_entries`].
 #[derive(Debug, Default)]
-pub struct AttrEntries(pub(crate) Vec<Vec<u8>>);
+pub struct AttrEntries {
+    pub(crate) keys: Vec<Vec<u8>>,
+    /// The record keys interned in this transaction so far, by name: the
+    /// concepts of one write mostly share their keys (few, so a list).
+    pub(crate) interned: Vec<(String, u32)>,
+}
 
 impl AttrEntries {
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.keys.is_empty()
     }
 }
 
@@ -213,7 +218,7 @@ impl Store {
         txn: &mut RwTxn<'_>,
         entries: &mut AttrEntries,
     ) -> Result<(), StoreError> {
-        let mut keys = std::mem::take(&mut entries.0);
+        let mut keys = std::mem::take(&mut entries.keys);
         keys.sort_unstable();
         let db = self.db.attr_index.remap_types::<Bytes, Bytes>();
         let entries = keys.iter().map(|k| (k.as_slice(), &[][..]));

@@ -318,10 +318,32 @@ impl Store {
         id: ConceptId,
         record: &ConceptRecord,
         old_attrs: &[Vec<u8>],
-        later: Option<&mut AttrEntries>,
+        mut later: Option<&mut AttrEntries>,
     ) -> Result<(), StoreError> {
-        let attributes = self.encode_fields(txn, &record.attributes)?;
-        let metadata = self.encode_fields(txn, &record.metadata)?;
+        let (attributes, metadata) = match later.as_deref_mut() {
+            // A batch's concepts share their keys: each interned once.
+            Some(batch) => {
+                let interned = &mut batch.interned;
+                let mut intern = |key: &str| -> Result<u32, StoreError> {
+                    if let Some(&(_, id)) = interned.iter().find(|(k, _)| k == key) {
+                        return Ok(id);
+                    }
+                    let id = self.intern(txn, Namespace::Key, key)?;
+                    if interned.len() < 64 {
+                        interned.push((key.to_owned(), id));
+                    }
+                    Ok(id)
+                };
+                let (mut attributes, mut metadata) = (Vec::new(), Vec::new());
+                value::encode_fields(&mut attributes, &record.attributes, &mut intern)?;
+                value::encode_fields(&mut metadata, &record.metadata, &mut intern)?;
+                (attributes, metadata)
+            }
+            None => (
+                self.encode_fields(txn, &record.attributes)?,
+                self.encode_fields(txn, &record.metadata)?,
+            ),
+        };
         let raw = ConceptBytes {
             type_id: record.type_id,
             name: &record.name,
@@ -330,7 +352,7 @@ impl Store {
         };
         let new_attrs = attr_entries(id, &raw)?;
         match later {
-            Some(later) if old_attrs.is_empty() => later.0.extend(new_attrs),
+            Some(later) if old_attrs.is_empty() => later.keys.extend(new_attrs),
             _ => self.reindex_attrs(txn, old_attrs, &new_attrs)?,
         }
         self.db.concepts.put(txn, &id, &raw).lmdb()

@@ -394,8 +394,28 @@ fn timestamp(s: &str) -> Option<(u8, u64)> {
     (format_timestamp(tag, n).ok()?.as_bytes() == b).then_some((tag, n))
 }
 
-/// The string a timestamp tag and number stand for.
+/// The string a timestamp tag and number stand for. The last one is
+/// remembered: a write stamps every element it touches with the same
+/// time, and each stamp is formatted when it is checked, encoded and
+/// indexed.
 fn format_timestamp(tag: u8, n: u64) -> Result<String, DecodeError> {
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(u8, u64, String)>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    let hit = LAST.with_borrow(|last| match last {
+        Some((t, m, s)) if *t == tag && *m == n => Some(s.clone()),
+        _ => None,
+    });
+    if let Some(s) = hit {
+        return Ok(s);
+    }
+    let s = format_timestamp_uncached(tag, n)?;
+    LAST.with_borrow_mut(|last| *last = Some((tag, n, s.clone())));
+    Ok(s)
+}
+
+fn format_timestamp_uncached(tag: u8, n: u64) -> Result<String, DecodeError> {
     let (seconds, millis) = match tag {
         TIMESTAMP => (n, None),
         _ => (n / 1_000, Some(n % 1_000)),
