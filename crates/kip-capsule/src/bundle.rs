@@ -156,6 +156,22 @@ pub(crate) fn read(
     }
 }
 
+/// Whether the nexus holds concept `(ty, name)` with attribute `key` (a
+/// required attribute an item leaves out may already be there).
+pub(crate) fn stored_attribute(
+    g: &kip_nexus::Graph<'_>,
+    ty: &str,
+    name: &str,
+    key: &str,
+) -> kip_nexus::Result<bool> {
+    Ok(match g.find_concept_by_names(ty, name)? {
+        Some(c) => g
+            .concept(c)?
+            .is_some_and(|r| r.attributes.contains_key(key)),
+        None => false,
+    })
+}
+
 /// Whether `item` is a definition: a `$ConceptType` or `$PropositionType`
 /// item (deleted ones included).
 fn is_definition(item: &Node) -> bool {

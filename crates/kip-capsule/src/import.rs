@@ -590,8 +590,11 @@ impl<'a> Reporter<'a> {
             // Said already (a phase's end is reported by the writer and again
             // by the pipeline).
             Some((last_phase, last_done, _)) if last_phase == phase && last_done == done => false,
+            // A total of 0 is unknown: no report of it ends the phase.
             Some((last_phase, _, at)) => {
-                last_phase != phase || done >= total || now.duration_since(at) >= PROGRESS_EVERY
+                last_phase != phase
+                    || (total > 0 && done >= total)
+                    || now.duration_since(at) >= PROGRESS_EVERY
             }
         };
         if !due {
@@ -890,14 +893,7 @@ fn run_yaml(
     let mut on_progress = |p: Progress| progress.forward(p, text.len());
     let stored = |ty: &str, name: &str, key: &str| {
         nexus
-            .read(|g| {
-                Ok(match g.find_concept_by_names(ty, name)? {
-                    Some(c) => g
-                        .concept(c)?
-                        .is_some_and(|r| r.attributes.contains_key(key)),
-                    None => false,
-                })
-            })
+            .read(|g| bundle::stored_attribute(g, ty, name, key))
             .unwrap_or(false)
     };
     let read = bundle::read(text, lines, &live, &stored, &mut errors, &mut on_progress);

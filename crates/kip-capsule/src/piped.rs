@@ -41,9 +41,40 @@ pub(crate) const MIN_BYTES: usize = 1 << 20;
 /// enough that a part's flush (links, search documents) stays batched.
 const PART_ITEMS: usize = 4096;
 
-/// A message to the writer: the next part, and the items read up to its
-/// end; `None` after the last.
-type Message = Option<(Part, usize)>;
+/// A message to the writer: the next part, and how far the file is read
+/// at its end; `None` after the last.
+type Message = Option<(Part, Mark)>;
+
+/// A point in the file: items before it, and its byte offset.
+#[derive(Clone, Copy, Default)]
+struct Mark {
+    items: usize,
+    bytes: usize,
+}
+
+/// How far the writer has got: the [`Mark`] at the end of the parts it
+/// has applied (what the progress bar shows, the writer being the slower
+/// side).
+#[derive(Default)]
+struct Written {
+    items: AtomicUsize,
+    bytes: AtomicUsize,
+}
+
+impl Written {
+    fn set(&self, at: Mark) {
+        self.items.store(at.items, Ordering::Relaxed);
+        self.bytes.store(at.bytes, Ordering::Relaxed);
+    }
+
+    /// Reports it: items written of `total` (0 while unknown), and the
+    /// bytes of the file they came from.
+    fn report(&self, progress: &Reporter<'_>, total: usize) {
+        let items = self.items.load(Ordering::Relaxed) as u64;
+        let bytes = self.bytes.load(Ordering::Relaxed);
+        progress.report(Phase::Applying, items, total as u64, bytes);
+    }
+}
 
 /// Imports the bundle `text` (already known to be YAML) through the two
 /// threads; `None` when it declined, having written nothing.
@@ -68,12 +99,12 @@ pub(crate) fn run(
     // (held until the whole file is read) cannot keep the writer waiting
     // on a map growth that waits for the snapshot to end.
     let (to_writer, parts) = mpsc::channel::<Message>();
-    let applied = AtomicUsize::new(0);
+    let written = Written::default();
     std::thread::scope(|s| {
-        let writer = s.spawn(|| apply(nexus, text, &run, parts, &applied));
+        let writer = s.spawn(|| apply(nexus, text, &run, parts, &written));
         let read = nexus.read(|g| {
             Ok(read_and_check(
-                g, text, lines, &live, &shared, &to_writer, &applied, progress,
+                g, text, lines, &live, &shared, &to_writer, &written, progress,
             ))
         });
         let items = match read {
@@ -86,8 +117,7 @@ pub(crate) fn run(
             && !writer.is_finished()
         {
             std::thread::sleep(Duration::from_millis(20));
-            let done = applied.load(Ordering::Relaxed) as u64;
-            progress.report(Phase::Applying, done, total as u64, text.len());
+            written.report(progress, total);
         }
         let outcome = writer.join().ok()?.ok()?;
         let items = items?;
@@ -105,7 +135,7 @@ fn apply(
     text: &str,
     run: &kip_nexus::RunOptions,
     parts: mpsc::Receiver<Message>,
-    applied: &AtomicUsize,
+    written: &Written,
 ) -> kip_nexus::Result<kip_nexus::Outcome> {
     let stop = || {
         KipError::new(
@@ -114,16 +144,17 @@ fn apply(
         )
     };
     let mut asked = false;
-    let mut read_so_far = 0;
+    let mut end = Mark::default();
     let mut next = |_: &Graph<'_>, n: usize| -> Result<Option<Part>, KipError> {
         if n == 0 && std::mem::replace(&mut asked, true) {
             // The write runs again (its map grew): the parts are gone.
             return Err(stop());
         }
-        applied.store(read_so_far, Ordering::Relaxed);
+        // Asked for the next part: the last one is applied.
+        written.set(end);
         match parts.recv() {
-            Ok(Some((part, items))) => {
-                read_so_far = items;
+            Ok(Some((part, at))) => {
+                end = at;
                 Ok(Some(part))
             }
             // A bundle that wrote nothing is the whole-file import's to
@@ -145,19 +176,11 @@ fn read_and_check(
     live: &Model,
     shared: &Arc<str>,
     to_writer: &mpsc::Sender<Message>,
-    applied: &AtomicUsize,
+    written: &Written,
     progress: &Reporter<'_>,
 ) -> Streamed {
     let stored = |ty: &str, name: &str, key: &str| {
-        let has = || -> kip_nexus::Result<bool> {
-            Ok(match g.find_concept_by_names(ty, name)? {
-                Some(c) => g
-                    .concept(c)?
-                    .is_some_and(|r| r.attributes.contains_key(key)),
-                None => false,
-            })
-        };
-        has().unwrap_or(false)
+        bundle::stored_attribute(g, ty, name, key).unwrap_or(false)
     };
     let mut checker = Checker::new(g, live, text, lines, BUNDLE_ROLES, true, &[]);
     let mut sink = |ops: Vec<Op>, items: usize| -> bool {
@@ -166,16 +189,18 @@ fn read_and_check(
                 return false;
             }
         }
-        // Items written of the items read so far, and the bytes read.
-        let read = ops.last().map_or(0, op_end);
-        let done = applied.load(Ordering::Relaxed) as u64;
-        progress.report(Phase::Applying, done, items as u64, read);
+        // The total is not known until the whole file is read.
+        written.report(progress, 0);
+        let at = Mark {
+            items,
+            bytes: ops.last().map_or(0, op_end),
+        };
         let part = Part {
             text: shared.clone(),
             commands: ops::to_commands(&ops),
             continues: false,
         };
-        to_writer.send(Some((part, items))).is_ok()
+        to_writer.send(Some((part, at))).is_ok()
     };
     bundle::stream(text, lines, live, &stored, PART_ITEMS, &mut sink)
 }

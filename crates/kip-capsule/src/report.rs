@@ -317,7 +317,10 @@ pub struct Progress {
     pub phase: Phase,
     /// Items of the phase done (checked while validating, written while
     /// applying); bytes while parsing. A capsule streamed part by part
-    /// reports parts applied, of a `total` of 0 (unknown), and `bytes`.
+    /// reports parts applied, of a `total` of 0 (unknown), and `bytes`; a
+    /// large bundle applied while it is read reports items written, of a
+    /// `total` of 0 until the whole file is read, and the bytes they came
+    /// from.
     pub done: u64,
     pub total: u64,
     /// Bytes of the file read and taken in so far (parsed, then checked up
