@@ -240,8 +240,8 @@ pub struct GroupText {
 }
 
 /// How [`Nexus::run_group`] asks for texts: `(n, pending)` asks for text
-/// `n` (0 first) when `pending` links are decided and not written yet;
-/// `None` ends the group.
+/// `n` (0 first) when `pending` links and concepts' search documents are
+/// decided and not written yet; `None` ends the group.
 pub type NextText<'a> = dyn FnMut(usize, usize) -> Option<GroupText> + 'a;
 
 /// What a group write keeps of a text once its commands ran: its trace
@@ -454,7 +454,7 @@ impl Nexus {
             }
             let mut carry = kml::Carry::default();
             let mut texts: Vec<Ran> = Vec::new();
-            while let Some(t) = next(texts.len(), carry.pending_links()) {
+            while let Some(t) = next(texts.len(), carry.pending()) {
                 let started = std::time::Instant::now();
                 if t.options.mode != Mode::Commit
                     || t.commands.iter().any(|c| !matches!(c, Command::Upsert(_)))

@@ -113,9 +113,10 @@ impl Carry {
         self.cache.heads.clear();
     }
 
-    /// The number of links decided and not written yet.
-    pub(crate) fn pending_links(&self) -> usize {
-        self.pending.triples.len()
+    /// The number of links and search documents decided and not written
+    /// yet (each holds a few hundred bytes until the group's flush).
+    pub(crate) fn pending(&self) -> usize {
+        self.pending.triples.len() + self.pending_documents.documents.len()
     }
 
     /// Each command's before-image, in order (empty for commands that
