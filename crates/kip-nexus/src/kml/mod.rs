@@ -151,6 +151,10 @@ struct PendingLinks {
     /// object's names of each record, for its search document.
     names: Vec<[String; 3]>,
     by_triple: FastMap<(ElementId, u32, ElementId), usize>,
+    /// The last metadata a new link was given, and the time it was
+    /// stamped with, and its entry in `metadata`: the next link given the
+    /// same at the same time shares that entry without stamping a copy.
+    stamped: Option<(Object, String, u32)>,
 }
 
 impl PendingLinks {
@@ -162,6 +166,23 @@ impl PendingLinks {
         }
         (self.metadata.len() - 1) as u32
     }
+
+    /// [`PendingLinks::share`] of `given` stamped as new at `now` (see
+    /// [`Writer::stamp_new`]), stamped once for a run of links given the
+    /// same metadata at the same time.
+    fn share_new(&mut self, given: &Object, now: &str, stamp: impl FnOnce(&mut Object)) -> u32 {
+        if let Some((last, at, index)) = &self.stamped
+            && last == given
+            && at == now
+        {
+            return *index;
+        }
+        let mut metadata = given.clone();
+        stamp(&mut metadata);
+        let index = self.share(metadata);
+        self.stamped = Some((given.clone(), now.to_owned(), index));
+        index
+    }
 }
 
 /// Concept search documents decided but not written yet: one per concept
@@ -172,6 +193,13 @@ impl PendingLinks {
 struct PendingDocuments {
     documents: Vec<kip_store::NewDocument>,
     at: FastMap<ConceptId, usize>,
+}
+
+/// [`Writer::stamp_new`] at time `now`.
+fn stamp_new_at(meta: &mut Object, now: &str) {
+    meta.insert("_version".into(), Json::from(1));
+    meta.insert("_created_at".into(), Json::from(now));
+    meta.insert("_updated_at".into(), Json::from(now));
 }
 
 /// What one command looks up again and again. Only facts that cannot turn
@@ -295,9 +323,7 @@ impl<'a, 't> Writer<'a, 't> {
     /// The engine's metadata of a new element: `_version` 1, created and
     /// updated now.
     fn stamp_new(&self, meta: &mut Object) {
-        meta.insert("_version".into(), Json::from(1));
-        meta.insert("_created_at".into(), Json::from(self.now.as_str()));
-        meta.insert("_updated_at".into(), Json::from(self.now.as_str()));
+        stamp_new_at(meta, &self.now);
     }
 
     /// The engine's metadata of an element that really changed: `_version`

@@ -620,8 +620,6 @@ impl Writer<'_, '_> {
         if let Some(id) = self.store.find_proposition(self.txn, s, p, o).kip()? {
             return self.update_proposition(id, &Object::new(), meta);
         }
-        let mut metadata = meta.clone();
-        self.stamp_new(&mut metadata);
         if predicate == BELONGS_TO_DOMAIN {
             let record = PropositionRecord {
                 subject: s,
@@ -645,7 +643,10 @@ impl Writer<'_, '_> {
             predicate: p,
             object: o,
         });
-        let shared = self.pending.share(metadata);
+        let now = &self.now;
+        let shared = self
+            .pending
+            .share_new(meta, now, |m| super::stamp_new_at(m, now));
         self.pending.meta.push(shared);
         if let Some(group) = &self.group {
             self.pending.commands.push(group.command);
