@@ -225,6 +225,9 @@ test('7. styling rules in the legend: a type colour and size by risk_level resty
     await chip.waitForClickable({ timeout: 15_000 });
     await chip.click();
     await browser.waitUntil(async () => (await nodes()).filter((n) => n.type === type).length >= 3, { timeout: 15_000, timeoutMsg: `no ${type} nodes` });
+    // The app shows the graph once the links are in too: back to the
+    // Primer only then, or the switch to the graph lands on top of it.
+    await browser.waitUntil(async () => (await (await browser.$('[data-testid=nav-graph]')).getAttribute('aria-current')) === 'page', { timeout: 15_000, timeoutMsg: 'the graph was not shown' });
   }
   await click('nav-graph');
   await settled();

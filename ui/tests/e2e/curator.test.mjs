@@ -89,6 +89,10 @@ test('2. fit keeps nodes clear of the toolbar and the legend; labels never overl
     await page.getByTestId('nav-primer').click();
     await medical.locator(`[data-testid=primer-type][data-type=${type}]`).click();
     await page.waitForFunction((t) => window.kipExplorer.graphNodes().some((n) => n.type === t), type);
+    // The nodes arrive before their links, and the app shows the graph
+    // after both: back to the Primer only then, or the switch to the
+    // graph lands on top of it.
+    await page.locator('[data-testid=nav-graph][aria-current=page]').waitFor();
   }
   await page.getByTestId('nav-graph').click();
   await settled(page);

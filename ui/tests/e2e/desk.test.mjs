@@ -91,6 +91,8 @@ test('7. styling rules: size by risk_level, colour by confidence, a type colour 
     await page.getByTestId('nav-primer').click();
     await page.locator(`[data-testid=primer-domain][data-domain=Medical] [data-testid=primer-type][data-type=${type}]`).click();
     await page.waitForFunction((t) => window.kipExplorer.graphNodes().filter((n) => n.type === t).length >= 3, type);
+    // The app shows the graph once the links are in too (see curator test 2).
+    await page.locator('[data-testid=nav-graph][aria-current=page]').waitFor();
   }
   await page.waitForFunction(() => window.kipExplorer.graphEdges().some((e) => e.predicate === 'treats'));
   await page.getByTestId('nav-graph').click();
