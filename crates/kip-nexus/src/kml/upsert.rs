@@ -675,8 +675,6 @@ impl Writer<'_, '_> {
         }
     }
 
-    /// Writes the deferred concept documents as one batch: each distinct
-    /// term is looked up once, and new concepts append to its postings.
     /// Writes the attribute-index entries of the concepts created since
     /// the last call (see [`kip_store::Store::create_concept_deferring`]).
     pub(super) fn flush_attrs(&mut self) -> Result<()> {
@@ -688,6 +686,9 @@ impl Writer<'_, '_> {
             .kip()
     }
 
+    /// Writes the deferred concept documents as one batch: each distinct
+    /// term is looked up once, and new concepts append to its postings.
+    /// The command's attribute-index entries go first.
     pub(super) fn flush_documents(&mut self) -> Result<()> {
         self.flush_attrs()?;
         if self.pending_documents.documents.is_empty() {
