@@ -169,11 +169,8 @@ impl BeforeImage {
         for (k, mut r) in ranges.into_iter().enumerate() {
             r.sort_unstable();
             let mut joined: Vec<(u64, u64)> = Vec::with_capacity(r.len());
-            for (a, b) in r {
-                match joined.last_mut() {
-                    Some(last) if last.1.checked_add(1) == Some(a) => last.1 = b,
-                    _ => joined.push((a, b)),
-                }
+            for range in r {
+                push_range(&mut joined, range);
             }
             self.created.extend(
                 joined
@@ -181,6 +178,15 @@ impl BeforeImage {
                     .map(|(a, b)| (element(k, a), element(k, b))),
             );
         }
+    }
+}
+
+/// Appends the range `(first, last)` to `ranges` (in id order), joined to
+/// the last one when it follows it.
+fn push_range(ranges: &mut Vec<(u64, u64)>, (first, last): (u64, u64)) {
+    match ranges.last_mut() {
+        Some(prev) if prev.1.checked_add(1) == Some(first) => prev.1 = last,
+        _ => ranges.push((first, last)),
     }
 }
 
@@ -237,10 +243,7 @@ impl Changes {
     /// Adds a new element to the ranges.
     fn add_to_ranges(&mut self, e: ElementId) {
         let (k, n) = kind_of(e);
-        match self.ranges[k].last_mut() {
-            Some(last) if last.1.checked_add(1) == Some(n) => last.1 = n,
-            _ => self.ranges[k].push((n, n)),
-        }
+        push_range(&mut self.ranges[k], (n, n));
     }
 
     /// Takes `e` out of the ranges (it was deleted in the same command).
@@ -280,10 +283,7 @@ impl Changes {
                 {
                     self.at.remove(&id);
                     let (k, n) = kind_of(id);
-                    match self.ranges[k].last_mut() {
-                        Some(last) if last.1.checked_add(1) == Some(n) => last.1 = n,
-                        _ => self.ranges[k].push((n, n)),
-                    }
+                    push_range(&mut self.ranges[k], (n, n));
                 }
             }
         }
