@@ -25,7 +25,7 @@ use crate::codec::concept::ConceptBytes;
 use crate::codec::value;
 use crate::error::{Lmdb as _, StoreError};
 use crate::ids::ConceptId;
-use crate::names::Namespace;
+use crate::names::{InternedKeys, Namespace};
 
 /// What an attribute-index lookup selects among the values of one key.
 #[derive(Clone, Debug, PartialEq)]
@@ -197,9 +197,8 @@ impl Store {
 #[derive(Debug, Default)]
 pub struct AttrEntries {
     pub(crate) keys: Vec<Vec<u8>>,
-    /// The record keys interned in this transaction so far, by name: the
-    /// concepts of one write mostly share their keys (few, so a list).
-    pub(crate) interned: Vec<(String, u32)>,
+    /// The record keys interned in this transaction so far.
+    pub(crate) interned: InternedKeys,
 }
 
 impl AttrEntries {

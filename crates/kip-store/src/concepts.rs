@@ -21,7 +21,7 @@ use crate::codec::value;
 use crate::error::{Lmdb as _, StoreError, lmdb};
 use crate::format::meta_key;
 use crate::ids::{ConceptId, ElementId};
-use crate::names::Namespace;
+use crate::names::{InternedKeys, Namespace};
 
 /// A concept node as stored.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -320,30 +320,16 @@ impl Store {
         old_attrs: &[Vec<u8>],
         mut later: Option<&mut AttrEntries>,
     ) -> Result<(), StoreError> {
-        let (attributes, metadata) = match later.as_deref_mut() {
-            // A batch's concepts share their keys: each interned once.
-            Some(batch) => {
-                let interned = &mut batch.interned;
-                let mut intern = |key: &str| -> Result<u32, StoreError> {
-                    if let Some(&(_, id)) = interned.iter().find(|(k, _)| k == key) {
-                        return Ok(id);
-                    }
-                    let id = self.intern(txn, Namespace::Key, key)?;
-                    if interned.len() < 64 {
-                        interned.push((key.to_owned(), id));
-                    }
-                    Ok(id)
-                };
-                let (mut attributes, mut metadata) = (Vec::new(), Vec::new());
-                value::encode_fields(&mut attributes, &record.attributes, &mut intern)?;
-                value::encode_fields(&mut metadata, &record.metadata, &mut intern)?;
-                (attributes, metadata)
-            }
-            None => (
-                self.encode_fields(txn, &record.attributes)?,
-                self.encode_fields(txn, &record.metadata)?,
-            ),
+        // A batch's concepts share their keys: each interned once.
+        let mut own = InternedKeys::default();
+        let interned = match later.as_deref_mut() {
+            Some(batch) => &mut batch.interned,
+            None => &mut own,
         };
+        let mut intern = |key: &str| interned.id(self, txn, key);
+        let (mut attributes, mut metadata) = (Vec::new(), Vec::new());
+        value::encode_fields(&mut attributes, &record.attributes, &mut intern)?;
+        value::encode_fields(&mut metadata, &record.metadata, &mut intern)?;
         let raw = ConceptBytes {
             type_id: record.type_id,
             name: &record.name,

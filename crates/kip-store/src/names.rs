@@ -39,6 +39,32 @@ impl Namespace {
     }
 }
 
+/// Record keys ([`Namespace::Key`]) interned by a batch writer in one
+/// transaction, by name: the records of a batch mostly share their few
+/// keys, so each is looked up once (a short list; keys past the first 64
+/// are looked up each time).
+#[derive(Debug, Default)]
+pub(crate) struct InternedKeys(Vec<(String, u32)>);
+
+impl InternedKeys {
+    /// The id of record key `key`, interning it if it is new.
+    pub(crate) fn id(
+        &mut self,
+        store: &Store,
+        txn: &mut RwTxn<'_>,
+        key: &str,
+    ) -> Result<u32, StoreError> {
+        if let Some(&(_, id)) = self.0.iter().find(|(k, _)| k == key) {
+            return Ok(id);
+        }
+        let id = store.intern(txn, Namespace::Key, key)?;
+        if self.0.len() < 64 {
+            self.0.push((key.to_owned(), id));
+        }
+        Ok(id)
+    }
+}
+
 impl Store {
     /// The id of `name` in `namespace`, interning it if it is new.
     pub fn intern(

@@ -21,7 +21,7 @@ use crate::env::put_in_order;
 use crate::error::{Lmdb as _, StoreError};
 use crate::format::meta_key;
 use crate::ids::{ElementId, PropositionId};
-use crate::names::Namespace;
+use crate::names::InternedKeys;
 
 /// A proposition link as stored.
 #[derive(Clone, Debug, PartialEq)]
@@ -175,16 +175,8 @@ impl Store {
         }
         self.take_id(txn, meta_key::NEXT_PROPOSITION_ID, first + n - 1)?;
 
-        // Records of one batch mostly share their keys: intern each once.
-        let mut interned: Vec<(String, u32)> = Vec::new();
-        let mut intern = |txn: &mut RwTxn<'_>, key: &str| -> Result<u32, StoreError> {
-            if let Some(&(_, id)) = interned.iter().find(|(k, _)| k == key) {
-                return Ok(id);
-            }
-            let id = self.intern(txn, Namespace::Key, key)?;
-            interned.push((key.to_owned(), id));
-            Ok(id)
-        };
+        let mut interned = InternedKeys::default();
+        let mut intern = |txn: &mut RwTxn<'_>, key: &str| interned.id(self, txn, key);
         // Records that share their fields' objects share their encoding.
         let mut last: Option<NewProposition<'_>> = None;
         let (mut attributes, mut metadata) = (Vec::new(), Vec::new());
