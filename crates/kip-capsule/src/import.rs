@@ -886,10 +886,10 @@ fn run_yaml(
     report: &mut ImportReport,
     progress: &Reporter<'_>,
 ) -> Result<(), KipError> {
-    if crate::piped::run(nexus, text, lines, origin, report, progress).is_some() {
+    let live = Model::load(nexus)?;
+    if crate::piped::run(nexus, text, lines, &live, origin, report, progress).is_some() {
         return Ok(());
     }
-    let live = Model::load(nexus)?;
     let mut errors = Vec::new();
     // The YAML is parsed before its items are read, so the bytes are in.
     let mut on_progress = |p: Progress| progress.forward(p, text.len());

@@ -77,11 +77,13 @@ impl Written {
 }
 
 /// Imports the bundle `text` (already known to be YAML) through the two
-/// threads; `None` when it declined, having written nothing.
+/// threads, `live` being the nexus's schema; `None` when it declined,
+/// having written nothing.
 pub(crate) fn run(
     nexus: &Nexus,
     text: &str,
     lines: &LineIndex,
+    live: &Model,
     origin: &Origin,
     report: &mut ImportReport,
     progress: &Reporter<'_>,
@@ -89,7 +91,6 @@ pub(crate) fn run(
     if text.len() < MIN_BYTES {
         return None;
     }
-    let live = Model::load(nexus).ok()?;
     // A map that fills mid-write makes the writer run again, which this
     // path cannot (its parts are gone): room for the whole file first.
     nexus.reserve((text.len() as u64).saturating_mul(12));
@@ -104,7 +105,7 @@ pub(crate) fn run(
         let writer = s.spawn(|| apply(nexus, text, &run, parts, &written));
         let read = nexus.read(|g| {
             Ok(read_and_check(
-                g, text, lines, &live, &shared, &to_writer, &written, progress,
+                g, text, lines, live, &shared, &to_writer, &written, progress,
             ))
         });
         let items = match read {
