@@ -10,6 +10,7 @@
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::TryRecvError;
 use std::time::{Duration, Instant};
 
 use kip_lang::{ErrorCode, KipError};
@@ -37,6 +38,31 @@ pub struct ImportOptions<'a> {
     /// Who the cognitive trace names for the import (else the origin's
     /// name): `watcher` for the watched folder, the host's originator.
     pub originator: Option<&'a str>,
+}
+
+impl<'a> ImportOptions<'a> {
+    /// These options with progress reports going to `progress`.
+    fn reporting_to<'b>(&self, progress: Option<&'b dyn Fn(Progress)>) -> ImportOptions<'b>
+    where
+        'a: 'b,
+    {
+        ImportOptions {
+            dry_run: self.dry_run,
+            progress,
+            originator: self.originator,
+        }
+    }
+}
+
+/// Hands `p` on as a report about file `index` of an import of several
+/// (see [`Progress::file`]).
+fn about_file(options: &ImportOptions<'_>, index: usize, p: Progress) {
+    if let Some(to) = options.progress {
+        to(Progress {
+            file: Some(index),
+            ..p
+        });
+    }
 }
 
 impl std::fmt::Debug for ImportOptions<'_> {
@@ -324,8 +350,11 @@ pub fn import_paths_with(
         // `send` behind the buffered one: ~80 MB more per 20,000 links.)
         let (tx, rx) = std::sync::mpsc::sync_channel(0);
         scope.spawn(move || {
-            for path in paths {
-                if tx.send(prepare(path, dry_run, Some(nexus))).is_err() {
+            for (index, path) in paths.iter().enumerate() {
+                if tx
+                    .send((index, prepare(path, dry_run, Some(nexus))))
+                    .is_err()
+                {
                     break; // the importer stopped
                 }
             }
@@ -344,8 +373,8 @@ pub fn import_paths_with(
         let mut clean_since = seen;
         // A file taken from the reader that a group could not take: the
         // next one to import.
-        let mut held: Option<Prepared> = None;
-        while let Some(mut prepared) = held.take().or_else(|| rx.recv().ok()) {
+        let mut held: Option<(usize, Prepared)> = None;
+        while let Some((index, mut prepared)) = held.take().or_else(|| rx.recv().ok()) {
             let mut additive_file = false;
             distrust_older_checks(&mut prepared, clean_since);
             if let Prepared::Ready {
@@ -361,7 +390,7 @@ pub fn import_paths_with(
             let (additive, changed, report) = if !dry_run && groupable(&prepared) {
                 let changed = import_group(
                     nexus,
-                    prepared,
+                    (index, prepared),
                     &rx,
                     &mut held,
                     origin,
@@ -372,7 +401,9 @@ pub fn import_paths_with(
                 );
                 (true, changed, None)
             } else {
-                let report = complete(nexus, prepared, origin, options);
+                let stamp = |p| about_file(options, index, p);
+                let stamped = options.reporting_to(options.progress.map(|_| &stamp as _));
+                let report = complete(nexus, prepared, origin, &stamped);
                 let wrote = report.is_imported() && !report.dry_run && report.stats.changed();
                 (additive_file, u64::from(wrote), Some(report))
             };
@@ -444,9 +475,9 @@ fn groupable(prepared: &Prepared) -> bool {
 #[allow(clippy::too_many_arguments)]
 fn import_group(
     nexus: &Nexus,
-    first: Prepared,
-    rx: &std::sync::mpsc::Receiver<Prepared>,
-    held: &mut Option<Prepared>,
+    first: (usize, Prepared),
+    rx: &std::sync::mpsc::Receiver<(usize, Prepared)>,
+    held: &mut Option<(usize, Prepared)>,
     origin: &Origin,
     options: &ImportOptions<'_>,
     each: &mut impl FnMut(ImportReport),
@@ -457,21 +488,35 @@ fn import_group(
     // cannot grow it and go on (its files are dropped as it goes), so it
     // would be undone and redone file by file.
     nexus.reserve((GROUP_BYTES * 6) as u64);
-    let mut members: Vec<(PathBuf, ImportReport, Instant, usize)> = Vec::new();
+    // Each file's path, report, start, size and position in the import.
+    let mut members: Vec<(PathBuf, ImportReport, Instant, usize, usize)> = Vec::new();
     let mut first = Some(first);
     let mut bytes = 0;
+    // The file the group last wrote while waiting for, and how many times.
+    let mut paused = (0, 0);
     let outcome = nexus.run_group(&mut |n, pending| {
-        let prepared = if n == 0 {
+        let (index, prepared) = if n == 0 {
             first.take()?
         } else {
             if pending >= GROUP_PENDING || bytes >= GROUP_BYTES {
                 return None;
             }
-            // Bounded: the reader may itself be waiting (a map another
-            // thread of this process grows waits for this write to end).
-            let mut next = rx.recv_timeout(GROUP_WAIT).ok()?;
-            distrust_older_checks(&mut next, clean_since);
-            if !groupable(&next) {
+            let mut next = match rx.try_recv() {
+                Ok(next) => next,
+                // Still being checked: the group writes the links it has
+                // decided meanwhile, then their search documents, then
+                // waits.
+                Err(TryRecvError::Empty) if pending > 0 && paused < (n, 2) => {
+                    paused = (n, if paused.0 == n { paused.1 + 1 } else { 1 });
+                    return Some(kip_nexus::GroupStep::NotReady);
+                }
+                // Bounded: the reader may itself be waiting (a map another
+                // thread of this process grows waits for this write to end).
+                Err(TryRecvError::Empty) => rx.recv_timeout(GROUP_WAIT).ok()?,
+                Err(TryRecvError::Disconnected) => return None,
+            };
+            distrust_older_checks(&mut next.1, clean_since);
+            if !groupable(&next.1) {
                 *held = Some(next);
                 return None;
             }
@@ -491,7 +536,9 @@ fn import_group(
             return None;
         };
         report.items = commands.len();
-        let progress = Reporter::new(options, started, text.len());
+        let stamp = |p| about_file(options, index, p);
+        let stamped = options.reporting_to(options.progress.map(|_| &stamp as _));
+        let progress = Reporter::new(&stamped, started, text.len());
         let n = commands.len() as u64;
         progress.report(
             Phase::Parsing,
@@ -507,21 +554,23 @@ fn import_group(
             // No entry is appended before the group's end.
             run = run.with_known(known, seen);
         }
-        members.push((path, report, started, text.len()));
-        Some(kip_nexus::GroupText {
+        members.push((path, report, started, text.len(), index));
+        Some(kip_nexus::GroupStep::Text(Box::new(kip_nexus::GroupText {
             text,
             commands,
             options: run,
-        })
+        })))
     });
     match outcome {
         Ok(stats) => {
             let mut changed = 0;
-            for ((_, mut report, started, len), stats) in members.into_iter().zip(stats) {
+            for ((_, mut report, started, len, index), stats) in members.into_iter().zip(stats) {
                 report.stats = stats;
                 changed += u64::from(stats.changed());
                 let n = report.items as u64;
-                Reporter::new(options, started, len).report(Phase::Applying, n, n, len);
+                let stamp = |p| about_file(options, index, p);
+                let stamped = options.reporting_to(options.progress.map(|_| &stamp as _));
+                Reporter::new(&stamped, started, len).report(Phase::Applying, n, n, len);
                 each(finish(report, started, options));
             }
             changed
@@ -529,8 +578,10 @@ fn import_group(
         Err(_) => {
             // Applied one by one instead: each lands or fails on its own.
             let before = nexus.last_change_seq().unwrap_or(0);
-            for (path, ..) in members {
-                each(import_path_with(nexus, &path, origin, options));
+            for (path, .., index) in members {
+                let stamp = |p| about_file(options, index, p);
+                let stamped = options.reporting_to(options.progress.map(|_| &stamp as _));
+                each(import_path_with(nexus, &path, origin, &stamped));
             }
             nexus.last_change_seq().unwrap_or(0).saturating_sub(before)
         }
@@ -610,6 +661,7 @@ impl<'a> Reporter<'a> {
             bytes: (bytes as u64).min(self.total_bytes),
             total_bytes: self.total_bytes,
             elapsed_ms: now.duration_since(self.started).as_millis() as u64,
+            file: None,
         });
     }
 
@@ -782,7 +834,13 @@ fn parse_and_check_kip(nexus: &Nexus, text: &str) -> Parsed {
             if !checker.errors.is_empty() {
                 return Ok(None);
             }
-            let known = additive.then(|| std::sync::Arc::new(checker.known_concepts()));
+            let known = additive.then(|| {
+                let mut known = checker.known_concepts();
+                if let Some(links) = checker.checked_links() {
+                    known.set_links(at, links.iter().copied());
+                }
+                std::sync::Arc::new(known)
+            });
             Ok(Some((at, known)))
         });
         if let Ok(Some((at, known))) = checked {
@@ -923,4 +981,77 @@ fn run_yaml(
     let commands = ops::to_commands(&read.ops);
     let run = run_options(origin, &report.file, progress.options);
     apply(nexus, text, &commands, read.items, &run, report, progress)
+}
+
+#[cfg(test)]
+mod tests {
+    use kip_nexus::{ElementId, LinkKey, Nexus, Origin};
+
+    use super::parse_and_check_kip;
+
+    fn medical() -> (tempfile::TempDir, Nexus) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let nexus = Nexus::open(dir.path()).expect("nexus opens");
+        let examples =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../capsules/examples");
+        for f in ["10_medical_schema.kip", "11_medical_data.kip"] {
+            let report = super::import_path(&nexus, &examples.join(f), &Origin::new("test"));
+            assert!(report.is_imported(), "{f}: {:?}", report.errors);
+        }
+        (dir, nexus)
+    }
+
+    fn key(nexus: &Nexus, drug: &str, predicate: &str, symptom: &str) -> LinkKey {
+        nexus
+            .read(|g| {
+                let s = g.find_concept_by_names("Drug", drug)?.expect("drug");
+                let o = g
+                    .find_concept_by_names("Symptom", symptom)?
+                    .expect("symptom");
+                let p = g.predicate_id(predicate)?.expect("predicate");
+                Ok((ElementId::Concept(s), p, ElementId::Concept(o)))
+            })
+            .expect("read")
+    }
+
+    /// The checks ahead look every upserted link up in their snapshot and
+    /// hand over the ones they found stored: a link between stored
+    /// concepts that is stored, one that is not, one to a concept the file
+    /// creates.
+    #[test]
+    fn the_checks_ahead_list_the_upserted_links_they_found_stored() {
+        let (_dir, nexus) = medical();
+        let text = r#"UPSERT {
+  CONCEPT { {type: "Symptom", name: "Vertigo"} }
+  CONCEPT { {type: "Drug", name: "Aspirin"} SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Headache"}) ("has_side_effect", {type: "Symptom", name: "Headache"}) ("has_side_effect", {type: "Symptom", name: "Vertigo"}) } }
+}"#;
+        let parsed = parse_and_check_kip(&nexus, text);
+        let known = parsed
+            .known
+            .expect("an additive file that passed its checks");
+        let at = nexus.last_change_seq().expect("seq");
+        assert_eq!(known.links_checked_at(), Some(at));
+        assert!(known.link_was_stored(&key(&nexus, "Aspirin", "treats", "Headache")));
+        assert!(!known.link_was_stored(&key(&nexus, "Aspirin", "has_side_effect", "Headache")));
+    }
+
+    /// The checks follow a handle to its concept; an end they cannot
+    /// follow (a handle the file never defines) leaves no claim about the
+    /// file's links, so the write looks each one up itself.
+    #[test]
+    fn handles_are_followed_and_an_unknown_end_leaves_the_links_unchecked() {
+        let (_dir, nexus) = medical();
+        let handle = r#"UPSERT {
+  CONCEPT ?h { {type: "Symptom", name: "Headache"} }
+  CONCEPT { {type: "Drug", name: "Aspirin"} SET PROPOSITIONS { ("treats", ?h) } }
+}"#;
+        let known = parse_and_check_kip(&nexus, handle).known.expect("checked");
+        assert!(known.links_checked_at().is_some());
+        assert!(known.link_was_stored(&key(&nexus, "Aspirin", "treats", "Headache")));
+        let unknown = r#"UPSERT {
+  CONCEPT { {type: "Drug", name: "Aspirin"} SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Headache"}) ("treats", ?nowhere) } }
+}"#;
+        let parsed = parse_and_check_kip(&nexus, unknown);
+        assert_eq!(parsed.known.and_then(|k| k.links_checked_at()), None);
+    }
 }

@@ -333,6 +333,13 @@ pub struct Progress {
     /// Since the import started, in milliseconds.
     #[serde(default)]
     pub elapsed_ms: u64,
+    /// Which file of an import of several ([`crate::import_paths_with`])
+    /// this is about: its position among the paths given. Reports of
+    /// files applied together in one write interleave, and a file's
+    /// progress comes before the reports of the files ahead of it. `None`
+    /// for an import of one file or text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<usize>,
 }
 
 impl Progress {
@@ -346,6 +353,7 @@ impl Progress {
             bytes: 0,
             total_bytes: 0,
             elapsed_ms: 0,
+            file: None,
         }
     }
 }

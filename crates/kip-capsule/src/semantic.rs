@@ -245,6 +245,13 @@ pub(crate) struct Checker<'a, 'g> {
     /// once (until the file defines it again).
     signatures: HashMap<String, Rc<Signature>>,
     stored_names: HashMap<String, Vec<String>>,
+    /// The upserted links between stored elements found stored too, and
+    /// whether every upserted link's ends were resolved (see
+    /// [`Checker::checked_links`]).
+    stored_links: Vec<kip_nexus::LinkKey>,
+    links_resolved: bool,
+    /// Predicate ids in the snapshot (`None`: not stored).
+    predicate_ids: HashMap<String, Option<u32>>,
     pub(crate) errors: Vec<ImportError>,
 }
 
@@ -287,6 +294,9 @@ impl<'a, 'g> Checker<'a, 'g> {
             keys: Keys::default(),
             signatures: HashMap::default(),
             stored_names: HashMap::default(),
+            stored_links: Vec::new(),
+            links_resolved: true,
+            predicate_ids: HashMap::default(),
             errors: Vec::new(),
         }
     }
@@ -305,6 +315,40 @@ impl<'a, 'g> Checker<'a, 'g> {
             }
         }
         known
+    }
+
+    /// The links the file upserts that the snapshot holds, when every
+    /// upserted link's ends were resolved: any other link it upserts was
+    /// absent from the snapshot (see [`kip_nexus::KnownConcepts::set_links`]).
+    pub(crate) fn checked_links(&self) -> Option<&[kip_nexus::LinkKey]> {
+        self.links_resolved.then_some(&self.stored_links)
+    }
+
+    /// Looks an upserted link up in the snapshot (see
+    /// [`Checker::checked_links`]).
+    fn look_up_link(&mut self, predicate: &str, s: &End, o: &End) -> Result<()> {
+        if s.kind == Kind::Unknown || o.kind == Kind::Unknown {
+            self.links_resolved = false;
+            return Ok(());
+        }
+        // An end the snapshot lacks: so does the link.
+        let (Some(s), Some(o)) = (s.stored, o.stored) else {
+            return Ok(());
+        };
+        let p = match self.predicate_ids.get(predicate) {
+            Some(&p) => p,
+            None => {
+                let p = self.g.predicate_id(predicate)?;
+                self.predicate_ids.insert(predicate.to_owned(), p);
+                p
+            }
+        };
+        if let Some(p) = p
+            && self.g.find_link(s, p, o)?.is_some()
+        {
+            self.stored_links.push((s, p, o));
+        }
+        Ok(())
     }
 
     fn at(&self, e: ImportError, loc: &Loc) -> ImportError {
@@ -986,6 +1030,7 @@ impl<'a, 'g> Checker<'a, 'g> {
             let (subject, object) = (sig.subject.as_deref(), sig.object.as_deref());
             self.check_end_type(p, &s, subject, sr, &link.subject, loc);
             self.check_end_type(p, &o, object, or, &link.object, loc);
+            self.look_up_link(p, &s, &o)?;
         }
         let k = self.keys.link(s.key, p, o.key) as usize;
         let what = || {

@@ -638,6 +638,100 @@ fn a_group_write_that_fails_imports_its_files_one_by_one() {
     );
 }
 
+/// The checks ahead look every link up in their snapshot, and a group
+/// write trusts the links they found absent while nothing else has been
+/// written: links already stored, links an earlier file of the same group
+/// wrote and links an earlier group wrote are all still updated, not
+/// created again, file for file as importing them alone.
+#[test]
+fn links_repeated_within_and_across_groups_are_updated_as_alone() {
+    let files: Vec<(String, String)> = (0..8usize)
+        .map(|k| {
+            let mut text = String::from("UPSERT {\n");
+            // A link of the medical nexus itself, with new metadata.
+            text.push_str(&format!(
+                "  CONCEPT {{ {{type: \"Drug\", name: \"Aspirin\"}} SET PROPOSITIONS {{ (\"treats\", {{type: \"Symptom\", name: \"Headache\"}}) WITH METADATA {{ file: {k} }} }} }}\n"
+            ));
+            for i in 0..400 {
+                // New concepts and links; the previous file's repeated.
+                for j in [k, k.saturating_sub(1)] {
+                    text.push_str(&format!(
+                        "  CONCEPT {{ {{type: \"Symptom\", name: \"S{j}-{i}\"}} }}\n  CONCEPT {{ {{type: \"Drug\", name: \"Aspirin\"}} SET PROPOSITIONS {{ (\"has_side_effect\", {{type: \"Symptom\", name: \"S{j}-{i}\"}}) }} }}\n"
+                    ));
+                }
+            }
+            text.push_str(&format!("}} WITH METADATA {{ source: \"file {k}\" }}\n"));
+            (format!("{k}.kip"), text)
+        })
+        .collect();
+    let files: Vec<(&str, String)> = files.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
+    let both = Compared::import(&files);
+    for want in &both.expected {
+        assert_eq!(
+            want.status,
+            Status::Imported,
+            "{}: {:?}",
+            want.file,
+            want.errors
+        );
+    }
+    // The first file creates its 400 links; each later file creates 400
+    // and updates the previous file's 400 and Aspirin's link.
+    assert_eq!(both.expected[0].stats.propositions_created, 400);
+    assert_eq!(both.expected[3].stats.propositions_created, 400);
+    assert_eq!(both.expected[3].stats.propositions_updated, 401);
+    both.assert_same();
+    assert!(
+        both.pipelined
+            .check_store()
+            .expect("check")
+            .violations
+            .is_empty()
+    );
+}
+
+/// Files applied together in one write report their progress before the
+/// first of them is done: each report names its file.
+#[test]
+fn progress_of_files_applied_together_names_each_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let paths: Vec<std::path::PathBuf> = (0..4usize)
+        .map(|k| {
+            let mut text = String::from("UPSERT {\n");
+            for i in 0..(100 * (k + 1)) {
+                text.push_str(&format!(
+                    "  CONCEPT {{ {{type: \"Symptom\", name: \"P{k}-{i}\"}} }}\n  CONCEPT {{ {{type: \"Drug\", name: \"Aspirin\"}} SET PROPOSITIONS {{ (\"has_side_effect\", {{type: \"Symptom\", name: \"P{k}-{i}\"}}) }} }}\n"
+                ));
+            }
+            text.push_str("}\n");
+            let path = dir.path().join(format!("{k}.kip"));
+            std::fs::write(&path, text).expect("write");
+            path
+        })
+        .collect();
+    let (_n, nexus) = medical();
+    let seen = std::sync::Mutex::new(Vec::new());
+    let record = |p: kip_capsule::Progress| seen.lock().expect("lock").push(p);
+    let options = ImportOptions {
+        progress: Some(&record),
+        ..ImportOptions::default()
+    };
+    let mut reports = Vec::new();
+    kip_capsule::import_paths_with(&nexus, &paths, &origin(), &options, |r| reports.push(r));
+    assert!(reports.iter().all(|r| r.status == Status::Imported));
+    let seen = seen.into_inner().expect("lock");
+    for (k, path) in paths.iter().enumerate() {
+        let size = std::fs::metadata(path).expect("size").len();
+        let mine: Vec<_> = seen.iter().filter(|p| p.file == Some(k)).collect();
+        assert!(!mine.is_empty(), "no progress for file {k}");
+        assert!(mine.iter().all(|p| p.total_bytes == size), "{k}: {mine:?}");
+        // Applied: its one command.
+        let last = mine.last().expect("a report");
+        assert_eq!((last.phase, last.done, last.total), (Phase::Applying, 1, 1));
+    }
+    assert!(seen.iter().all(|p| p.file.is_some_and(|k| k < paths.len())));
+}
+
 /// The same files imported one by one into one medical nexus and by the
 /// pipelined import into another.
 struct Compared {

@@ -219,6 +219,18 @@ impl<'t> Graph<'t> {
         self.store.last_change_seq(self.txn).kip()
     }
 
+    /// The link `(subject, predicate, object)`, if it is stored.
+    pub fn find_link(
+        &self,
+        subject: ElementId,
+        predicate: u32,
+        object: ElementId,
+    ) -> Result<Option<PropositionId>> {
+        self.store
+            .find_proposition(self.txn, subject, predicate, object)
+            .kip()
+    }
+
     /// The concept `{type, name}` by names; `None` if the type or the concept is unknown.
     pub fn find_concept_by_names(&self, ty: &str, name: &str) -> Result<Option<ConceptId>> {
         match self.type_id(ty)? {

@@ -86,8 +86,8 @@ pub use logic::{
 pub use pattern::{Block, Edge, Filter, Node, Pattern, outline};
 pub use request::{BatchItem, ExecuteKip};
 pub use run::{
-    GroupText, KnownConcepts, Mode, NextPart, NextText, Origin, Outcome, Part, RunOptions,
-    Snapshot, response,
+    GroupStep, GroupText, KnownConcepts, LinkKey, Mode, NextPart, NextText, Origin, Outcome, Part,
+    RunOptions, Snapshot, response,
 };
 pub use schema::{has_immutable_id, is_protected, type_list};
 pub use stats::Stats;

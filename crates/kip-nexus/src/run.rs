@@ -96,6 +96,18 @@ type KnownMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 #[derive(Debug, Default)]
 pub struct KnownConcepts {
     by_type: KnownMap<String, KnownMap<String, ConceptId>>,
+    /// The links the checks looked up (see [`KnownConcepts::set_links`]).
+    links: Option<CheckedLinks>,
+}
+
+/// A link by its ends and predicate id.
+pub type LinkKey = (ElementId, u32, ElementId);
+
+/// See [`KnownConcepts::set_links`].
+#[derive(Debug)]
+struct CheckedLinks {
+    at: u64,
+    stored: std::collections::HashSet<LinkKey, foldhash::fast::RandomState>,
 }
 
 impl KnownConcepts {
@@ -118,6 +130,40 @@ impl KnownConcepts {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Records that the checks looked up, in the snapshot whose last
+    /// change-log entry is `at`, every link the text upserts whose ends
+    /// and predicate were stored there, and found `stored` of them: every
+    /// other link the text upserts was absent then (a link between
+    /// elements the snapshot did not hold cannot have been stored). The
+    /// caller vouches that no end of an upserted link was left unresolved
+    /// (a handle it could not follow, say).
+    ///
+    /// A group write ([`Nexus::run_group`]) whose transaction started from
+    /// that same state then skips the look-up of each new link the text
+    /// upserts, unless the group itself wrote a link it cannot account for
+    /// (a `PROPOSITION` block's). A link missed all the same is still
+    /// caught: `create_propositions` inserts only new keys, so the write
+    /// fails rather than store a link twice, and the import runs its files
+    /// again one by one.
+    pub fn set_links(&mut self, at: u64, stored: impl IntoIterator<Item = LinkKey>) {
+        self.links = Some(CheckedLinks {
+            at,
+            stored: stored.into_iter().collect(),
+        });
+    }
+
+    /// The state in which the links were looked up (see
+    /// [`KnownConcepts::set_links`]), if they were.
+    pub fn links_checked_at(&self) -> Option<u64> {
+        self.links.as_ref().map(|l| l.at)
+    }
+
+    /// Whether the checks found `link` stored (see
+    /// [`KnownConcepts::set_links`]).
+    pub fn link_was_stored(&self, link: &LinkKey) -> bool {
+        self.links.as_ref().is_some_and(|l| l.stored.contains(link))
     }
 }
 
@@ -242,7 +288,21 @@ pub struct GroupText {
 /// How [`Nexus::run_group`] asks for texts: `(n, pending)` asks for text
 /// `n` (0 first) when `pending` links and concepts' search documents are
 /// decided and not written yet; `None` ends the group.
-pub type NextText<'a> = dyn FnMut(usize, usize) -> Option<GroupText> + 'a;
+pub type NextText<'a> = dyn FnMut(usize, usize) -> Option<GroupStep> + 'a;
+
+/// What [`NextText`] hands a group write.
+#[derive(Debug)]
+pub enum GroupStep {
+    /// The next text.
+    Text(Box<GroupText>),
+    /// The next text is not ready yet: the group writes the links it has
+    /// decided so far (what it would otherwise write at its end; their
+    /// search documents still wait for it, being cheaper in one batch), or
+    /// when there are none the search documents, then asks again. A
+    /// pipelined import asks for this while its reader is still checking
+    /// the next file, so the writer works instead of waiting.
+    NotReady,
+}
 
 /// What a group write keeps of a text once its commands ran: its trace
 /// entry's and change-log entry's makings.
@@ -454,7 +514,15 @@ impl Nexus {
             }
             let mut carry = kml::Carry::default();
             let mut texts: Vec<Ran> = Vec::new();
-            while let Some(t) = next(texts.len(), carry.pending()) {
+            while let Some(step) = next(texts.len(), carry.pending()) {
+                let t = match step {
+                    GroupStep::Text(t) => *t,
+                    GroupStep::NotReady => {
+                        let w = kml::Writer::new(&self.store, txn, "", now());
+                        carry = w.write_decided(carry)?;
+                        continue;
+                    }
+                };
                 let started = std::time::Instant::now();
                 if t.options.mode != Mode::Commit
                     || t.commands.iter().any(|c| !matches!(c, Command::Upsert(_)))

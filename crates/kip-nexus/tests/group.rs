@@ -6,9 +6,12 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use common::fixture;
-use kip_nexus::{GroupText, Nexus, Origin, RunOptions, TraceFilter};
+use kip_nexus::{
+    ElementId, GroupStep, GroupText, KnownConcepts, Nexus, Origin, RunOptions, TraceFilter,
+};
 use serde_json::{Value as Json, json};
 
 /// Links among the medical example's concepts, a new concept, and one link
@@ -45,13 +48,35 @@ fn separately(nexus: &Nexus, texts: &[&str]) {
 }
 
 fn grouped(nexus: &Nexus, texts: &[&str]) -> kip_nexus::Result<Vec<kip_nexus::Stats>> {
+    grouped_pausing(nexus, texts, false)
+}
+
+/// [`grouped`]; `pausing`: before each text after the first, the next text
+/// is not ready yet, twice (a pipelined import whose reader is still
+/// checking), so the group writes the links it has decided so far, then
+/// their search documents.
+fn grouped_pausing(
+    nexus: &Nexus,
+    texts: &[&str],
+    pausing: bool,
+) -> kip_nexus::Result<Vec<kip_nexus::Stats>> {
     let mut asked = Vec::new();
+    let mut paused = (0, 0);
     let out = nexus.run_group(&mut |n, pending| {
+        if pausing && paused < (n, 2) && n > 0 {
+            // The group had decided links, and writes them now, then
+            // their documents.
+            assert!(pending > 0);
+            paused = (n, if paused.0 == n { 2 } else { 1 });
+            return Some(GroupStep::NotReady);
+        }
         asked.push((n, pending));
-        texts.get(n).map(|text| GroupText {
-            text: (*text).to_owned(),
-            commands: bound(text),
-            options: options(n),
+        texts.get(n).map(|text| {
+            GroupStep::Text(Box::new(GroupText {
+                text: (*text).to_owned(),
+                commands: bound(text),
+                options: options(n),
+            }))
         })
     });
     // Texts are asked for in order, with the links not written yet.
@@ -118,11 +143,34 @@ fn traced(nexus: &Nexus) -> Vec<Json> {
 
 #[test]
 fn a_group_write_leaves_what_separate_writes_leave() {
+    for pausing in [false, true] {
+        a_group_leaves_what_separate_writes_leave(pausing);
+    }
+}
+
+/// `pausing`: see [`grouped_pausing`].
+fn a_group_leaves_what_separate_writes_leave(pausing: bool) {
     let (_a, alone) = fixture();
     let (_b, group) = fixture();
     let seq = group.last_change_seq().expect("seq");
     separately(&alone, &TEXTS);
-    let stats = grouped(&group, &TEXTS).expect("the group commits");
+    let stats = grouped_pausing(&group, &TEXTS, pausing).expect("the group commits");
+    // Every link and concept indexed for SEARCH, as after separate writes.
+    let violations = group.check_store().expect("check").violations;
+    assert!(violations.is_empty(), "{violations:#?}");
+    let search = |n: &Nexus| {
+        let text = r#"SEARCH PROPOSITION "dizziness" LIMIT 10"#;
+        let out = n
+            .run(text, &bound(text), &RunOptions::new(Origin::new("test")))
+            .expect("searches");
+        let mut hits: Vec<String> = (out.result.as_array().into_iter().flatten())
+            .map(|h| h.to_string())
+            .collect();
+        hits.sort();
+        hits
+    };
+    assert!(!search(&group).is_empty());
+    assert_eq!(search(&group), search(&alone));
     assert_eq!(stats.len(), 3);
     assert_eq!(stats[0].propositions_created, 3);
     // The repeated link is updated by the second text, as it would be
@@ -184,4 +232,126 @@ fn a_group_with_anything_but_upserts_writes_nothing() {
     grouped(&nexus, &[TEXTS[0], delete]).expect_err("refused");
     assert_eq!(nexus.last_change_seq().expect("seq"), seq);
     assert_eq!(links(&nexus), before);
+}
+
+/// A link of the fixture's drugs written before the group, repeated by the
+/// group's first text, and a new link the first text creates and the
+/// second repeats (so the group writes it before its end).
+const BEFORE: &str = r#"UPSERT { CONCEPT { {type: "Drug", name: "Aspirin"} SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Brain Fog"}) } } }"#;
+const CHECKED: [&str; 2] = [
+    r#"UPSERT {
+  CONCEPT { {type: "Drug", name: "Aspirin"} SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Brain Fog"}) ("has_side_effect", {type: "Symptom", name: "Headache"}) } }
+} WITH METADATA { source: "first file" }"#,
+    r#"UPSERT {
+  CONCEPT { {type: "Drug", name: "Aspirin"} SET PROPOSITIONS { ("has_side_effect", {type: "Symptom", name: "Headache"}) } }
+} WITH METADATA { source: "second file" }"#,
+];
+
+/// The key of `(drug, predicate, symptom)`.
+fn link_key(nexus: &Nexus, drug: &str, predicate: &str, symptom: &str) -> kip_nexus::LinkKey {
+    nexus
+        .read(|g| {
+            let s = g.find_concept_by_names("Drug", drug)?.expect("drug");
+            let o = g
+                .find_concept_by_names("Symptom", symptom)?
+                .expect("symptom");
+            let p = g.predicate_id(predicate)?.expect("predicate");
+            Ok((ElementId::Concept(s), p, ElementId::Concept(o)))
+        })
+        .expect("read")
+}
+
+/// [`grouped`], each text with links checked ahead: text `n` claims that
+/// of its links only `stored[n]` were stored at change `checked_at`.
+fn grouped_checked(
+    nexus: &Nexus,
+    texts: &[&str],
+    checked_at: u64,
+    stored: &[Vec<kip_nexus::LinkKey>],
+) -> kip_nexus::Result<Vec<kip_nexus::Stats>> {
+    grouped_checked_pausing(nexus, texts, checked_at, stored, false)
+}
+
+/// [`grouped_checked`]; `pausing`: see [`grouped_pausing`].
+fn grouped_checked_pausing(
+    nexus: &Nexus,
+    texts: &[&str],
+    checked_at: u64,
+    stored: &[Vec<kip_nexus::LinkKey>],
+    pausing: bool,
+) -> kip_nexus::Result<Vec<kip_nexus::Stats>> {
+    let seq = nexus.last_change_seq().expect("seq");
+    let mut paused = (0, 0);
+    nexus.run_group(&mut |n, _| {
+        if pausing && paused < (n, 2) && n > 0 {
+            paused = (n, if paused.0 == n { 2 } else { 1 });
+            return Some(GroupStep::NotReady);
+        }
+        let text = texts.get(n)?;
+        let mut known = KnownConcepts::default();
+        known.set_links(checked_at, stored[n].iter().copied());
+        Some(GroupStep::Text(Box::new(GroupText {
+            text: (*text).to_owned(),
+            commands: bound(text),
+            options: options(n).with_known(Arc::new(known), seq),
+        })))
+    })
+}
+
+/// Links checked ahead spare the group its look-ups, and change nothing
+/// it writes: a stored link is still updated, one the group wrote before
+/// its end (a repeat, or while the next text was not ready) is still
+/// found.
+#[test]
+fn links_checked_ahead_leave_what_separate_writes_leave() {
+    for pausing in [false, true] {
+        links_checked_ahead_leave_what_alone_leaves(pausing);
+    }
+}
+
+/// `pausing`: see [`grouped_pausing`].
+fn links_checked_ahead_leave_what_alone_leaves(pausing: bool) {
+    let (_a, alone) = fixture();
+    let (_b, group) = fixture();
+    separately(&alone, &[BEFORE]);
+    separately(&group, &[BEFORE]);
+    separately(&alone, &CHECKED);
+    let at = group.last_change_seq().expect("seq");
+    let stored = link_key(&group, "Aspirin", "treats", "Brain Fog");
+    let stats = grouped_checked_pausing(&group, &CHECKED, at, &[vec![stored], vec![]], pausing)
+        .expect("the group commits");
+    assert_eq!(stats[0].propositions_created, 1);
+    assert_eq!(stats[0].propositions_updated, 1);
+    assert_eq!(stats[1].propositions_updated, 1);
+    assert_eq!(links(&group), links(&alone));
+}
+
+/// A claim that a stored link was absent cannot store it twice: the group
+/// write fails and leaves the nexus as it was.
+#[test]
+fn a_wrong_claim_of_absence_fails_the_group_and_writes_nothing() {
+    let (_dir, nexus) = fixture();
+    separately(&nexus, &[BEFORE]);
+    let at = nexus.last_change_seq().expect("seq");
+    let before = links(&nexus);
+    let err = grouped_checked(&nexus, &CHECKED, at, &[vec![], vec![]])
+        .expect_err("the stored link is not created again");
+    assert!(err.message.contains("exists"), "{err:?}");
+    assert_eq!(nexus.last_change_seq().expect("seq"), at);
+    assert_eq!(links(&nexus), before);
+}
+
+/// Links checked in an older state are looked up again: a claim made
+/// before the link was written does not hold.
+#[test]
+fn links_checked_before_another_write_are_looked_up_again() {
+    let (_a, alone) = fixture();
+    let (_b, group) = fixture();
+    let at = group.last_change_seq().expect("seq");
+    separately(&alone, &[BEFORE]);
+    separately(&group, &[BEFORE]);
+    separately(&alone, &CHECKED);
+    // Checked before `BEFORE` was written, when nothing was stored.
+    grouped_checked(&group, &CHECKED, at, &[vec![], vec![]]).expect("the group commits");
+    assert_eq!(links(&group), links(&alone));
 }

@@ -17,16 +17,16 @@ const PROGRESS_MIN_BYTES: u64 = 1024 * 1024;
 pub fn run(db: Option<PathBuf>, paths: &[PathBuf]) -> anyhow::Result<ExitCode> {
     let api = crate::db::open_api(db, "kip-cli")?;
     let files = files(paths)?;
-    // Reports arrive in file order, so the file in progress is the one
-    // after the last reported (the next file is parsed ahead, on another
-    // thread, while this one is applied).
+    // Reports arrive in file order; progress names its file (files applied
+    // together in one write report their progress before the first of
+    // them is done).
     let current = std::cell::Cell::new(0usize);
     let large: Vec<bool> = files
         .iter()
         .map(|f| std::fs::metadata(f).is_ok_and(|m| m.len() >= PROGRESS_MIN_BYTES))
         .collect();
     let show = |p: Progress| {
-        let i = current.get();
+        let i = p.file.unwrap_or(current.get());
         if !large.get(i).copied().unwrap_or(false) {
             return;
         }

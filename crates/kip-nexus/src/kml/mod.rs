@@ -81,6 +81,43 @@ pub struct Writer<'a, 't> {
     /// [`Carry`]): its links and documents are not written at the end of
     /// the command.
     group: Option<Group>,
+    /// The links a group write has written before its end (see
+    /// [`Writer::may_be_stored`]).
+    written: WrittenLinks,
+    /// Whether the links `known` says were absent are still absent unless
+    /// the group wrote them: looked up once per command.
+    known_links_hold: Option<bool>,
+}
+
+/// What a group write has written of links before its end, as far as the
+/// links the checks ahead found absent are concerned (see
+/// [`crate::KnownConcepts::set_links`]): the deferred links it wrote early,
+/// and whether it created any other way (then it no longer knows).
+///
+/// The links written early are kept as 64-bit fingerprints (a group may
+/// write hundreds of thousands this way): a fingerprint shared by another
+/// link only costs that link the look-up it would have had anyway.
+#[derive(Debug, Default)]
+struct WrittenLinks {
+    early: HashSet<u64, foldhash::fast::RandomState>,
+    fingerprint: foldhash::fast::RandomState,
+    untracked: bool,
+}
+
+impl WrittenLinks {
+    fn note(&mut self, links: &[kip_store::Triple]) {
+        use std::hash::BuildHasher as _;
+        for t in links {
+            let link: crate::LinkKey = (t.subject, t.predicate, t.object);
+            self.early.insert(self.fingerprint.hash_one(link));
+        }
+    }
+
+    /// Whether `link` may have been written early.
+    fn may_hold(&self, link: &crate::LinkKey) -> bool {
+        use std::hash::BuildHasher as _;
+        self.early.contains(&self.fingerprint.hash_one(link))
+    }
 }
 
 /// Where a command of a group write stands: its number in the group, and
@@ -103,6 +140,7 @@ pub(crate) struct Carry {
     pending_documents: PendingDocuments,
     cache: WriterCache,
     group: Group,
+    written: WrittenLinks,
 }
 
 impl Carry {
@@ -116,7 +154,9 @@ impl Carry {
     /// The number of links and search documents decided and not written
     /// yet (each holds a few hundred bytes until the group's flush).
     pub(crate) fn pending(&self) -> usize {
-        self.pending.triples.len() + self.pending_documents.documents.len()
+        self.pending.triples.len()
+            + self.pending_documents.documents.len()
+            + self.pending_documents.links.len()
     }
 
     /// Each command's before-image, in order (empty for commands that
@@ -189,10 +229,15 @@ impl PendingLinks {
 /// (a later block about the same concept replaces its document). Nothing an
 /// UPSERT does reads the text index, so they are written once, at the end
 /// of the command, as one batch ([`kip_store::Store::index_documents`]).
+///
+/// So are the documents of links a group write wrote before its end (see
+/// [`Writer::flush_links`]): they wait for the group's end.
 #[derive(Debug, Default)]
 struct PendingDocuments {
     documents: Vec<kip_store::NewDocument>,
     at: FastMap<ConceptId, usize>,
+    /// Each written link's id, and its predicate's and ends' names.
+    links: Vec<(PropositionId, [String; 3])>,
 }
 
 /// [`Writer::stamp_new`] at time `now`.
@@ -271,6 +316,8 @@ impl<'a, 't> Writer<'a, 't> {
             changes: None,
             known: None,
             group: None,
+            written: WrittenLinks::default(),
+            known_links_hold: None,
         }
     }
 
@@ -282,10 +329,12 @@ impl<'a, 't> Writer<'a, 't> {
             pending_documents,
             cache,
             group,
+            written,
         } = carry;
         self.pending = pending;
         self.pending_documents = pending_documents;
         self.cache = cache;
+        self.written = written;
         self.group = Some(Group {
             command: group.earlier.len() as u32,
             earlier: group.earlier,
@@ -304,6 +353,31 @@ impl<'a, 't> Writer<'a, 't> {
             pending_documents: std::mem::take(&mut self.pending_documents),
             cache: std::mem::take(&mut self.cache),
             group,
+            written: std::mem::take(&mut self.written),
+        })
+    }
+
+    /// Writes the links a group write has decided so far (see [`Carry`]),
+    /// or when there are none their search documents and the concepts',
+    /// and hands the group on; this writer runs no command.
+    pub(crate) fn write_decided(mut self, carry: Carry) -> Result<Carry> {
+        self.resume(carry);
+        if self.pending.triples.is_empty() {
+            // Asked again: the search documents too.
+            self.index_link_documents()?;
+            self.flush_documents()?;
+        } else {
+            // Their search documents wait (one batch is cheaper), unless
+            // asked again.
+            self.flush_links()?;
+        }
+        let group = self.group.take().unwrap_or_default();
+        Ok(Carry {
+            pending: std::mem::take(&mut self.pending),
+            pending_documents: std::mem::take(&mut self.pending_documents),
+            cache: std::mem::take(&mut self.cache),
+            group,
+            written: std::mem::take(&mut self.written),
         })
     }
 
@@ -311,7 +385,9 @@ impl<'a, 't> Writer<'a, 't> {
     /// back each command's before-image; this writer runs no command.
     pub(crate) fn finish_group(mut self, carry: Carry) -> Result<Carry> {
         self.resume(carry);
-        self.flush_links()?;
+        // Nothing is decided after this: the links need not be noted.
+        self.create_pending_links(false)?;
+        self.index_link_documents()?;
         self.flush_documents()?;
         let group = self.group.take().unwrap_or_default();
         Ok(Carry {

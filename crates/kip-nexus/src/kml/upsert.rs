@@ -568,6 +568,8 @@ impl Writer<'_, '_> {
             metadata,
         };
         let id = self.store.create_proposition(self.txn, &record).kip()?;
+        // Not a deferred link: a group no longer knows every link it wrote.
+        self.written.untracked = true;
         if predicate == BELONGS_TO_DOMAIN {
             self.count_domain_member(&record, 1)?;
         }
@@ -617,7 +619,9 @@ impl Writer<'_, '_> {
             }
             return Ok(());
         }
-        if let Some(id) = self.store.find_proposition(self.txn, s, p, o).kip()? {
+        if self.may_be_stored(&(s, p, o))?
+            && let Some(id) = self.store.find_proposition(self.txn, s, p, o).kip()?
+        {
             return self.update_proposition(id, &Object::new(), meta);
         }
         if predicate == BELONGS_TO_DOMAIN {
@@ -654,6 +658,33 @@ impl Writer<'_, '_> {
         self.pending.names.push(names);
         self.stats.propositions_created += 1;
         Ok(())
+    }
+
+    /// Whether link `(s, p, o)` may be stored already (the caller has
+    /// looked among the pending links): `false` only in a group write
+    /// whose transaction started from the state in which the checks ahead
+    /// found the link absent (see [`crate::KnownConcepts::set_links`]),
+    /// when the group has written no link since that could be it. Saves a
+    /// random look-up in `spo` per new link of a bulk import.
+    fn may_be_stored(&mut self, link: &crate::LinkKey) -> Result<bool> {
+        let Some(known) = self.known else {
+            return Ok(true);
+        };
+        if self.group.is_none() || self.written.untracked {
+            return Ok(true);
+        }
+        let hold = match self.known_links_hold {
+            Some(hold) => hold,
+            None => {
+                // A group appends its change-log entries at its end: the
+                // last one is still the one it started from.
+                let now = self.store.last_change_seq(self.txn).kip()?;
+                let hold = known.links_checked_at() == Some(now);
+                self.known_links_hold = Some(hold);
+                hold
+            }
+        };
+        Ok(!hold || known.link_was_stored(link) || self.written.may_hold(link))
     }
 
     /// Decides `id`'s search document; written by
@@ -702,11 +733,46 @@ impl Writer<'_, '_> {
 
     /// Writes the deferred links, in the order they were decided (ids as
     /// one-by-one creation would give them), and their search documents.
+    ///
+    /// In a group write, before its end, the links are noted in
+    /// [`super::WrittenLinks`] (what it decides next must know) and their
+    /// search documents wait for [`Writer::index_link_documents`] at the
+    /// group's end, to be indexed in one batch (each distinct term is
+    /// looked up once per batch).
     pub(super) fn flush_links(&mut self) -> Result<()> {
+        let in_group = self.group.is_some();
+        self.create_pending_links(in_group)?;
+        if !in_group {
+            self.index_link_documents()?;
+        }
+        Ok(())
+    }
+
+    /// Indexes the documents of the links written so far.
+    pub(super) fn index_link_documents(&mut self) -> Result<()> {
+        let links = std::mem::take(&mut self.pending_documents.links);
+        if links.is_empty() {
+            return Ok(());
+        }
+        let no_attributes = Object::new();
+        search::index_propositions(
+            self.store,
+            self.txn,
+            (links.iter()).map(|(id, names)| (*id, &no_attributes, names)),
+        )
+    }
+
+    /// Creates the deferred links (see [`Writer::flush_links`]); their
+    /// search documents wait in `pending_documents`. `note_written`: the
+    /// links are noted in [`super::WrittenLinks`].
+    pub(super) fn create_pending_links(&mut self, note_written: bool) -> Result<()> {
         if self.pending.triples.is_empty() {
             return Ok(());
         }
-        let pending = std::mem::take(&mut self.pending);
+        let mut pending = std::mem::take(&mut self.pending);
+        if note_written {
+            self.written.note(&pending.triples);
+        }
         let no_attributes = Object::new();
         let records: Vec<NewProposition<'_>> = pending
             .triples
@@ -719,13 +785,9 @@ impl Writer<'_, '_> {
             })
             .collect();
         let ids = self.store.create_propositions(self.txn, &records).kip()?;
-        search::index_propositions(
-            self.store,
-            self.txn,
-            ids.iter()
-                .zip(&pending.names)
-                .map(|(&id, names)| (id, &no_attributes, names)),
-        )?;
+        drop(records);
+        let documents = ids.iter().copied().zip(std::mem::take(&mut pending.names));
+        self.pending_documents.links.extend(documents);
         // Creations are noted where changes are collected: this command's,
         // or those of the group's earlier commands (see `Carry`).
         let noting = self.previewing()
