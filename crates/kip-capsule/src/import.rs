@@ -439,8 +439,12 @@ fn distrust_older_checks(prepared: &mut Prepared, clean_since: u64) {
 /// too keeps a run of concept files from holding 260,000 of them, which
 /// took the 10M bench to 265 MB)...
 const GROUP_PENDING: usize = 60_000;
-/// ...or once its files hold this many bytes of text...
-const GROUP_BYTES: usize = 32 << 20;
+/// ...or once its files hold this many bytes of text (three of the 1M
+/// bench's 20,000-link capsules: a group that writes its links while it
+/// waits for the next file no longer reaches `GROUP_PENDING`, and a
+/// longer one only spills more of LMDB's dirty pages; at 32 MiB the 1M
+/// import peaked at 178–194 MB, at 8 MiB at 156–161)...
+const GROUP_BYTES: usize = 8 << 20;
 /// ...or when the reader has not handed the next file over within this
 /// time (the group holds the nexus's write lock meanwhile).
 const GROUP_WAIT: Duration = Duration::from_secs(1);

@@ -153,11 +153,7 @@ impl Store {
         let mut ends: Vec<ElementId> = triples.iter().flat_map(|t| [t.subject, t.object]).collect();
         ends.sort_unstable();
         ends.dedup();
-        for end in ends {
-            if !self.contains(txn, end)? {
-                return Err(StoreError::NotFound { element: end });
-            }
-        }
+        self.require_all(txn, &ends)?;
 
         let mut order: Vec<usize> = (0..records.len()).collect();
         let mut keys: Vec<KeyBytes> = triples.iter().map(Spo::encode).collect();

@@ -10,12 +10,11 @@
 use std::collections::HashMap;
 
 use heed::types::Bytes;
-use heed::{Database, PutFlags, RoTxn, RwTxn};
+use heed::{PutFlags, RoTxn, RwTxn};
 
 use crate::Store;
 use crate::codec::document::{DocumentRef, v4};
 use crate::codec::element;
-use crate::codec::integer::U64Be;
 use crate::codec::posting::{
     BLOCK_POSTINGS, append_to_block, block_key, block_tail, clamp_term, decode_block,
     decode_block_into, decode_block_key, decode_term_entry, element_of, encode_block_into,
@@ -281,59 +280,15 @@ impl Store {
     }
 
     /// Fails with [`StoreError::NotFound`] for the first of `docs` (in
-    /// strictly increasing element order) whose element does not exist. A
-    /// dense run of concepts or of propositions (a bulk import's new
-    /// elements) is checked by one cursor walk over its records instead of
-    /// a lookup per element.
+    /// strictly increasing element order) whose element does not exist
+    /// (see [`Store::require_all`]).
     fn require_elements(
         &self,
         txn: &RoTxn<'_>,
         docs: &[Doc<'_, String>],
     ) -> Result<(), StoreError> {
-        let split = docs.partition_point(|d| matches!(d.element, ElementId::Concept(_)));
-        let (concepts, propositions) = docs.split_at(split);
-        self.require_run(txn, self.db.concepts.remap_types(), concepts)?;
-        self.require_run(txn, self.db.propositions.remap_types(), propositions)
-    }
-
-    /// [`Store::require_elements`] for a run of one kind, whose records
-    /// `records` holds under their numbers.
-    fn require_run(
-        &self,
-        txn: &RoTxn<'_>,
-        records: Database<'_, U64Be, Bytes>,
-        docs: &[Doc<'_, String>],
-    ) -> Result<(), StoreError> {
-        let number = |e: ElementId| match e {
-            ElementId::Concept(c) => c.0,
-            ElementId::Proposition(p) => p.0,
-        };
-        let (Some(first), Some(last)) = (docs.first(), docs.last()) else {
-            return Ok(());
-        };
-        let (low, high) = (number(first.element), number(last.element));
-        let missing = |element| StoreError::NotFound { element };
-        // A sparse run: a lookup each costs less than walking the gaps.
-        if high - low >= 2 * docs.len() as u64 {
-            for doc in docs {
-                if !self.contains(txn, doc.element)? {
-                    return Err(missing(doc.element));
-                }
-            }
-            return Ok(());
-        }
-        let mut present = records.range(txn, &(low..=high)).lmdb()?;
-        for doc in docs {
-            let want = number(doc.element);
-            loop {
-                match present.next().transpose().lmdb()? {
-                    Some((n, _)) if n < want => continue,
-                    Some((n, _)) if n == want => break,
-                    _ => return Err(missing(doc.element)),
-                }
-            }
-        }
-        Ok(())
+        let elements: Vec<ElementId> = docs.iter().map(|d| d.element).collect();
+        self.require_all(txn, &elements)
     }
 
     /// Writes the documents, their postings and their terms' document

@@ -152,6 +152,52 @@ fn a_triple_is_unique_and_its_ends_must_exist() {
     );
 }
 
+/// A batch of links checks its ends by walking their records when they
+/// are close together and by looking each up when they are far apart:
+/// either way a missing end fails the batch and names the end.
+#[test]
+fn a_batch_of_links_refuses_a_missing_end_whether_its_ends_are_close_or_far_apart() {
+    let (_dir, store) = open();
+    let (p, ids) = write(&store, |txn| {
+        let t = store.intern(txn, Namespace::ConceptType, "T")?;
+        let p = store.intern(txn, Namespace::Predicate, "p")?;
+        let mut ids = Vec::new();
+        for i in 0..200 {
+            ids.push(store.create_concept(txn, &concept(t, &format!("c{i}")))?);
+        }
+        Ok((p, ids))
+    })
+    .expect("write");
+    let gone = ids[101];
+    write(&store, |txn| store.delete_concept(txn, gone).map(drop)).expect("delete");
+    // Close together: links among the first 150 concepts, one to the
+    // deleted one.
+    let close: Vec<PropositionRecord> = (0..149)
+        .filter(|&i| i != 100 && i != 101)
+        .map(|i| link(ids[i], p, ids[i + 1]))
+        .chain([link(ids[100], p, gone)])
+        .collect();
+    // Far apart: the first concept and the deleted one, and ids far past
+    // every concept.
+    let far = vec![link(ids[0], p, gone), link(ids[0], p, ConceptId(1_000_000))];
+    for (records, missing) in [(close, gone), (far, gone)] {
+        let news: Vec<_> = records.iter().map(PropositionRecord::as_new).collect();
+        let result = write(&store, |txn| store.create_propositions(txn, &news));
+        assert!(
+            matches!(result, Err(StoreError::NotFound { element }) if element == missing.into()),
+            "{result:?}"
+        );
+    }
+    // Without the missing end, the close batch is written.
+    let fine: Vec<PropositionRecord> = (0..149)
+        .map(|i| link(ids[i], p, ids[i + 2]))
+        .filter(|l| l.object != gone.into() && l.subject != gone.into())
+        .collect();
+    let news: Vec<_> = fine.iter().map(PropositionRecord::as_new).collect();
+    let created = write(&store, |txn| store.create_propositions(txn, &news)).expect("created");
+    assert_eq!(created.len(), fine.len());
+}
+
 #[test]
 fn referenced_elements_cannot_be_deleted_and_a_detach_cascade_reaches_links_about_links() {
     let (_dir, store) = open();
