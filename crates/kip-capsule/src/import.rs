@@ -329,12 +329,13 @@ fn complete(
 
 /// Imports the files at `paths` in order, each whole or not at all,
 /// exactly as [`import_path_with`] one after the other would, handing each
-/// report to `each` as soon as its file is done. Reading and parsing run
-/// one file ahead on a second thread while the nexus checks and applies
-/// the current file (the writer keeps one transaction per file), so a bulk
-/// import keeps two cores busy. At most one parsed file waits while one is
-/// applied, so memory holds two parsed files (the one applied and the
-/// next, parsed or being parsed), whatever the number of files.
+/// report to `each` as soon as its file is done. Reading, parsing and the
+/// checks run ahead on a second thread while the nexus applies the
+/// current file (one transaction per file, or one for a group of additive
+/// files), so a bulk import keeps two cores busy. At most one checked
+/// file waits, and the reader checks the one after it meanwhile: memory
+/// holds three parsed files at most (applied, waiting, being checked),
+/// whatever the number of files.
 pub fn import_paths_with(
     nexus: &Nexus,
     paths: &[PathBuf],
@@ -344,11 +345,14 @@ pub fn import_paths_with(
 ) {
     let dry_run = options.dry_run;
     std::thread::scope(|scope| {
-        // A rendezvous channel: the reader hands a parsed file over only
-        // when the writer takes it, so one parsed file waits while one is
-        // applied. (A buffer of one would let a third parsed file wait in
-        // `send` behind the buffered one: ~80 MB more per 20,000 links.)
-        let (tx, rx) = std::sync::mpsc::sync_channel(0);
+        // A channel of one: one checked file waits while the reader
+        // checks the next (a third file, checked, may wait in `send`). A
+        // rendezvous kept the reader idle while the writer finished a
+        // group: the 1M import ran ~8% slower. The third file costs ~20 MB
+        // (a 20,000-link capsule's text, syntax tree and known concepts;
+        // its checks lower it 2,048 items at a time, not whole), which the
+        // smaller dirty-page cap (kip-store's Cargo.toml) pays for.
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
         scope.spawn(move || {
             for (index, path) in paths.iter().enumerate() {
                 if tx
@@ -822,19 +826,35 @@ fn parse_and_check_kip(nexus: &Nexus, text: &str) -> Parsed {
     let mut parsed = parse_kip(text);
     if let Ok(commands) = &parsed.commands {
         let lines = LineIndex::new(text);
-        let ops = ops::lower_kip(commands);
-        parsed.additive = commands
+        let upserts_only = commands
             .iter()
-            .all(|c| matches!(c, kip_lang::ast::Command::Upsert(_)))
-            && additive(&ops);
-        let additive = parsed.additive;
+            .all(|c| matches!(c, kip_lang::ast::Command::Upsert(_)));
+        // A capsule that defines no schema is lowered and checked a few
+        // thousand items at a time (see `ops::Lowering`).
+        let (all_ops, mut lowering) = if ops::defines_schema(commands) {
+            (Some(ops::lower_kip(commands)), None)
+        } else {
+            (None, Some(ops::Lowering::new(commands)))
+        };
+        let mut additive_ops = all_ops.as_deref().is_none_or(additive);
         let checked = nexus.read(|g| {
             let at = g.change_seq()?;
             let model = Model::from_graph(g)?;
-            let mut checker = Checker::new(g, &model, text, &lines, KIP_ROLES, false, &ops);
-            for op in &ops {
+            let definitions = all_ops.as_deref().unwrap_or_default();
+            let mut checker = Checker::new(g, &model, text, &lines, KIP_ROLES, false, definitions);
+            for op in definitions {
                 checker.op(op)?;
             }
+            if let Some(lowering) = &mut lowering {
+                let mut ops = Vec::new();
+                while lowering.next(CHECK_ITEMS, &mut ops) {
+                    additive_ops &= additive(&ops);
+                    for op in &ops {
+                        checker.op(op)?;
+                    }
+                }
+            }
+            let additive = upserts_only && additive_ops;
             if !checker.errors.is_empty() {
                 return Ok(None);
             }
@@ -851,9 +871,15 @@ fn parse_and_check_kip(nexus: &Nexus, text: &str) -> Parsed {
             parsed.checked_at = Some(at);
             parsed.known = known;
         }
+        // Known once every item is lowered (the checks ran to the end).
+        parsed.additive = upserts_only && additive_ops && lowering.is_none_or(|l| l.done());
     }
     parsed
 }
+
+/// How many items of a capsule are lowered and checked at a time (see
+/// `ops::Lowering`).
+const CHECK_ITEMS: usize = 2_048;
 
 /// Whether an UPSERT-only file's ops only add concepts and links that are
 /// not schema: writing them cannot make a passing check of a later file

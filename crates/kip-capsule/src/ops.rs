@@ -214,16 +214,113 @@ fn lower_upsert(u: &Upsert, ops: &mut Vec<Op>) {
     let defaults = object_json(u.metadata.as_ref());
     let mut handles: HashMap<String, Ref> = HashMap::new();
     for item in &u.items {
-        let (handle, me) = match item {
-            UpsertItem::Concept(c) => (&c.handle, lower_concept(c, &defaults, &handles, ops)),
-            UpsertItem::Proposition(p) => {
-                (&p.handle, lower_proposition(p, &defaults, &handles, ops))
-            }
-        };
-        if let Some(h) = handle {
-            handles.insert(h.name.clone(), me);
+        lower_item(item, &defaults, &mut handles, ops);
+    }
+}
+
+/// One item of an UPSERT as ops, its handle (if any) added to `handles`.
+fn lower_item(
+    item: &UpsertItem,
+    defaults: &Map<String, Json>,
+    handles: &mut HashMap<String, Ref>,
+    ops: &mut Vec<Op>,
+) {
+    let (handle, me) = match item {
+        UpsertItem::Concept(c) => (&c.handle, lower_concept(c, defaults, handles, ops)),
+        UpsertItem::Proposition(p) => (&p.handle, lower_proposition(p, defaults, handles, ops)),
+    };
+    if let Some(h) = handle {
+        handles.insert(h.name.clone(), me);
+    }
+}
+
+/// [`lower_kip`] a few items at a time, for a capsule that defines no type
+/// or predicate (see [`defines_schema`]): its checks need no look ahead,
+/// so a capsule of tens of thousands of links is checked without holding
+/// all its ops (about 600 bytes a link).
+pub(crate) struct Lowering<'c> {
+    commands: &'c [Command],
+    /// The command and the item of it to lower next.
+    command: usize,
+    item: usize,
+    /// The current UPSERT's default metadata and handles.
+    defaults: Map<String, Json>,
+    handles: HashMap<String, Ref>,
+}
+
+impl<'c> Lowering<'c> {
+    pub(crate) fn new(commands: &'c [Command]) -> Lowering<'c> {
+        Lowering {
+            commands,
+            command: 0,
+            item: 0,
+            defaults: Map::new(),
+            handles: HashMap::new(),
         }
     }
+
+    /// Whether every item is lowered.
+    pub(crate) fn done(&self) -> bool {
+        self.commands[self.command.min(self.commands.len())..]
+            .iter()
+            .enumerate()
+            .all(|(i, c)| match c {
+                Command::Upsert(u) => {
+                    let from = if i == 0 { self.item } else { 0 };
+                    from >= u.items.len()
+                }
+                _ => true,
+            })
+    }
+
+    /// Replaces `ops` with the ops of the next `items` items (fewer at the
+    /// end); `false` once every item is lowered.
+    pub(crate) fn next(&mut self, items: usize, ops: &mut Vec<Op>) -> bool {
+        ops.clear();
+        let mut lowered = 0;
+        while lowered < items {
+            let Some(command) = self.commands.get(self.command) else {
+                break;
+            };
+            let Command::Upsert(u) = command else {
+                self.command += 1;
+                continue;
+            };
+            if self.item == 0 {
+                self.defaults = object_json(u.metadata.as_ref());
+                self.handles.clear();
+            }
+            let Some(item) = u.items.get(self.item) else {
+                (self.command, self.item) = (self.command + 1, 0);
+                continue;
+            };
+            lower_item(item, &self.defaults, &mut self.handles, ops);
+            self.item += 1;
+            lowered += 1;
+        }
+        lowered > 0
+    }
+}
+
+/// Whether a capsule may define a type or a predicate: a CONCEPT block of
+/// `$ConceptType` or `$PropositionType`, or one whose type is not written
+/// out. The checks of a capsule that does must know every definition
+/// before the first item (to tell a use before its definition).
+pub(crate) fn defines_schema(commands: &[Command]) -> bool {
+    let upserts = commands.iter().filter_map(|c| match c {
+        Command::Upsert(u) => Some(u),
+        _ => None,
+    });
+    upserts.flat_map(|u| &u.items).any(|item| match item {
+        UpsertItem::Concept(c) => match &c.matcher {
+            ConceptMatcher::TypeName { ty, .. } => match lit(ty) {
+                Some(ty) => ty == kip_nexus::CONCEPT_TYPE || ty == kip_nexus::PROPOSITION_TYPE,
+                None => true,
+            },
+            _ => false,
+        },
+        UpsertItem::Proposition(_) => false,
+    })
 }
 
 /// A CONCEPT block as ops (the concept, then each of its `SET
@@ -556,4 +653,55 @@ fn delete_link(link: &LinkRef, loc: &Loc) -> Command {
         },
         span,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Lowering, defines_schema, lower_kip};
+
+    fn commands(text: &str) -> Vec<kip_lang::ast::Command> {
+        let commands = kip_lang::parse(text).expect("parses");
+        kip_lang::bind(text, commands, &serde_json::Map::new()).expect("binds")
+    }
+
+    /// Lowered a few items at a time, a capsule gives the ops it gives
+    /// whole: handles and default metadata carry across the cuts, and each
+    /// UPSERT starts afresh.
+    #[test]
+    fn lowering_in_chunks_gives_the_ops_of_the_whole() {
+        let text = r#"UPSERT {
+  CONCEPT ?a { {type: "Drug", name: "A"} SET ATTRIBUTES { x: 1 } }
+  CONCEPT ?b { {type: "Symptom", name: "B"} }
+  CONCEPT { {type: "Drug", name: "C"} SET PROPOSITIONS { ("treats", ?b) ("treats", {type: "Symptom", name: "D"}) } }
+  PROPOSITION ?p { (?a, "treats", ?b) }
+  CONCEPT { {type: "Drug", name: "E"} SET PROPOSITIONS { ("cites", ?p) } }
+} WITH METADATA { source: "one" }
+FIND(?x) WHERE { ?x {type: "Drug"} }
+UPSERT {
+  CONCEPT ?b { {type: "Symptom", name: "G"} }
+  CONCEPT { {type: "Drug", name: "F"} SET PROPOSITIONS { ("treats", ?b) } }
+} WITH METADATA { source: "two" }"#;
+        let commands = commands(text);
+        let whole = lower_kip(&commands);
+        assert!(whole.len() > 8);
+        for size in [1, 2, 3, 7, 1000] {
+            let mut lowering = Lowering::new(&commands);
+            let (mut chunked, mut ops) = (Vec::new(), Vec::new());
+            while lowering.next(size, &mut ops) {
+                assert!(ops.len() <= 3 * size, "{size}: {}", ops.len());
+                chunked.append(&mut ops);
+            }
+            assert!(lowering.done());
+            assert_eq!(chunked, whole, "chunks of {size}");
+        }
+        assert!(!defines_schema(&commands));
+    }
+
+    #[test]
+    fn a_capsule_that_defines_a_type_or_a_predicate_is_lowered_whole() {
+        let defines = r#"UPSERT { CONCEPT { {type: "$ConceptType", name: "Gene"} } CONCEPT { {type: "Gene", name: "g"} } }"#;
+        assert!(defines_schema(&commands(defines)));
+        let predicate = r#"UPSERT { CONCEPT { {type: "$PropositionType", name: "binds"} } }"#;
+        assert!(defines_schema(&commands(predicate)));
+    }
 }

@@ -31,14 +31,16 @@
 //! is open). A 20,000-link capsule on a 1M-proposition store dirties tens of
 //! thousands of pages scattered over the indexes, so the engine's anonymous
 //! memory grows to the largest transaction's dirty set. kip-store builds
-//! LMDB with `MDB_IDL_LOGN` 12 (heed's `mdb_idl_logn_12`, in Cargo.toml):
-//! a transaction keeps at most 2^13 dirty pages (32 MiB at 4 KiB pages)
+//! LMDB with `MDB_IDL_LOGN` 11 (heed's `mdb_idl_logn_11`, in Cargo.toml):
+//! a transaction keeps at most 2^12 dirty pages (16 MiB at 4 KiB pages)
 //! and spills older ones to the file (written, not synced: they belong to
 //! no committed tree until the commit syncs them), instead of 2^17
 //! (512 MiB). The file format does not change; it is the same LMDB. On the
 //! 1M benchmark import 32 MiB was as fast as 128 MiB (a shorter dirty list
 //! is also faster to search) and the import's peak fell from 289 to 186 MB
-//! (BENCHMARKS.md, "Engine memory").
+//! (BENCHMARKS.md, "Engine memory"). 16 MiB (2026-11-25) left room for the
+//! pipelined import's reader to check a file further ahead: with both, the
+//! 1M import peaks at 172–173 MB and runs faster (BENCHMARKS.md, "Latest").
 //!
 //! `MDB_WRITEMAP` would remove the copies altogether, and is not used: LMDB
 //! then extends the file to the whole map size (a sparse file) and writes
