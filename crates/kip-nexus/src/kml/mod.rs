@@ -450,22 +450,24 @@ impl<'a, 't> Writer<'a, 't> {
 
     /// The concept `(type_id, name)`, if it exists.
     fn find_concept(&mut self, type_id: u32, name: &str) -> Result<Option<ConceptId>> {
+        // Most of a bulk import's concepts were looked up by its checks
+        // ahead: found there, they need no copy in `cache.concepts` (only
+        // their head, for the links' checks and search documents).
+        if let Some(known) = self.known {
+            if !self.cache.type_names.contains_key(&type_id) {
+                self.cached_type_name(type_id)?;
+            }
+            if let Some(id) = known.get(&self.cache.type_names[&type_id], name) {
+                (self.cache.heads)
+                    .entry(id)
+                    .or_insert_with(|| (type_id, name.to_owned()));
+                return Ok(Some(id));
+            }
+        }
         if let Some(&id) = self.cache.concepts.get(&type_id).and_then(|m| m.get(name)) {
             return Ok(Some(id));
         }
-        let known = match self.known {
-            Some(known) => {
-                if !self.cache.type_names.contains_key(&type_id) {
-                    self.cached_type_name(type_id)?;
-                }
-                known.get(&self.cache.type_names[&type_id], name)
-            }
-            None => None,
-        };
-        let id = match known {
-            Some(id) => Some(id),
-            None => self.graph(|g| g.find_concept(type_id, name))?,
-        };
+        let id = self.graph(|g| g.find_concept(type_id, name))?;
         if let Some(id) = id {
             self.remember_concept(id, type_id, name);
         }
