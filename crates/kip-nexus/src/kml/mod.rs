@@ -348,13 +348,18 @@ impl<'a, 't> Writer<'a, 't> {
         self.flush_attrs()?;
         let mut group = self.group.take().unwrap_or_default();
         group.earlier.push(self.changes.take());
-        Ok(Carry {
+        Ok(self.hand_on(group))
+    }
+
+    /// What this writer carries on to the group's next writer.
+    fn hand_on(&mut self, group: Group) -> Carry {
+        Carry {
             pending: std::mem::take(&mut self.pending),
             pending_documents: std::mem::take(&mut self.pending_documents),
             cache: std::mem::take(&mut self.cache),
             group,
             written: std::mem::take(&mut self.written),
-        })
+        }
     }
 
     /// Writes the links a group write has decided so far (see [`Carry`]),
@@ -372,13 +377,7 @@ impl<'a, 't> Writer<'a, 't> {
             self.flush_links()?;
         }
         let group = self.group.take().unwrap_or_default();
-        Ok(Carry {
-            pending: std::mem::take(&mut self.pending),
-            pending_documents: std::mem::take(&mut self.pending_documents),
-            cache: std::mem::take(&mut self.cache),
-            group,
-            written: std::mem::take(&mut self.written),
-        })
+        Ok(self.hand_on(group))
     }
 
     /// Writes everything a group write deferred (see [`Carry`]) and hands
