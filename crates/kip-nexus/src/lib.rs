@@ -104,6 +104,8 @@ pub struct Nexus {
     secret: u64,
     /// The cognitive trace's settings and folded reads (see `trace`).
     tracer: trace::Tracer,
+    /// The links the last group writes created (see [`kml::RecentGroups`]).
+    recent_groups: std::sync::Mutex<kml::RecentGroups>,
 }
 
 impl Drop for Nexus {
@@ -141,6 +143,7 @@ impl Nexus {
             store,
             secret,
             tracer: trace::Tracer::default(),
+            recent_groups: std::sync::Mutex::default(),
         })
     }
 

@@ -503,6 +503,10 @@ impl Nexus {
     /// so is a write the map had to grow for (the texts are gone by then).
     pub fn run_group(&self, next: &mut NextText<'_>) -> Result<Vec<Stats>> {
         let ran_once = std::cell::Cell::new(false);
+        let mut recent =
+            (self.recent_groups.lock()).unwrap_or_else(std::sync::PoisonError::into_inner);
+        // The sequence numbers before and after, and the links created.
+        let mut created = None;
         let run = |txn: &mut kip_store::RwTxn<'_>,
                    traced: Traced<'_>|
          -> std::result::Result<Vec<Stats>, TxnError> {
@@ -512,13 +516,15 @@ impl Nexus {
                     "a group write cannot run again once its texts are gone",
                 )));
             }
-            let mut carry = kml::Carry::default();
+            let before = self.store.last_change_seq(txn)?;
+            let mut carry = kml::Carry::new(&recent);
             let mut texts: Vec<Ran> = Vec::new();
             while let Some(step) = next(texts.len(), carry.pending()) {
                 let t = match step {
                     GroupStep::Text(t) => *t,
                     GroupStep::NotReady => {
-                        let w = kml::Writer::new(&self.store, txn, "", now());
+                        let mut w = kml::Writer::new(&self.store, txn, "", now());
+                        w.recent = Some(&recent);
                         carry = w.write_decided(carry)?;
                         continue;
                     }
@@ -538,6 +544,7 @@ impl Nexus {
                     let Command::Upsert(u) = c else { continue };
                     let mut w = kml::Writer::new(&self.store, txn, &t.text, now());
                     w.known = known;
+                    w.recent = Some(&recent);
                     if traced.on() {
                         w.collect_before_image();
                     }
@@ -557,7 +564,8 @@ impl Nexus {
                 });
             }
             let w = kml::Writer::new(&self.store, txn, "", now());
-            let carry = w.finish_group(carry)?;
+            let mut carry = w.finish_group(carry)?;
+            let written = carry.take_written();
             let mut images = carry.into_images().into_iter();
             for (i, t) in texts.iter().enumerate() {
                 let mut image = BeforeImage::default();
@@ -580,9 +588,17 @@ impl Nexus {
                 };
                 self.log_and_trace(txn, &write, t.verbs.clone(), &t.head, t.stats, &mut image)?;
             }
+            created = Some((before, self.store.last_change_seq(txn)?, written));
             Ok(texts.iter().map(|t| t.stats).collect())
         };
-        self.write_traced(true, run)
+        let outcome = self.write_traced(true, run);
+        // Committed: the next groups may count on what this one created.
+        if outcome.is_ok()
+            && let Some((before, after, written)) = created
+        {
+            recent.record(before, after, written);
+        }
+        outcome
     }
 
     /// A dry run of reads: checked against the schema, not run.

@@ -355,3 +355,20 @@ fn links_checked_before_another_write_are_looked_up_again() {
     grouped_checked(&group, &CHECKED, at, &[vec![], vec![]]).expect("the group commits");
     assert_eq!(links(&group), links(&alone));
 }
+
+/// A check made before the last group writes still spares the look-ups of
+/// the links it found absent, and a link one of those groups created is
+/// still found (and updated, not created again).
+#[test]
+fn links_checked_before_the_last_group_are_found_if_that_group_wrote_them() {
+    let (_a, alone) = fixture();
+    let (_b, group) = fixture();
+    let at = group.last_change_seq().expect("seq");
+    separately(&alone, &CHECKED);
+    // Both texts checked before either was written, one group each.
+    let first = grouped_checked(&group, &CHECKED[..1], at, &[vec![]]).expect("first group");
+    assert_eq!(first[0].propositions_created, 2);
+    let second = grouped_checked(&group, &CHECKED[1..], at, &[vec![]]).expect("second group");
+    assert_eq!(second[0].propositions_updated, 1);
+    assert_eq!(links(&group), links(&alone));
+}

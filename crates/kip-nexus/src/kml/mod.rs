@@ -84,9 +84,12 @@ pub struct Writer<'a, 't> {
     /// The links a group write has written before its end (see
     /// [`Writer::may_be_stored`]).
     written: WrittenLinks,
+    /// The links the last group writes created (set in a group write).
+    pub(crate) recent: Option<&'a RecentGroups>,
     /// Whether the links `known` says were absent are still absent unless
-    /// the group wrote them: looked up once per command.
-    known_links_hold: Option<bool>,
+    /// the group wrote them, and the earlier groups that could have written
+    /// them since: looked up once per command.
+    known_links_hold: Option<Option<&'a [GroupLinks]>>,
 }
 
 /// What a group write has written of links before its end, as far as the
@@ -98,13 +101,22 @@ pub struct Writer<'a, 't> {
 /// write hundreds of thousands this way): a fingerprint shared by another
 /// link only costs that link the look-up it would have had anyway.
 #[derive(Debug, Default)]
-struct WrittenLinks {
+pub(crate) struct WrittenLinks {
     early: HashSet<u64, foldhash::fast::RandomState>,
     fingerprint: foldhash::fast::RandomState,
     untracked: bool,
 }
 
 impl WrittenLinks {
+    /// Fingerprinted as `recent` fingerprints (so that a later group can
+    /// look this one's links up there).
+    pub(crate) fn new(recent: &RecentGroups) -> WrittenLinks {
+        WrittenLinks {
+            fingerprint: recent.fingerprint.clone(),
+            ..WrittenLinks::default()
+        }
+    }
+
     fn note(&mut self, links: &[kip_store::Triple]) {
         use std::hash::BuildHasher as _;
         for t in links {
@@ -117,6 +129,71 @@ impl WrittenLinks {
     fn may_hold(&self, link: &crate::LinkKey) -> bool {
         use std::hash::BuildHasher as _;
         self.early.contains(&self.fingerprint.hash_one(link))
+    }
+}
+
+/// The links the last few group writes of this process created, each with
+/// the change-log sequence numbers before and after it: a check made ahead
+/// in a snapshot taken before a group (the first file of the next group was
+/// checked while this one ran) still holds for the links it found absent
+/// when every write since is one of these groups, one after the other, and
+/// none of them created the link.
+#[derive(Debug, Default)]
+pub(crate) struct RecentGroups {
+    /// Oldest first.
+    groups: Vec<GroupLinks>,
+    fingerprint: foldhash::fast::RandomState,
+}
+
+impl GroupLinks {
+    /// Whether the group may have created `link`.
+    pub(crate) fn created(&self, link: &crate::LinkKey) -> bool {
+        self.links.may_hold(link)
+    }
+}
+
+/// One committed group write of [`RecentGroups`].
+#[derive(Debug)]
+pub(crate) struct GroupLinks {
+    /// The change-log sequence numbers before and after it.
+    before: u64,
+    after: u64,
+    /// The links it created.
+    links: WrittenLinks,
+}
+
+impl RecentGroups {
+    /// How many groups back a check may have been made: the reader checks
+    /// at most two files ahead.
+    const KEPT: usize = 2;
+
+    /// Records a committed group that went from `before` to `after`.
+    pub(crate) fn record(&mut self, before: u64, after: u64, written: WrittenLinks) {
+        if written.untracked {
+            self.groups.clear();
+            return;
+        }
+        if self.groups.last().is_some_and(|g| g.after != before) {
+            self.groups.clear(); // something else was written in between
+        }
+        self.groups.push(GroupLinks {
+            before,
+            after,
+            links: written,
+        });
+        if self.groups.len() > Self::KEPT {
+            self.groups.remove(0);
+        }
+    }
+
+    /// The groups that took the nexus from sequence `from` to `to`, one
+    /// after the other, if nothing else was written in between.
+    fn between(&self, from: u64, to: u64) -> Option<&[GroupLinks]> {
+        let first = self.groups.iter().position(|g| g.before == from)?;
+        let chain = &self.groups[first..];
+        let ends_at_to = chain.last().is_some_and(|g| g.after == to);
+        let joined = chain.windows(2).all(|w| w[0].after == w[1].before);
+        (ends_at_to && joined).then_some(chain)
     }
 }
 
@@ -157,6 +234,20 @@ impl Carry {
         self.pending.triples.len()
             + self.pending_documents.documents.len()
             + self.pending_documents.links.len()
+    }
+
+    /// Starts a group write's carry, its links fingerprinted as `recent`
+    /// fingerprints.
+    pub(crate) fn new(recent: &RecentGroups) -> Carry {
+        Carry {
+            written: WrittenLinks::new(recent),
+            ..Carry::default()
+        }
+    }
+
+    /// The links the group created (once it is finished).
+    pub(crate) fn take_written(&mut self) -> WrittenLinks {
+        std::mem::take(&mut self.written)
     }
 
     /// Each command's before-image, in order (empty for commands that
@@ -317,6 +408,7 @@ impl<'a, 't> Writer<'a, 't> {
             known: None,
             group: None,
             written: WrittenLinks::default(),
+            recent: None,
             known_links_hold: None,
         }
     }
@@ -384,13 +476,14 @@ impl<'a, 't> Writer<'a, 't> {
     /// back each command's before-image; this writer runs no command.
     pub(crate) fn finish_group(mut self, carry: Carry) -> Result<Carry> {
         self.resume(carry);
-        // Nothing is decided after this: the links need not be noted.
-        self.create_pending_links(false)?;
+        // Noted for the next groups (see `RecentGroups`).
+        self.create_pending_links(true)?;
         self.index_link_documents()?;
         self.flush_documents()?;
         let group = self.group.take().unwrap_or_default();
         Ok(Carry {
             group,
+            written: std::mem::take(&mut self.written),
             ..Carry::default()
         })
     }

@@ -673,18 +673,28 @@ impl Writer<'_, '_> {
         if self.group.is_none() || self.written.untracked {
             return Ok(true);
         }
-        let hold = match self.known_links_hold {
-            Some(hold) => hold,
+        let since = match self.known_links_hold {
+            Some(since) => since,
             None => {
                 // A group appends its change-log entries at its end: the
                 // last one is still the one it started from.
                 let now = self.store.last_change_seq(self.txn).kip()?;
-                let hold = known.links_checked_at() == Some(now);
-                self.known_links_hold = Some(hold);
-                hold
+                let since = match known.links_checked_at() {
+                    Some(at) if at == now => Some(&[][..]),
+                    // Checked before the last groups: they count too.
+                    Some(at) => self.recent.and_then(|r| r.between(at, now)),
+                    None => None,
+                };
+                self.known_links_hold = Some(since);
+                since
             }
         };
-        Ok(!hold || known.link_was_stored(link) || self.written.may_hold(link))
+        let Some(since) = since else {
+            return Ok(true);
+        };
+        Ok(known.link_was_stored(link)
+            || self.written.may_hold(link)
+            || since.iter().any(|g| g.created(link)))
     }
 
     /// Decides `id`'s search document; written by
