@@ -628,14 +628,7 @@ fn a_group_write_that_fails_imports_its_files_one_by_one() {
         };
         assert_eq!(want.status, status, "{}: {:?}", want.file, want.errors);
     }
-    both.assert_same();
-    assert!(
-        both.pipelined
-            .check_store()
-            .expect("check")
-            .violations
-            .is_empty()
-    );
+    both.assert_same_and_clean();
 }
 
 /// The checks ahead look every link up in their snapshot, and a group
@@ -680,14 +673,7 @@ fn links_repeated_within_and_across_groups_are_updated_as_alone() {
     assert_eq!(both.expected[0].stats.propositions_created, 400);
     assert_eq!(both.expected[3].stats.propositions_created, 400);
     assert_eq!(both.expected[3].stats.propositions_updated, 401);
-    both.assert_same();
-    assert!(
-        both.pipelined
-            .check_store()
-            .expect("check")
-            .violations
-            .is_empty()
-    );
+    both.assert_same_and_clean();
 }
 
 /// Files applied together in one write report their progress before the
@@ -764,6 +750,14 @@ impl Compared {
             expected,
             reports,
         }
+    }
+
+    /// [`Compared::assert_same`], and the pipelined nexus's store keeps
+    /// every invariant.
+    fn assert_same_and_clean(&self) {
+        self.assert_same();
+        let violations = self.pipelined.check_store().expect("check").violations;
+        assert!(violations.is_empty(), "{violations:#?}");
     }
 
     /// Every file has the same outcome both ways, and so has the graph.
