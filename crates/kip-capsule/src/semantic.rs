@@ -250,8 +250,6 @@ pub(crate) struct Checker<'a, 'g> {
     /// [`Checker::checked_links`]).
     stored_links: Vec<kip_nexus::LinkKey>,
     links_resolved: bool,
-    /// Predicate ids in the snapshot (`None`: not stored).
-    predicate_ids: HashMap<String, Option<u32>>,
     pub(crate) errors: Vec<ImportError>,
 }
 
@@ -296,7 +294,6 @@ impl<'a, 'g> Checker<'a, 'g> {
             stored_names: HashMap::default(),
             stored_links: Vec::new(),
             links_resolved: true,
-            predicate_ids: HashMap::default(),
             errors: Vec::new(),
         }
     }
@@ -335,15 +332,7 @@ impl<'a, 'g> Checker<'a, 'g> {
         let (Some(s), Some(o)) = (s.stored, o.stored) else {
             return Ok(());
         };
-        let p = match self.predicate_ids.get(predicate) {
-            Some(&p) => p,
-            None => {
-                let p = self.g.predicate_id(predicate)?;
-                self.predicate_ids.insert(predicate.to_owned(), p);
-                p
-            }
-        };
-        if let Some(p) = p
+        if let Some(p) = self.g.predicate_id(predicate)?
             && self.g.find_link(s, p, o)?.is_some()
         {
             self.stored_links.push((s, p, o));

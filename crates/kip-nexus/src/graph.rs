@@ -83,8 +83,9 @@ pub struct Graph<'t> {
     /// command: a snapshot that runs many FINDs (the logic-property
     /// resolver's batches) reads each once. Like the record caches above,
     /// valid for the life of the view (a writer makes a new view per
-    /// statement).
-    lookups: RefCell<HashMap<(u8, String), Option<u32>>>,
+    /// statement). By namespace tag, then name (found without a copy of
+    /// the name: the capsule checks ask once per link).
+    lookups: RefCell<HashMap<u8, HashMap<String, Option<u32>>>>,
     defined: RefCell<HashMap<(bool, String), bool>>,
     counts: RefCell<HashMap<(u8, u32), u64>>,
 }
@@ -131,12 +132,16 @@ impl<'t> Graph<'t> {
     }
 
     fn lookup(&self, ns: Namespace, name: &str) -> Result<Option<u32>> {
-        let key = (ns.tag(), name.to_owned());
-        if let Some(id) = self.lookups.borrow().get(&key) {
-            return Ok(*id);
+        let found =
+            (self.lookups.borrow().get(&ns.tag())).and_then(|names| names.get(name).copied());
+        if let Some(id) = found {
+            return Ok(id);
         }
         let id = self.store.lookup(self.txn, ns, name).kip()?;
-        self.lookups.borrow_mut().insert(key, id);
+        (self.lookups.borrow_mut())
+            .entry(ns.tag())
+            .or_default()
+            .insert(name.to_owned(), id);
         Ok(id)
     }
 
