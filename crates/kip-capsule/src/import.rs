@@ -40,29 +40,26 @@ pub struct ImportOptions<'a> {
     pub originator: Option<&'a str>,
 }
 
-impl<'a> ImportOptions<'a> {
-    /// These options with progress reports going to `progress`.
-    fn reporting_to<'b>(&self, progress: Option<&'b dyn Fn(Progress)>) -> ImportOptions<'b>
-    where
-        'a: 'b,
-    {
-        ImportOptions {
-            dry_run: self.dry_run,
-            progress,
-            originator: self.originator,
+/// Runs `then` with `options` whose progress reports name file `index` of
+/// an import of several (see [`Progress::file`]).
+fn about_file<R>(
+    options: &ImportOptions<'_>,
+    index: usize,
+    then: impl FnOnce(&ImportOptions<'_>) -> R,
+) -> R {
+    let stamp = |p: Progress| {
+        if let Some(to) = options.progress {
+            to(Progress {
+                file: Some(index),
+                ..p
+            });
         }
-    }
-}
-
-/// Hands `p` on as a report about file `index` of an import of several
-/// (see [`Progress::file`]).
-fn about_file(options: &ImportOptions<'_>, index: usize, p: Progress) {
-    if let Some(to) = options.progress {
-        to(Progress {
-            file: Some(index),
-            ..p
-        });
-    }
+    };
+    then(&ImportOptions {
+        dry_run: options.dry_run,
+        progress: options.progress.map(|_| &stamp as &dyn Fn(Progress)),
+        originator: options.originator,
+    })
 }
 
 impl std::fmt::Debug for ImportOptions<'_> {
@@ -405,9 +402,9 @@ pub fn import_paths_with(
                 );
                 (true, changed, None)
             } else {
-                let stamp = |p| about_file(options, index, p);
-                let stamped = options.reporting_to(options.progress.map(|_| &stamp as _));
-                let report = complete(nexus, prepared, origin, &stamped);
+                let report = about_file(options, index, |options| {
+                    complete(nexus, prepared, origin, options)
+                });
                 let wrote = report.is_imported() && !report.dry_run && report.stats.changed();
                 (additive_file, u64::from(wrote), Some(report))
             };
@@ -544,18 +541,14 @@ fn import_group(
             return None;
         };
         report.items = commands.len();
-        let stamp = |p| about_file(options, index, p);
-        let stamped = options.reporting_to(options.progress.map(|_| &stamp as _));
-        let progress = Reporter::new(&stamped, started, text.len());
         let n = commands.len() as u64;
-        progress.report(
-            Phase::Parsing,
-            text.len() as u64,
-            text.len() as u64,
-            text.len(),
-        );
-        progress.report(Phase::Validating, n, n, text.len());
-        progress.report(Phase::Applying, 0, n, text.len());
+        about_file(options, index, |options| {
+            let progress = Reporter::new(options, started, text.len());
+            let len = text.len() as u64;
+            progress.report(Phase::Parsing, len, len, text.len());
+            progress.report(Phase::Validating, n, n, text.len());
+            progress.report(Phase::Applying, 0, n, text.len());
+        });
         bytes += text.len();
         let mut run = run_options(origin, &report.file, options);
         if let Some(known) = parsed.known {
@@ -576,9 +569,9 @@ fn import_group(
                 report.stats = stats;
                 changed += u64::from(stats.changed());
                 let n = report.items as u64;
-                let stamp = |p| about_file(options, index, p);
-                let stamped = options.reporting_to(options.progress.map(|_| &stamp as _));
-                Reporter::new(&stamped, started, len).report(Phase::Applying, n, n, len);
+                about_file(options, index, |options| {
+                    Reporter::new(options, started, len).report(Phase::Applying, n, n, len);
+                });
                 each(finish(report, started, options));
             }
             changed
@@ -587,9 +580,9 @@ fn import_group(
             // Applied one by one instead: each lands or fails on its own.
             let before = nexus.last_change_seq().unwrap_or(0);
             for (path, .., index) in members {
-                let stamp = |p| about_file(options, index, p);
-                let stamped = options.reporting_to(options.progress.map(|_| &stamp as _));
-                each(import_path_with(nexus, &path, origin, &stamped));
+                each(about_file(options, index, |options| {
+                    import_path_with(nexus, &path, origin, options)
+                }));
             }
             nexus.last_change_seq().unwrap_or(0).saturating_sub(before)
         }
