@@ -141,8 +141,10 @@ impl KnownConcepts {
     /// (a handle it could not follow, say).
     ///
     /// A group write ([`Nexus::run_group`]) whose transaction started from
-    /// that same state then skips the look-up of each new link the text
-    /// upserts, unless the group itself wrote a link it cannot account for
+    /// that same state, or from the end of this process's last group
+    /// writes when nothing else was written since that state, then skips
+    /// the look-up of each new link the text upserts that none of them
+    /// created, unless the group itself wrote a link it cannot account for
     /// (a `PROPOSITION` block's). A link missed all the same is still
     /// caught: `create_propositions` inserts only new keys, so the write
     /// fails rather than store a link twice, and the import runs its files
@@ -523,8 +525,7 @@ impl Nexus {
                 let t = match step {
                     GroupStep::Text(t) => *t,
                     GroupStep::NotReady => {
-                        let mut w = kml::Writer::new(&self.store, txn, "", now());
-                        w.recent = Some(&recent);
+                        let w = kml::Writer::new(&self.store, txn, "", now());
                         carry = w.write_decided(carry)?;
                         continue;
                     }

@@ -145,13 +145,6 @@ pub(crate) struct RecentGroups {
     fingerprint: foldhash::fast::RandomState,
 }
 
-impl GroupLinks {
-    /// Whether the group may have created `link`.
-    pub(crate) fn created(&self, link: &crate::LinkKey) -> bool {
-        self.links.may_hold(link)
-    }
-}
-
 /// One committed group write of [`RecentGroups`].
 #[derive(Debug)]
 pub(crate) struct GroupLinks {
@@ -160,6 +153,13 @@ pub(crate) struct GroupLinks {
     after: u64,
     /// The links it created.
     links: WrittenLinks,
+}
+
+impl GroupLinks {
+    /// Whether the group may have created `link`.
+    pub(crate) fn created(&self, link: &crate::LinkKey) -> bool {
+        self.links.may_hold(link)
+    }
 }
 
 impl RecentGroups {

@@ -663,9 +663,11 @@ impl Writer<'_, '_> {
     /// Whether link `(s, p, o)` may be stored already (the caller has
     /// looked among the pending links): `false` only in a group write
     /// whose transaction started from the state in which the checks ahead
-    /// found the link absent (see [`crate::KnownConcepts::set_links`]),
-    /// when the group has written no link since that could be it. Saves a
-    /// random look-up in `spo` per new link of a bulk import.
+    /// found the link absent (see [`crate::KnownConcepts::set_links`]), or
+    /// from the end of the last groups that followed that state
+    /// ([`super::RecentGroups`]), when none of them and nothing this group
+    /// has written could be it. Saves a random look-up in `spo` per new
+    /// link of a bulk import.
     fn may_be_stored(&mut self, link: &crate::LinkKey) -> Result<bool> {
         let Some(known) = self.known else {
             return Ok(true);
