@@ -162,11 +162,7 @@ fn large_bundles_mutated_near_their_end_never_panic_nor_write() {
         let mutated = format!("{head}{}", mutate(&mut rng, end));
         let (_d, nexus) = fresh();
         let before = graph(&nexus);
-        let options = ImportOptions {
-            dry_run: false,
-            progress: None,
-            originator: None,
-        };
+        let options = ImportOptions::default();
         let r = import_text_with(&nexus, "big.yaml", &mutated, &origin(), &options);
         check(&r, &mutated);
         if r.status == Status::Failed {
