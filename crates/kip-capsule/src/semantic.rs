@@ -250,6 +250,9 @@ pub(crate) struct Checker<'a, 'g> {
     /// [`Checker::checked_links`]).
     stored_links: Vec<kip_nexus::LinkKey>,
     links_resolved: bool,
+    /// The concepts a write of the file will look up by type and name, in
+    /// the order it will (see [`kip_nexus::KnownConcepts::push_in_order`]).
+    look_ups: Vec<u32>,
     pub(crate) errors: Vec<ImportError>,
 }
 
@@ -294,6 +297,7 @@ impl<'a, 'g> Checker<'a, 'g> {
             stored_names: HashMap::default(),
             stored_links: Vec::new(),
             links_resolved: true,
+            look_ups: Vec::new(),
             errors: Vec::new(),
         }
     }
@@ -304,12 +308,19 @@ impl<'a, 'g> Checker<'a, 'g> {
     /// again (see [`kip_nexus::KnownConcepts`]).
     pub(crate) fn known_concepts(&self) -> kip_nexus::KnownConcepts {
         let mut known = kip_nexus::KnownConcepts::default();
+        let slots = &self.keys.concept_slots;
+        let mut by_key: Vec<(&str, &str)> = vec![("", ""); slots.len()];
         for (ty, names) in &self.keys.concepts {
             for (name, &k) in names {
-                if let Some(Some(id)) = self.keys.concept_slots[k as usize].stored {
+                by_key[k as usize] = (ty, name);
+                if let Some(Some(id)) = slots[k as usize].stored {
                     known.insert(ty, name, id);
                 }
             }
+        }
+        for &k in &self.look_ups {
+            let (ty, name) = by_key[k as usize];
+            known.push_in_order(ty, name, slots[k as usize].stored.flatten());
         }
         known
     }
@@ -802,7 +813,11 @@ impl<'a, 'g> Checker<'a, 'g> {
                     return Ok(());
                 }
                 match action {
-                    Action::Upsert => self.upsert_concept(ty, name, attrs, meta, loc)?,
+                    Action::Upsert => {
+                        self.upsert_concept(ty, name, attrs, meta, loc)?;
+                        let k = self.keys.concept(ty, name);
+                        self.look_ups.push(k);
+                    }
                     Action::Delete => self.delete_concept(ty, name, attrs, loc),
                 }
             }
@@ -812,9 +827,32 @@ impl<'a, 'g> Checker<'a, 'g> {
                 meta,
                 action,
                 loc,
-            } => self.link(link, attrs, meta, *action, loc)?,
+            } => {
+                self.link(link, attrs, meta, *action, loc)?;
+                if *action == Action::Upsert {
+                    self.note_look_ups(link, loc);
+                }
+            }
         }
         Ok(())
+    }
+
+    /// The ends of an upserted link a write looks up by type and name:
+    /// those written in the link itself (a `SET PROPOSITIONS` entry's
+    /// subject is its block, looked up with the block; a handle's end is
+    /// not looked up again).
+    fn note_look_ups(&mut self, link: &LinkRef, loc: &Loc) {
+        for end in [&link.subject, &link.object] {
+            if let Ref::Concept {
+                ty, name, loc: at, ..
+            } = end
+                && at.start >= loc.start
+                && at.end <= loc.end
+            {
+                let k = self.keys.concept(ty, name);
+                self.look_ups.push(k);
+            }
+        }
     }
 
     /// A concept item that failed earlier checks: it counts as present,

@@ -19,7 +19,7 @@
 use std::collections::HashMap;
 
 use kip_store::{
-    ConceptId, ConceptRecord, ElementId, NewDocument, PropositionId, PropositionRecord, RwTxn,
+    ConceptId, ConceptRecord, DocumentBatch, ElementId, PropositionId, PropositionRecord, RwTxn,
     Store,
 };
 use serde_json::Value as Json;
@@ -114,35 +114,139 @@ pub fn index_proposition(
         .kip()
 }
 
-/// Indexes new links together (see [`kip_store::Store::index_documents`]):
-/// the same documents [`index_proposition`] writes one by one.
-pub fn index_propositions<'r>(
-    store: &Store,
-    txn: &mut RwTxn<'_>,
-    links: impl IntoIterator<
-        Item = (
-            PropositionId,
-            &'r serde_json::Map<String, Json>,
-            &'r [String; 3],
-        ),
-    >,
-) -> Result<()> {
-    let docs: Vec<NewDocument> = links
-        .into_iter()
-        .map(|(id, attributes, names)| {
-            let (terms, len) = document(
-                &[names[0].as_str()],
-                &[names[1].as_str(), names[2].as_str()],
-                attributes,
-            );
-            NewDocument {
-                element: ElementId::Proposition(id),
-                terms,
-                len,
+/// The search documents of new links without attributes (what a bulk
+/// import's `SET PROPOSITIONS` creates), the same documents
+/// [`index_proposition`] writes one by one: each link's predicate (counted
+/// [`NAME_WEIGHT`] times) and its ends' names. Ends and predicates recur
+/// across many links, so each is tokenized once per batch and its terms
+/// interned once; a link's document is then a merge of three short lists
+/// of term slots ([`kip_store::DocumentBatch`]).
+#[derive(Debug, Default)]
+pub struct LinkDocuments {
+    batch: DocumentBatch,
+    slots: HashMap<String, u32, foldhash::fast::RandomState>,
+    /// Each end's name, as a range of `arena` and its token count.
+    ends: HashMap<ElementId, Terms, foldhash::fast::RandomState>,
+    /// Each predicate's name (spaces for underscores), likewise.
+    predicates: HashMap<u32, Terms, foldhash::fast::RandomState>,
+    /// `(slot, occurrences)` of every name tokenized so far.
+    arena: Vec<(u32, u32)>,
+    scratch: Vec<(u32, u32)>,
+}
+
+/// What [`LinkDocuments::add`] asks the name of.
+#[derive(Clone, Copy, Debug)]
+pub enum NameOf {
+    Predicate(u32),
+    End(ElementId),
+}
+
+/// A tokenized name: its terms (a range of [`LinkDocuments::arena`]) and
+/// how many tokens it has.
+#[derive(Clone, Copy, Debug)]
+struct Terms {
+    start: u32,
+    end: u32,
+    len: u32,
+}
+
+impl LinkDocuments {
+    pub fn is_empty(&self) -> bool {
+        self.batch.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.batch.len()
+    }
+
+    /// Adds link `id` between `subject` and `object` by predicate `p`.
+    /// `name` is asked only for a predicate or an end the batch has not
+    /// met yet (a proposition end's name is empty).
+    pub fn add(
+        &mut self,
+        id: PropositionId,
+        (subject, p, object): (ElementId, u32, ElementId),
+        mut name: impl FnMut(NameOf) -> Result<String>,
+    ) -> Result<()> {
+        let pred = match self.predicates.get(&p) {
+            Some(&t) => t,
+            None => {
+                let t = self.tokenize(&name(NameOf::Predicate(p))?.replace('_', " "));
+                self.predicates.insert(p, t);
+                t
             }
-        })
-        .collect();
-    store.index_documents(txn, &docs).kip()
+        };
+        let mut end = |this: &mut Self, e: ElementId| -> Result<Terms> {
+            if let Some(&t) = this.ends.get(&e) {
+                return Ok(t);
+            }
+            let t = this.tokenize(&name(NameOf::End(e))?);
+            this.ends.insert(e, t);
+            Ok(t)
+        };
+        let (s, o) = (end(self, subject)?, end(self, object)?);
+        let mut terms = std::mem::take(&mut self.scratch);
+        terms.clear();
+        let range = |t: Terms| t.start as usize..t.end as usize;
+        terms.extend(
+            self.arena[range(pred)]
+                .iter()
+                .map(|&(slot, n)| (slot, n * NAME_WEIGHT)),
+        );
+        terms.extend_from_slice(&self.arena[range(s)]);
+        terms.extend_from_slice(&self.arena[range(o)]);
+        let len = pred.len * NAME_WEIGHT + s.len + o.len;
+        self.batch.push(ElementId::Proposition(id), len, &mut terms);
+        self.scratch = terms;
+        Ok(())
+    }
+
+    /// Whether the batch has met end `e` (see [`LinkDocuments::meet`]).
+    pub fn knows(&self, e: ElementId) -> bool {
+        self.ends.contains_key(&e)
+    }
+
+    /// Tokenizes end `e`'s name ahead of the links that will name it:
+    /// the writer meets the ends when it decides a link, with their names
+    /// at hand, and creates the link later.
+    pub fn meet(&mut self, e: ElementId, name: &str) {
+        if !self.ends.contains_key(&e) {
+            let t = self.tokenize(name);
+            self.ends.insert(e, t);
+        }
+    }
+
+    /// Interns `text`'s terms; their occurrences go to the arena.
+    fn tokenize(&mut self, text: &str) -> Terms {
+        let start = self.arena.len();
+        let mut len = 0;
+        for term in index_terms(text) {
+            len += 1;
+            let slot = match self.slots.get(term.as_str()) {
+                Some(&slot) => slot,
+                None => {
+                    let slot = self.batch.add_term(term.clone());
+                    self.slots.insert(term, slot);
+                    slot
+                }
+            };
+            match self.arena[start..].iter_mut().find(|(s, _)| *s == slot) {
+                Some((_, n)) => *n += 1,
+                None => self.arena.push((slot, 1)),
+            }
+        }
+        Terms {
+            start: start as u32,
+            end: self.arena.len() as u32,
+            len,
+        }
+    }
+
+    /// Writes the documents as one batch (see
+    /// [`kip_store::Store::index_document_batch`]).
+    pub fn write(&self, store: &Store, txn: &mut RwTxn<'_>) -> Result<()> {
+        store.index_document_batch(txn, &self.batch).kip()
+    }
 }
 
 pub fn unindex(store: &Store, txn: &mut RwTxn<'_>, e: ElementId) -> Result<()> {

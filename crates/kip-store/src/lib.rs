@@ -127,7 +127,7 @@ pub use names::Namespace;
 pub use propositions::{NewProposition, PropositionMatch, PropositionMatches, PropositionRecord};
 pub use sizes::{DatabaseSize, StoreSizes};
 pub use store::Store;
-pub use text::{NewDocument, PrefixPosting};
+pub use text::{DocumentBatch, NewDocument, PrefixPosting};
 pub use trace::{MAX_ORIGINATOR_LEN, TraceSlot};
 
 /// The names of the store's LMDB databases (see the table in the crate

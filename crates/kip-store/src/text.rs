@@ -43,6 +43,83 @@ pub struct NewDocument {
     pub len: u32,
 }
 
+/// Documents over one table of terms, each term given once for the whole
+/// batch: what [`Store::index_document_batch`] takes. A bulk import's link
+/// documents are made of a few names shared by many links, so the caller
+/// tokenizes each name once and hands every document as term slots, where
+/// [`NewDocument`]s would repeat (and the store would hash again) each
+/// term's text per document.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DocumentBatch {
+    terms: Vec<String>,
+    elements: Vec<ElementId>,
+    lens: Vec<u32>,
+    /// Every document's `(slot, frequency)`, document after document.
+    doc_terms: Vec<(u32, u32)>,
+    /// Where each document's terms end in `doc_terms`.
+    doc_ends: Vec<usize>,
+}
+
+impl DocumentBatch {
+    /// Adds a term to the table and returns its slot. The caller gives
+    /// each distinct text once (a repeated text fails the batch).
+    pub fn add_term(&mut self, text: String) -> u32 {
+        self.terms.push(text);
+        (self.terms.len() - 1) as u32
+    }
+
+    /// Adds the document of `element`, `len` tokens long, with the given
+    /// `(slot, frequency)` pairs in any order: repeated slots are merged,
+    /// zero frequencies skipped. Panics on a slot not added yet.
+    pub fn push(&mut self, element: ElementId, len: u32, terms: &mut [(u32, u32)]) {
+        terms.sort_unstable_by_key(|&(slot, _)| slot);
+        let start = self.doc_terms.len();
+        for &(slot, tf) in terms.iter() {
+            assert!(
+                (slot as usize) < self.terms.len(),
+                "term slot {slot} was not added"
+            );
+            if tf == 0 {
+                continue;
+            }
+            match self.doc_terms[start..].last_mut() {
+                Some(last) if last.0 == slot => last.1 = last.1.saturating_add(tf),
+                _ => self.doc_terms.push((slot, tf)),
+            }
+        }
+        self.elements.push(element);
+        self.lens.push(len);
+        self.doc_ends.push(self.doc_terms.len());
+    }
+
+    pub fn len(&self) -> usize {
+        self.elements.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.elements.is_empty()
+    }
+
+    /// The same documents with each term spelled out.
+    fn to_documents(&self) -> Vec<NewDocument> {
+        let mut begin = 0;
+        (self.elements.iter().zip(&self.lens).zip(&self.doc_ends))
+            .map(|((&element, &len), &end)| {
+                let terms = self.doc_terms[begin..end]
+                    .iter()
+                    .map(|&(slot, tf)| (self.terms[slot as usize].clone(), tf))
+                    .collect();
+                begin = end;
+                NewDocument {
+                    element,
+                    terms,
+                    len,
+                }
+            })
+            .collect()
+    }
+}
+
 /// A document's terms as stored, into `out` (cleared first): empty terms
 /// and zero frequencies skipped, long terms cut, sorted, repeated terms
 /// merged.
@@ -91,7 +168,7 @@ impl Doc<'_, String> {
 /// A batch's documents regrouped by term, in flat vectors (no allocation
 /// per term or per document).
 struct Batch<'a> {
-    /// Each distinct term (clamped), by slot in order of first appearance.
+    /// Each distinct term (clamped), by slot.
     texts: Vec<&'a str>,
     /// Where each slot's postings start in `postings` (one more entry at the
     /// end).
@@ -103,6 +180,9 @@ struct Batch<'a> {
     doc_terms: Vec<(u32, u32)>,
     /// Where each document's terms end in `doc_terms`.
     doc_ends: Vec<usize>,
+    /// Each document's element and length.
+    elements: Vec<ElementId>,
+    lens: Vec<u32>,
     /// The sum of the documents' lengths.
     total_len: i64,
 }
@@ -111,24 +191,57 @@ impl<'a> Batch<'a> {
     fn gather<S: AsRef<str>>(docs: &'a [Doc<'a, S>]) -> Batch<'a> {
         let mut slots: HashMap<&str, u32> = HashMap::with_capacity(docs.len());
         let mut texts: Vec<&str> = Vec::new();
-        let mut counts: Vec<usize> = Vec::new();
         let mut doc_terms = Vec::with_capacity(docs.len() * 4);
         let mut doc_ends = Vec::with_capacity(docs.len());
         let mut merged = Vec::new();
-        let mut total_len: i64 = 0;
         for doc in docs {
             merge_terms_into(doc.terms, &mut merged);
             for &(term, tf) in &merged {
                 let slot = *slots.entry(term).or_insert_with(|| {
                     texts.push(term);
-                    counts.push(0);
                     (texts.len() - 1) as u32
                 });
-                counts[slot as usize] += 1;
                 doc_terms.push((slot, tf));
             }
             doc_ends.push(doc_terms.len());
-            total_len += i64::from(doc.len);
+        }
+        Batch::scatter(
+            texts,
+            doc_terms,
+            doc_ends,
+            docs.iter().map(|d| d.element).collect(),
+            docs.iter().map(|d| d.len).collect(),
+        )
+    }
+
+    /// The batch of a [`DocumentBatch`], whose documents already name
+    /// their terms by slot; `None` when a term is empty or must be cut (two
+    /// texts could then become one: [`Batch::gather`] merges them).
+    fn from_table(table: &'a DocumentBatch) -> Option<Batch<'a>> {
+        if (table.terms.iter()).any(|t| t.is_empty() || clamp_term(t).len() < t.len()) {
+            return None;
+        }
+        Some(Batch::scatter(
+            table.terms.iter().map(String::as_str).collect(),
+            table.doc_terms.clone(),
+            table.doc_ends.clone(),
+            table.elements.clone(),
+            table.lens.clone(),
+        ))
+    }
+
+    /// Scatters each document's `(slot, frequency)` pairs (each document's
+    /// slots distinct) into its terms' posting groups.
+    fn scatter(
+        texts: Vec<&'a str>,
+        doc_terms: Vec<(u32, u32)>,
+        doc_ends: Vec<usize>,
+        elements: Vec<ElementId>,
+        lens: Vec<u32>,
+    ) -> Batch<'a> {
+        let mut counts = vec![0usize; texts.len()];
+        for &(slot, _) in &doc_terms {
+            counts[slot as usize] += 1;
         }
         let mut starts = Vec::with_capacity(counts.len() + 1);
         let mut at = 0;
@@ -137,12 +250,11 @@ impl<'a> Batch<'a> {
             at += count;
         }
         starts.push(at);
-        // Scatter each document's postings into its terms' groups.
         let mut fill = starts.clone();
         let mut postings = vec![(0, 0); doc_terms.len()];
         let mut begin = 0;
-        for (doc, &end) in docs.iter().zip(&doc_ends) {
-            let o = ordinal(doc.element);
+        for (&element, &end) in elements.iter().zip(&doc_ends) {
+            let o = ordinal(element);
             for &(slot, tf) in &doc_terms[begin..end] {
                 let at = &mut fill[slot as usize];
                 postings[*at] = (o, tf);
@@ -152,17 +264,20 @@ impl<'a> Batch<'a> {
         }
         // Ordinals sort as elements do; a bulk import's documents come in
         // element order already.
-        if !docs.is_sorted_by_key(|d| d.element) {
+        if !elements.is_sorted() {
             for group in starts.windows(2) {
                 postings[group[0]..group[1]].sort_unstable_by_key(|p| p.0);
             }
         }
+        let total_len = lens.iter().map(|&l| i64::from(l)).sum();
         Batch {
             texts,
             starts,
             postings,
             doc_terms,
             doc_ends,
+            elements,
+            lens,
             total_len,
         }
     }
@@ -198,7 +313,7 @@ impl Store {
             len: doc_len,
             terms,
         };
-        self.replace_documents(txn, &[doc])
+        self.replace_documents(txn, Batch::gather(&[doc]))
     }
 
     /// Indexes many documents at once, with the same result as calling
@@ -218,33 +333,41 @@ impl Store {
         txn: &mut RwTxn<'_>,
         docs: &[NewDocument],
     ) -> Result<(), StoreError> {
-        self.replace_documents(txn, &Doc::view(docs))
+        self.replace_documents(txn, Batch::gather(&Doc::view(docs)))
     }
 
-    /// [`Store::index_documents`] on borrowed documents.
-    fn replace_documents(
+    /// [`Store::index_documents`] for documents given over one table of
+    /// terms: the same result, without hashing each term of each document.
+    pub fn index_document_batch(
         &self,
         txn: &mut RwTxn<'_>,
-        docs: &[Doc<'_, String>],
+        table: &DocumentBatch,
     ) -> Result<(), StoreError> {
+        match Batch::from_table(table) {
+            Some(batch) => self.replace_documents(txn, batch),
+            None => self.index_documents(txn, &table.to_documents()),
+        }
+    }
+
+    /// Indexes a batch's documents, each replacing its element's previous
+    /// one.
+    fn replace_documents(&self, txn: &mut RwTxn<'_>, batch: Batch<'_>) -> Result<(), StoreError> {
+        let elements = &batch.elements;
         // In strictly increasing element order (a bulk import's new
         // elements) no element can appear twice.
-        let ascending = docs.is_sorted_by(|a, b| a.element < b.element);
+        let ascending = elements.is_sorted_by(|a, b| a < b);
         if ascending {
-            self.require_elements(txn, docs)?;
+            self.require_all(txn, elements)?;
         } else {
-            let mut seen = std::collections::HashSet::with_capacity(docs.len());
-            for doc in docs {
-                if !seen.insert(doc.element) {
+            let mut seen = std::collections::HashSet::with_capacity(elements.len());
+            for &element in elements {
+                if !seen.insert(element) {
                     return Err(StoreError::invalid(format!(
-                        "{} appears twice in one batch of documents",
-                        doc.element
+                        "{element} appears twice in one batch of documents"
                     )));
                 }
-                if !self.contains(txn, doc.element)? {
-                    return Err(StoreError::NotFound {
-                        element: doc.element,
-                    });
+                if !self.contains(txn, element)? {
+                    return Err(StoreError::NotFound { element });
                 }
             }
         }
@@ -252,14 +375,14 @@ impl Store {
         // to its last (new concepts, say, below indexed propositions), there
         // is no previous document to remove; after every indexed one (a bulk
         // import's new links), they are appended to `documents` too.
-        let (fresh, append) = match (docs.first(), docs.last()) {
-            (Some(first), Some(last)) if ascending => {
+        let (fresh, append) = match (elements.first(), elements.last()) {
+            (Some(&first), Some(&last)) if ascending => {
                 let documents = self.db.documents.remap_data_type::<Bytes>();
-                let range = first.element..=last.element;
+                let range = first..=last;
                 let fresh = documents.range(txn, &range).lmdb()?.next().is_none();
                 let append = fresh
                     && match documents.last(txn).lmdb()? {
-                        Some((indexed, _)) => indexed < first.element,
+                        Some((indexed, _)) => indexed < first,
                         None => true,
                     };
                 (fresh, append)
@@ -267,33 +390,21 @@ impl Store {
             _ => (false, false),
         };
         if !fresh {
-            for doc in docs {
-                self.remove_document(txn, doc.element)?;
+            for &element in elements {
+                self.remove_document(txn, element)?;
             }
         }
-        let total_len = self.insert_documents(txn, docs, append)?;
-        if !docs.is_empty() {
-            self.add_stat(txn, StatKey::Documents, docs.len() as i64)?;
-            self.add_stat(txn, StatKey::DocumentLength, total_len)?;
+        self.insert_documents(txn, &batch, append)?;
+        if !elements.is_empty() {
+            self.add_stat(txn, StatKey::Documents, elements.len() as i64)?;
+            self.add_stat(txn, StatKey::DocumentLength, batch.total_len)?;
         }
         Ok(())
     }
 
-    /// Fails with [`StoreError::NotFound`] for the first of `docs` (in
-    /// strictly increasing element order) whose element does not exist
-    /// (see [`Store::require_all`]).
-    fn require_elements(
-        &self,
-        txn: &RoTxn<'_>,
-        docs: &[Doc<'_, String>],
-    ) -> Result<(), StoreError> {
-        let elements: Vec<ElementId> = docs.iter().map(|d| d.element).collect();
-        self.require_all(txn, &elements)
-    }
-
     /// Writes the documents, their postings and their terms' document
-    /// frequencies, for elements that have no document; returns the sum of
-    /// their lengths. `append`: the documents are in element order and
+    /// frequencies, for elements that have no document. `append`: the
+    /// documents are in element order and
     /// follow every key of `documents`. The corpus statistics are the
     /// caller's.
     ///
@@ -302,18 +413,27 @@ impl Store {
     /// postings appended to their last block without decoding it; new terms
     /// (ids past every known one, in id order) are appended to `term_ids`
     /// and `postings`.
-    fn insert_documents<S: AsRef<str>>(
+    fn insert_documents(
         &self,
         txn: &mut RwTxn<'_>,
-        docs: &[Doc<'_, S>],
+        batch: &Batch<'_>,
         append: bool,
-    ) -> Result<i64, StoreError> {
-        let batch = Batch::gather(docs);
+    ) -> Result<(), StoreError> {
         let n = batch.texts.len();
         // Intern in term order (neighbouring `terms` entries), so new
         // terms take ids in term order.
         let mut order: Vec<u32> = (0..n as u32).collect();
         order.sort_unstable_by_key(|&slot| batch.texts[slot as usize]);
+        // A table given by the caller could name one text twice.
+        if let Some(pair) = order
+            .windows(2)
+            .find(|w| batch.texts[w[0] as usize] == batch.texts[w[1] as usize])
+        {
+            return Err(StoreError::invalid(format!(
+                "the term {:?} appears twice in one batch's table",
+                batch.texts[pair[0] as usize]
+            )));
+        }
         let mut ids = vec![0u32; n];
         let mut known: Vec<u32> = Vec::with_capacity(n);
         let mut fresh: Vec<u32> = Vec::new();
@@ -388,7 +508,7 @@ impl Store {
             PutFlags::empty()
         };
         let mut forward: Vec<(u32, u32)> = Vec::new();
-        for (at, doc) in docs.iter().enumerate() {
+        for (at, (element, &len)) in batch.elements.iter().zip(&batch.lens).enumerate() {
             forward.clear();
             forward.extend(
                 batch
@@ -398,15 +518,13 @@ impl Store {
             );
             forward.sort_unstable();
             DocumentRef {
-                len: doc.len,
+                len,
                 terms: &forward,
             }
             .encode_into(&mut buf);
-            documents
-                .put_with_flags(txn, flags, &doc.element, &buf)
-                .lmdb()?;
+            documents.put_with_flags(txn, flags, element, &buf).lmdb()?;
         }
-        Ok(batch.total_len)
+        Ok(())
     }
 
     /// Adds new postings of `term` (sorted by ordinal, none already
@@ -816,10 +934,7 @@ impl Store {
                     len,
                 })
             },
-            |txn, chunk| {
-                self.insert_documents(txn, &Doc::view(&chunk), false)
-                    .map(drop)
-            },
+            |txn, chunk| self.insert_documents(txn, &Batch::gather(&Doc::view(&chunk)), false),
         )?;
         Ok((written, postings))
     }

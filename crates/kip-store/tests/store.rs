@@ -34,17 +34,44 @@ fn link(s: impl Into<ElementId>, p: u32, o: impl Into<ElementId>) -> Proposition
 
 /// Runs `f` in a write and returns its result (errors included) after the
 /// write committed or aborted.
-/// Indexes `docs` as one batch, or one document at a time: what the
-/// batch path must equal.
-fn index_all(
-    store: &Store,
-    docs: &[kip_store::NewDocument],
-    batched: bool,
-) -> Result<(), StoreError> {
-    write(store, |txn| {
-        if batched {
-            store.index_documents(txn, docs)
-        } else {
+/// How [`index_all`] indexes: one document at a time (what the batch
+/// paths must equal), as one batch of documents, or as one batch over a
+/// table of terms.
+#[derive(Clone, Copy, Debug)]
+enum How {
+    OneByOne,
+    Batch,
+    Table,
+}
+
+const EVERY_WAY: [How; 3] = [How::OneByOne, How::Batch, How::Table];
+
+/// `docs` as a [`kip_store::DocumentBatch`]: each distinct text added
+/// once, in order of first use.
+fn to_table(docs: &[kip_store::NewDocument]) -> kip_store::DocumentBatch {
+    let mut table = kip_store::DocumentBatch::default();
+    let mut slots = std::collections::HashMap::new();
+    for d in docs {
+        let mut terms: Vec<(u32, u32)> = d
+            .terms
+            .iter()
+            .map(|(t, tf)| {
+                let slot = *slots
+                    .entry(t.clone())
+                    .or_insert_with(|| table.add_term(t.clone()));
+                (slot, *tf)
+            })
+            .collect();
+        table.push(d.element, d.len, &mut terms);
+    }
+    table
+}
+
+fn index_all(store: &Store, docs: &[kip_store::NewDocument], how: How) -> Result<(), StoreError> {
+    write(store, |txn| match how {
+        How::Batch => store.index_documents(txn, docs),
+        How::Table => store.index_document_batch(txn, &to_table(docs)),
+        How::OneByOne => {
             for d in docs {
                 store.index_document(txn, d.element, &d.terms, d.len)?;
             }
@@ -471,7 +498,7 @@ fn a_batch_of_documents_indexes_as_one_by_one_would() {
         ]
     };
     let mut snapshots = Vec::new();
-    for batched in [false, true] {
+    for how in EVERY_WAY {
         let (_dir, store) = open();
         let ids = write(&store, |txn| {
             let a = store.create_concept(txn, &concept(1, "a"))?;
@@ -483,7 +510,7 @@ fn a_batch_of_documents_indexes_as_one_by_one_would() {
         })
         .expect("write");
         let docs = batch(ids[0], ids[1], ids[2]);
-        index_all(&store, &docs, batched).expect("index");
+        index_all(&store, &docs, how).expect("index");
         snapshots.push(index_snapshot(
             &store,
             &["aspirin", "treats", "headache", "old", "zero"],
@@ -509,6 +536,58 @@ fn a_batch_of_documents_indexes_as_one_by_one_would() {
         assert!(matches!(missing, Err(StoreError::NotFound { .. })));
     }
     assert_eq!(snapshots[0], snapshots[1]);
+    assert_eq!(snapshots[0], snapshots[2]);
+}
+
+/// A table of terms is the caller's: a text given twice would give one
+/// term two ids, so the batch fails and writes nothing. Texts longer than a
+/// term may be are cut as [`Store::index_document`] cuts them, two of them
+/// becoming one term.
+#[test]
+fn a_table_of_terms_refuses_a_repeated_text_and_cuts_long_texts_as_documents_do() {
+    let long = |tail: &str| format!("{}{tail}", "x".repeat(300));
+    let mut snapshots = Vec::new();
+    for how in EVERY_WAY {
+        let (_dir, store) = open();
+        let ids: Vec<ElementId> = write(&store, |txn| {
+            (0..2)
+                .map(|i| {
+                    Ok(store
+                        .create_concept(txn, &concept(1, &format!("c{i}")))?
+                        .into())
+                })
+                .collect()
+        })
+        .expect("concepts");
+        let docs: Vec<kip_store::NewDocument> = ids
+            .iter()
+            .map(|&element| kip_store::NewDocument {
+                element,
+                terms: vec![(long("a"), 1), (long("b"), 2), ("short".to_owned(), 1)],
+                len: 4,
+            })
+            .collect();
+        index_all(&store, &docs, how).expect("index");
+        snapshots.push(index_snapshot(&store, &["short", &"x".repeat(256)], &ids));
+    }
+    assert_eq!(snapshots[0], snapshots[1]);
+    assert_eq!(snapshots[0], snapshots[2]);
+
+    let (_dir, store) = open();
+    let c = write(&store, |txn| store.create_concept(txn, &concept(1, "c"))).expect("concept");
+    let mut table = kip_store::DocumentBatch::default();
+    let a = table.add_term("aspirin".to_owned());
+    let again = table.add_term("aspirin".to_owned());
+    table.push(c.into(), 2, &mut [(a, 1), (again, 1)]);
+    let result = write(&store, |txn| store.index_document_batch(txn, &table));
+    assert!(
+        matches!(result, Err(StoreError::Invalid { .. })),
+        "{result:?}"
+    );
+    let written = store
+        .read(|txn| Ok::<_, StoreError>((store.search_stats(txn)?, store.doc_len(txn, c.into())?)))
+        .expect("read");
+    assert_eq!(written, ((0, 0), None));
 }
 
 /// Batches in element order take three paths: documents that all follow the
@@ -534,10 +613,10 @@ fn batches_in_element_order_index_as_one_by_one_would_on_both_paths() {
         len: 5,
     };
     let mut snapshots = Vec::new();
-    for batched in [false, true] {
+    for how in EVERY_WAY {
         let (_dir, store) = open();
         let index = |docs: Vec<kip_store::NewDocument>| {
-            index_all(&store, &docs, batched).expect("index");
+            index_all(&store, &docs, how).expect("index");
         };
         let mut ids: Vec<ElementId> = write(&store, |txn| {
             let t = store.intern(txn, Namespace::ConceptType, "T")?;
@@ -609,6 +688,7 @@ fn batches_in_element_order_index_as_one_by_one_would_on_both_paths() {
         snapshots.push(index_snapshot(&store, &listed, &ids));
     }
     assert_eq!(snapshots[0], snapshots[1]);
+    assert_eq!(snapshots[0], snapshots[2]);
     assert!(snapshots[1].iter().any(|l| l.starts_with("fresh7r0: df 0")));
 }
 

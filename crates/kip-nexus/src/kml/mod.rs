@@ -278,9 +278,6 @@ struct PendingLinks {
     /// The command of a group write that decided each link (see
     /// [`Carry`]); empty outside a group.
     commands: Vec<u32>,
-    /// The predicate (spaces for underscores) and the subject's and
-    /// object's names of each record, for its search document.
-    names: Vec<[String; 3]>,
     by_triple: FastMap<(ElementId, u32, ElementId), usize>,
     /// The last metadata a new link was given, and the time it was
     /// stamped with, and its entry in `metadata`: the next link given the
@@ -327,8 +324,8 @@ impl PendingLinks {
 struct PendingDocuments {
     documents: Vec<kip_store::NewDocument>,
     at: FastMap<ConceptId, usize>,
-    /// Each written link's id, and its predicate's and ends' names.
-    links: Vec<(PropositionId, [String; 3])>,
+    /// The search documents of the links written so far.
+    links: crate::search::LinkDocuments,
 }
 
 /// [`Writer::stamp_new`] at time `now`.
@@ -549,7 +546,7 @@ impl<'a, 't> Writer<'a, 't> {
             if !self.cache.type_names.contains_key(&type_id) {
                 self.cached_type_name(type_id)?;
             }
-            if let Some(id) = known.get(&self.cache.type_names[&type_id], name) {
+            if let Some(Some(id)) = known.get_in_order(&self.cache.type_names[&type_id], name) {
                 (self.cache.heads)
                     .entry(id)
                     .or_insert_with(|| (type_id, name.to_owned()));

@@ -15,7 +15,8 @@ use kip_store::{
 use serde_json::{Value as Json, json};
 
 use crate::graph::{BELONGS_TO_DOMAIN, CONCEPT_TYPE, Graph, OrInternal as _, Result};
-use crate::{schema, search};
+use crate::schema;
+use crate::search::{self, NameOf};
 
 use super::changes::Op;
 use super::{Object, Writer, json_object, merged};
@@ -634,11 +635,15 @@ impl Writer<'_, '_> {
             };
             self.count_domain_member(&record, 1)?;
         }
-        let names = [
-            predicate.replace('_', " "),
-            self.element_name(s)?,
-            self.element_name(o)?,
-        ];
+        // The ends' names are at hand now (the links' search documents
+        // are built when the links are created, maybe after a file whose
+        // look-ups are forgotten).
+        for e in [s, o] {
+            if !self.pending_documents.links.knows(e) {
+                let name = self.element_name(e)?;
+                self.pending_documents.links.meet(e, &name);
+            }
+        }
         self.pending
             .by_triple
             .insert((s, p, o), self.pending.triples.len());
@@ -655,7 +660,6 @@ impl Writer<'_, '_> {
         if let Some(group) = &self.group {
             self.pending.commands.push(group.command);
         }
-        self.pending.names.push(names);
         self.stats.propositions_created += 1;
         Ok(())
     }
@@ -766,12 +770,7 @@ impl Writer<'_, '_> {
         if links.is_empty() {
             return Ok(());
         }
-        let no_attributes = Object::new();
-        search::index_propositions(
-            self.store,
-            self.txn,
-            (links.iter()).map(|(id, names)| (*id, &no_attributes, names)),
-        )
+        links.write(self.store, self.txn)
     }
 
     /// Creates the deferred links (see [`Writer::flush_links`]); their
@@ -781,7 +780,7 @@ impl Writer<'_, '_> {
         if self.pending.triples.is_empty() {
             return Ok(());
         }
-        let mut pending = std::mem::take(&mut self.pending);
+        let pending = std::mem::take(&mut self.pending);
         if note_written {
             self.written.note(&pending.triples);
         }
@@ -798,8 +797,14 @@ impl Writer<'_, '_> {
             .collect();
         let ids = self.store.create_propositions(self.txn, &records).kip()?;
         drop(records);
-        let documents = ids.iter().copied().zip(std::mem::take(&mut pending.names));
-        self.pending_documents.links.extend(documents);
+        let mut documents = std::mem::take(&mut self.pending_documents.links);
+        for (&id, t) in ids.iter().zip(&pending.triples) {
+            documents.add(id, (t.subject, t.predicate, t.object), |of| match of {
+                NameOf::Predicate(p) => self.graph(|g| Ok(g.predicate_name(p)?.to_string())),
+                NameOf::End(e) => self.element_name(e),
+            })?;
+        }
+        self.pending_documents.links = documents;
         // Creations are noted where changes are collected: this command's,
         // or those of the group's earlier commands (see `Carry`).
         let noting = self.previewing()
