@@ -10,6 +10,7 @@
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::TryRecvError;
 use std::time::{Duration, Instant};
 
@@ -22,7 +23,7 @@ use crate::bundle;
 use crate::model::Model;
 use crate::ops::{self, Op};
 use crate::report::{Format, ImportError, ImportReport, Phase, Progress, Status};
-use crate::semantic::{BUNDLE_ROLES, Checker, KIP_ROLES};
+use crate::semantic::{BUNDLE_ROLES, Checker, FoundConcepts, KIP_ROLES};
 use crate::text::LineIndex;
 
 /// How to import.
@@ -246,7 +247,7 @@ enum Prepared {
 /// Reads the file at `path` and, with `parse_ahead`, parses, binds and
 /// checks it ahead against that nexus if it is a capsule (see
 /// [`parse_and_check_kip`]): the steps that write nothing.
-fn prepare(path: &Path, dry_run: bool, parse_ahead: Option<&Nexus>) -> Prepared {
+fn prepare(path: &Path, dry_run: bool, parse_ahead: Option<&mut Ahead<'_>>) -> Prepared {
     let started = Instant::now();
     let name = path.display().to_string();
     let limit = crate::files::max_file_bytes();
@@ -280,8 +281,8 @@ fn prepare(path: &Path, dry_run: bool, parse_ahead: Option<&Nexus>) -> Prepared 
         }
     };
     let parsed = match parse_ahead {
-        Some(nexus) if report.format == Some(Format::Kip) => {
-            Some(parse_and_check_kip(nexus, &text))
+        Some(ahead) if report.format == Some(Format::Kip) => {
+            Some(parse_and_check_kip(ahead, &text))
         }
         _ => None,
     };
@@ -341,6 +342,9 @@ pub fn import_paths_with(
     mut each: impl FnMut(ImportReport),
 ) {
     let dry_run = options.dry_run;
+    // The writer's `clean_since` (below), which the reader's memory of
+    // found concepts must not predate (see `FoundConcepts`).
+    let shared_clean_since = &AtomicU64::new(0);
     std::thread::scope(|scope| {
         // A channel of one: one checked file waits while the reader
         // checks the next (a third file, checked, may wait in `send`). A
@@ -351,9 +355,10 @@ pub fn import_paths_with(
         // smaller dirty-page cap (kip-store's Cargo.toml) pays for.
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         scope.spawn(move || {
+            let mut ahead = Ahead::new(nexus, shared_clean_since);
             for (index, path) in paths.iter().enumerate() {
                 if tx
-                    .send((index, prepare(path, dry_run, Some(nexus))))
+                    .send((index, prepare(path, dry_run, Some(&mut ahead))))
                     .is_err()
                 {
                     break; // the importer stopped
@@ -372,6 +377,7 @@ pub fn import_paths_with(
         let seq = || nexus.last_change_seq().unwrap_or(u64::MAX);
         let mut seen = seq();
         let mut clean_since = seen;
+        shared_clean_since.store(clean_since, Ordering::Relaxed);
         // A file taken from the reader that a group could not take: the
         // next one to import.
         let mut held: Option<(usize, Prepared)> = None;
@@ -411,6 +417,7 @@ pub fn import_paths_with(
             let after = seq();
             if !(additive && seen != u64::MAX && after == seen + changed) {
                 clean_since = after;
+                shared_clean_since.store(clean_since, Ordering::Relaxed);
             }
             seen = after;
             if let Some(report) = report {
@@ -810,12 +817,32 @@ fn parse_kip(text: &str) -> Parsed {
     }
 }
 
+/// What the reader of a pipelined import keeps from one file to the
+/// next: the concepts its checks found stored (see [`FoundConcepts`]),
+/// and the writer's `clean_since`, before which they are forgotten.
+struct Ahead<'n> {
+    nexus: &'n Nexus,
+    found: FoundConcepts,
+    clean_since: &'n AtomicU64,
+}
+
+impl<'n> Ahead<'n> {
+    fn new(nexus: &'n Nexus, clean_since: &'n AtomicU64) -> Ahead<'n> {
+        Ahead {
+            nexus,
+            found: FoundConcepts::default(),
+            clean_since,
+        }
+    }
+}
+
 /// [`parse_kip`], then the capsule checks against the nexus as it is now,
 /// on the reader's thread: when they pass, the writer can skip them if
 /// nothing but additive files of the same import was written since
 /// (`checked_at`; see [`import_paths_with`]). Failing checks are left for
 /// the writer to run again against the state the file will meet.
-fn parse_and_check_kip(nexus: &Nexus, text: &str) -> Parsed {
+fn parse_and_check_kip(ahead: &mut Ahead<'_>, text: &str) -> Parsed {
+    let nexus = ahead.nexus;
     let mut parsed = parse_kip(text);
     if let Ok(commands) = &parsed.commands {
         let lines = LineIndex::new(text);
@@ -830,11 +857,16 @@ fn parse_and_check_kip(nexus: &Nexus, text: &str) -> Parsed {
             (None, Some(ops::Lowering::new(commands)))
         };
         let mut additive_ops = all_ops.as_deref().is_none_or(additive);
+        let found = &mut ahead.found;
+        let clean_since = ahead.clean_since.load(Ordering::Relaxed);
         let checked = nexus.read(|g| {
             let at = g.change_seq()?;
+            found.start(at, clean_since);
+            let since = found.since();
             let model = Model::from_graph(g)?;
             let definitions = all_ops.as_deref().unwrap_or_default();
-            let mut checker = Checker::new(g, &model, text, &lines, KIP_ROLES, false, definitions);
+            let mut checker = Checker::new(g, &model, text, &lines, KIP_ROLES, false, definitions)
+                .with_found(found);
             for op in definitions {
                 checker.op(op)?;
             }
@@ -858,10 +890,12 @@ fn parse_and_check_kip(nexus: &Nexus, text: &str) -> Parsed {
                 }
                 std::sync::Arc::new(known)
             });
-            Ok(Some((at, known)))
+            Ok(Some((since, known)))
         });
-        if let Ok(Some((at, known))) = checked {
-            parsed.checked_at = Some(at);
+        // A check that took concepts earlier files found counts as made
+        // in the oldest snapshot they were found in.
+        if let Ok(Some((since, known))) = checked {
+            parsed.checked_at = Some(since);
             parsed.known = known;
         }
         // Known once every item is lowered (the checks ran to the end).
@@ -1008,9 +1042,18 @@ fn run_yaml(
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
     use kip_nexus::{ElementId, LinkKey, Nexus, Origin};
 
-    use super::parse_and_check_kip;
+    use super::{Ahead, Parsed};
+
+    /// The checks ahead of a file, as the reader of a pipelined import
+    /// makes them when nothing else was written since the import began.
+    fn parse_and_check_kip(nexus: &Nexus, text: &str) -> Parsed {
+        let clean_since = AtomicU64::new(0);
+        super::parse_and_check_kip(&mut Ahead::new(nexus, &clean_since), text)
+    }
 
     fn medical() -> (tempfile::TempDir, Nexus) {
         let dir = tempfile::tempdir().expect("temp dir");
@@ -1076,5 +1119,42 @@ mod tests {
 }"#;
         let parsed = parse_and_check_kip(&nexus, unknown);
         assert_eq!(parsed.known.and_then(|k| k.links_checked_at()), None);
+    }
+
+    /// The reader remembers the concepts its checks found from one file to
+    /// the next, and a check that used them counts as made in the snapshot
+    /// they were found in; once something other than the import's additive
+    /// files is written (the writer moves `clean_since`), it forgets them.
+    #[test]
+    fn the_checks_ahead_remember_found_concepts_until_another_write_comes_in() {
+        let (_dir, nexus) = medical();
+        let text = r#"UPSERT {
+  CONCEPT { {type: "Drug", name: "Aspirin"} SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Headache"}) } }
+}"#;
+        let first = nexus.last_change_seq().expect("seq");
+        let clean_since = AtomicU64::new(first);
+        let mut ahead = Ahead::new(&nexus, &clean_since);
+        let parsed = super::parse_and_check_kip(&mut ahead, text);
+        assert_eq!(parsed.checked_at, Some(first));
+        let aspirin = key(&nexus, "Aspirin", "treats", "Headache").0;
+        let found = |parsed: &Parsed| {
+            let known = parsed.known.as_ref().expect("an additive file that passed");
+            known.get("Drug", "Aspirin").map(ElementId::Concept)
+        };
+        assert_eq!(found(&parsed), Some(aspirin));
+        // An additive write of the import: what was found still holds.
+        let added = r#"UPSERT { CONCEPT { {type: "Drug", name: "Zinc"} } }"#;
+        let report = super::import_text(&nexus, "added.kip", added, &Origin::new("test"));
+        assert!(report.is_imported(), "{:?}", report.errors);
+        let second = nexus.last_change_seq().expect("seq");
+        assert!(second > first);
+        let parsed = super::parse_and_check_kip(&mut ahead, text);
+        assert_eq!(parsed.checked_at, Some(first));
+        assert_eq!(found(&parsed), Some(aspirin));
+        // Another write came in: the checks start afresh.
+        clean_since.store(second, Ordering::Relaxed);
+        let parsed = super::parse_and_check_kip(&mut ahead, text);
+        assert_eq!(parsed.checked_at, Some(second));
+        assert_eq!(found(&parsed), Some(aspirin));
     }
 }
