@@ -1139,7 +1139,9 @@ mod tests {
         let aspirin = key(&nexus, "Aspirin", "treats", "Headache").0;
         let found = |parsed: &Parsed| {
             let known = parsed.known.as_ref().expect("an additive file that passed");
-            known.get("Drug", "Aspirin").map(ElementId::Concept)
+            known.rewind();
+            let id = known.get_in_order("Drug", "Aspirin").expect("listed");
+            id.map(ElementId::Concept)
         };
         assert_eq!(found(&parsed), Some(aspirin));
         // An additive write of the import: what was found still holds.

@@ -378,10 +378,19 @@ impl<'a, 'g> Checker<'a, 'g> {
         let mut known = kip_nexus::KnownConcepts::default();
         let slots = &self.keys.concept_slots;
         let mut by_key: Vec<(&str, &str)> = vec![("", ""); slots.len()];
+        let mut in_order = vec![false; slots.len()];
+        for &k in &self.look_ups {
+            in_order[k as usize] = true;
+        }
+        // The writer finds the concepts it looks up by type and name in
+        // the list; only the others (the ends of links given through
+        // handles or nested propositions) are worth a map.
         for (ty, names) in &self.keys.concepts {
             for (name, &k) in names {
                 by_key[k as usize] = (ty, name);
-                if let Some(Some(id)) = slots[k as usize].stored {
+                if let Some(Some(id)) = slots[k as usize].stored
+                    && !in_order[k as usize]
+                {
                     known.insert(ty, name, id);
                 }
             }

@@ -647,11 +647,15 @@ impl Nexus {
                     carry = w.suspend()?;
                 }
                 carry.forget_concepts();
+                let mut options = t.options;
+                // What the checks ahead found is this text's alone: not
+                // kept with the group's other texts until its end.
+                options.known = None;
                 texts.push(Ran {
                     verbs: trace::verbs(&t.commands),
                     head: trace::kept_head(&t.text).to_owned(),
                     commands: t.commands.len(),
-                    options: t.options,
+                    options,
                     stats,
                     started,
                 });

@@ -123,6 +123,9 @@ pub fn index_proposition(
 /// of term slots ([`kip_store::DocumentBatch`]).
 #[derive(Debug, Default)]
 pub struct LinkDocuments {
+    /// Tells this batch's [`Terms`] from another's (0 until the first
+    /// name is tokenized).
+    generation: u64,
     batch: DocumentBatch,
     slots: HashMap<String, u32, foldhash::fast::RandomState>,
     /// Each end's name, as a range of `arena` and its token count.
@@ -141,14 +144,19 @@ pub enum NameOf {
     End(ElementId),
 }
 
-/// A tokenized name: its terms (a range of [`LinkDocuments::arena`]) and
-/// how many tokens it has.
-#[derive(Clone, Copy, Debug)]
-struct Terms {
+/// A tokenized name: its terms (a range of [`LinkDocuments::arena`] of
+/// the batch `generation`) and how many tokens it has. The writer keeps
+/// its links' ends' so that creating a link finds them without a look-up.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Terms {
+    generation: u64,
     start: u32,
     end: u32,
     len: u32,
 }
+
+/// Numbers the batches of [`LinkDocuments`] (see [`Terms`]).
+static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl LinkDocuments {
     pub fn is_empty(&self) -> bool {
@@ -162,10 +170,13 @@ impl LinkDocuments {
     /// Adds link `id` between `subject` and `object` by predicate `p`.
     /// `name` is asked only for a predicate or an end the batch has not
     /// met yet (a proposition end's name is empty).
+    /// `ends`: the ends' terms as [`LinkDocuments::meet`] gave them, if
+    /// at hand (those of another batch are looked up again).
     pub fn add(
         &mut self,
         id: PropositionId,
         (subject, p, object): (ElementId, u32, ElementId),
+        ends: Option<[Terms; 2]>,
         mut name: impl FnMut(NameOf) -> Result<String>,
     ) -> Result<()> {
         let pred = match self.predicates.get(&p) {
@@ -176,7 +187,11 @@ impl LinkDocuments {
                 t
             }
         };
-        let mut end = |this: &mut Self, e: ElementId| -> Result<Terms> {
+        let mut end = |this: &mut Self, e: ElementId, given: Option<Terms>| -> Result<Terms> {
+            if let Some(t) = given.filter(|t| t.generation == this.generation && t.generation != 0)
+            {
+                return Ok(t);
+            }
             if let Some(&t) = this.ends.get(&e) {
                 return Ok(t);
             }
@@ -184,7 +199,8 @@ impl LinkDocuments {
             this.ends.insert(e, t);
             Ok(t)
         };
-        let (s, o) = (end(self, subject)?, end(self, object)?);
+        let [given_s, given_o] = ends.map_or([None, None], |[s, o]| [Some(s), Some(o)]);
+        let (s, o) = (end(self, subject, given_s)?, end(self, object, given_o)?);
         let mut terms = std::mem::take(&mut self.scratch);
         terms.clear();
         let range = |t: Terms| t.start as usize..t.end as usize;
@@ -201,23 +217,30 @@ impl LinkDocuments {
         Ok(())
     }
 
-    /// Whether the batch has met end `e` (see [`LinkDocuments::meet`]).
-    pub fn knows(&self, e: ElementId) -> bool {
-        self.ends.contains_key(&e)
+    /// End `e`'s terms, if the batch has met it (see
+    /// [`LinkDocuments::meet`]).
+    pub fn known(&self, e: ElementId) -> Option<Terms> {
+        self.ends.get(&e).copied()
     }
 
     /// Tokenizes end `e`'s name ahead of the links that will name it:
     /// the writer meets the ends when it decides a link, with their names
-    /// at hand, and creates the link later.
-    pub fn meet(&mut self, e: ElementId, name: &str) {
-        if !self.ends.contains_key(&e) {
-            let t = self.tokenize(name);
-            self.ends.insert(e, t);
+    /// at hand, and creates the link later (handing the terms back to
+    /// [`LinkDocuments::add`]).
+    pub fn meet(&mut self, e: ElementId, name: &str) -> Terms {
+        if let Some(&t) = self.ends.get(&e) {
+            return t;
         }
+        let t = self.tokenize(name);
+        self.ends.insert(e, t);
+        t
     }
 
     /// Interns `text`'s terms; their occurrences go to the arena.
     fn tokenize(&mut self, text: &str) -> Terms {
+        if self.generation == 0 {
+            self.generation = GENERATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         let start = self.arena.len();
         let mut len = 0;
         for term in index_terms(text) {
@@ -236,6 +259,7 @@ impl LinkDocuments {
             }
         }
         Terms {
+            generation: self.generation,
             start: start as u32,
             end: self.arena.len() as u32,
             len,

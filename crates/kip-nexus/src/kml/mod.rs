@@ -278,6 +278,9 @@ struct PendingLinks {
     /// The command of a group write that decided each link (see
     /// [`Carry`]); empty outside a group.
     commands: Vec<u32>,
+    /// Each link's ends' terms for its search document (see
+    /// [`crate::search::Terms`]).
+    end_terms: Vec<[crate::search::Terms; 2]>,
     by_triple: FastMap<(ElementId, u32, ElementId), usize>,
     /// The last metadata a new link was given, and the time it was
     /// stamped with, and its entry in `metadata`: the next link given the

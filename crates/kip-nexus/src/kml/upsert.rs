@@ -638,12 +638,17 @@ impl Writer<'_, '_> {
         // The ends' names are at hand now (the links' search documents
         // are built when the links are created, maybe after a file whose
         // look-ups are forgotten).
-        for e in [s, o] {
-            if !self.pending_documents.links.knows(e) {
-                let name = self.element_name(e)?;
-                self.pending_documents.links.meet(e, &name);
-            }
+        let mut end_terms = [search::Terms::default(); 2];
+        for (e, terms) in [s, o].into_iter().zip(&mut end_terms) {
+            *terms = match self.pending_documents.links.known(e) {
+                Some(t) => t,
+                None => {
+                    let name = self.element_name(e)?;
+                    self.pending_documents.links.meet(e, &name)
+                }
+            };
         }
+        self.pending.end_terms.push(end_terms);
         self.pending
             .by_triple
             .insert((s, p, o), self.pending.triples.len());
@@ -798,11 +803,19 @@ impl Writer<'_, '_> {
         let ids = self.store.create_propositions(self.txn, &records).kip()?;
         drop(records);
         let mut documents = std::mem::take(&mut self.pending_documents.links);
-        for (&id, t) in ids.iter().zip(&pending.triples) {
-            documents.add(id, (t.subject, t.predicate, t.object), |of| match of {
-                NameOf::Predicate(p) => self.graph(|g| Ok(g.predicate_name(p)?.to_string())),
-                NameOf::End(e) => self.element_name(e),
-            })?;
+        for (i, (&id, t)) in ids.iter().zip(&pending.triples).enumerate() {
+            // Kept beside each triple (pushed together in `defer_link`).
+            let aligned = pending.end_terms.len() == pending.triples.len();
+            let ends = pending.end_terms.get(i).copied().filter(|_| aligned);
+            documents.add(
+                id,
+                (t.subject, t.predicate, t.object),
+                ends,
+                |of| match of {
+                    NameOf::Predicate(p) => self.graph(|g| Ok(g.predicate_name(p)?.to_string())),
+                    NameOf::End(e) => self.element_name(e),
+                },
+            )?;
         }
         self.pending_documents.links = documents;
         // Creations are noted where changes are collected: this command's,
