@@ -354,9 +354,13 @@ pub fn import_paths_with(
         // its checks lower it 2,048 items at a time, not whole), which the
         // smaller dirty-page cap (kip-store's Cargo.toml) pays for.
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        // The syntax trees the writer is done with, freed here (see
+        // `GroupText::retire`).
+        let (retire, retired) = std::sync::mpsc::channel();
         scope.spawn(move || {
             let mut ahead = Ahead::new(nexus, shared_clean_since);
             for (index, path) in paths.iter().enumerate() {
+                retired.try_iter().for_each(drop);
                 if tx
                     .send((index, prepare(path, dry_run, Some(&mut ahead))))
                     .is_err()
@@ -405,6 +409,7 @@ pub fn import_paths_with(
                     &mut each,
                     seen,
                     clean_since,
+                    &retire,
                 );
                 (true, changed, None)
             } else {
@@ -495,6 +500,7 @@ fn import_group(
     each: &mut impl FnMut(ImportReport),
     seen: u64,
     clean_since: u64,
+    retire: &std::sync::mpsc::Sender<Vec<kip_lang::ast::Command>>,
 ) -> u64 {
     // Room in the map for the whole group first: one that fills the map
     // cannot grow it and go on (its files are dropped as it goes), so it
@@ -567,6 +573,7 @@ fn import_group(
             text,
             commands,
             options: run,
+            retire: Some(retire.clone()),
         })))
     });
     match outcome {

@@ -208,14 +208,17 @@ struct EndUse<'u> {
 }
 
 /// What the file has done to an element so far.
+///
+/// Boxed fields keep it small: every concept and link of a file has one
+/// in the checks' tables, most of them `Present`.
 enum Seen {
     Upserted {
-        attrs: Map<String, Json>,
-        meta: Map<String, Json>,
-        loc: Loc,
+        attrs: Box<Map<String, Json>>,
+        meta: Box<Map<String, Json>>,
+        loc: Box<Loc>,
     },
     Deleted {
-        loc: Loc,
+        loc: Box<Loc>,
     },
     /// An item that failed earlier checks, or a link a capsule upserted
     /// (capsules compare nothing): it counts as present.
@@ -961,9 +964,9 @@ impl<'a, 'g> Checker<'a, 'g> {
                 Seen::Present
             }
             None => Seen::Upserted {
-                attrs: attrs.clone(),
-                meta: meta.clone(),
-                loc: loc.clone(),
+                attrs: Box::new(attrs.clone()),
+                meta: Box::new(meta.clone()),
+                loc: Box::new(loc.clone()),
             },
         };
         self.keys.slot(k).seen = Some(seen);
@@ -1054,7 +1057,9 @@ impl<'a, 'g> Checker<'a, 'g> {
             self.report(e, loc);
         }
         self.define(ty, name, attrs, false);
-        self.keys.slot(k).seen = Some(Seen::Deleted { loc: loc.clone() });
+        self.keys.slot(k).seen = Some(Seen::Deleted {
+            loc: Box::new(loc.clone()),
+        });
     }
 
     /// What an upsert leaves on record for an element, given what the file
@@ -1084,15 +1089,15 @@ impl<'a, 'g> Checker<'a, 'g> {
                         m0.extend(meta.clone());
                         (a0, m0)
                     }
-                    _ => (attrs.clone(), meta.clone()),
+                    _ => (Box::new(attrs.clone()), Box::new(meta.clone())),
                 }
             }
-            None => (attrs.clone(), meta.clone()),
+            None => (Box::new(attrs.clone()), Box::new(meta.clone())),
         };
         Seen::Upserted {
             attrs,
             meta,
-            loc: loc.clone(),
+            loc: Box::new(loc.clone()),
         }
     }
 
@@ -1166,7 +1171,9 @@ impl<'a, 'g> Checker<'a, 'g> {
                 if let Some(e) = self.written_then_deleted(what, old) {
                     self.report(e, loc);
                 }
-                Seen::Deleted { loc: loc.clone() }
+                Seen::Deleted {
+                    loc: Box::new(loc.clone()),
+                }
             }
         };
         self.keys.link_seen[k] = Some(seen);

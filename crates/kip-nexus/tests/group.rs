@@ -76,6 +76,7 @@ fn grouped_pausing(
                 text: (*text).to_owned(),
                 commands: bound(text),
                 options: options(n),
+                retire: None,
             }))
         })
     });
@@ -294,6 +295,7 @@ fn grouped_checked_pausing(
             text: (*text).to_owned(),
             commands: bound(text),
             options: options(n).with_known(Arc::new(known), seq),
+            retire: None,
         })))
     })
 }

@@ -16,11 +16,12 @@ use crate::Store;
 use crate::codec::document::{DocumentRef, v4};
 use crate::codec::element;
 use crate::codec::posting::{
-    BLOCK_POSTINGS, append_to_block, block_key, block_tail, clamp_term, decode_block,
+    BLOCK_POSTINGS, KEY_LEN, append_to_block, block_key, block_tail, clamp_term, decode_block,
     decode_block_into, decode_block_key, decode_term_entry, element_of, encode_block_into,
     encode_term_entry, ordinal,
 };
 use crate::codec::stat_key::StatKey;
+use crate::env::put_in_order;
 use crate::error::{Lmdb as _, StoreError};
 use crate::format::meta_key;
 use crate::ids::ElementId;
@@ -295,6 +296,37 @@ impl<'a> Batch<'a> {
     }
 }
 
+/// How many known terms of a batch are updated before their entries and
+/// blocks are written (bounds the bytes held: ~400 per block).
+const KNOWN_CHUNK: usize = 4_096;
+
+/// Puts gathered in key order to go through one cursor: keys of `N`
+/// bytes, values one after the other in a single buffer.
+#[derive(Default)]
+struct SortedPuts<const N: usize> {
+    keys: Vec<([u8; N], std::ops::Range<usize>)>,
+    values: Vec<u8>,
+}
+
+impl<const N: usize> SortedPuts<N> {
+    /// Adds a put of `key`, which follows every key added before.
+    fn push(&mut self, key: [u8; N], value: &[u8]) {
+        debug_assert!(self.keys.last().is_none_or(|(k, _)| *k < key));
+        let at = self.values.len();
+        self.values.extend_from_slice(value);
+        self.keys.push((key, at..self.values.len()));
+    }
+
+    fn entries(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        (self.keys.iter()).map(|(k, range)| (&k[..], &self.values[range.clone()]))
+    }
+
+    fn clear(&mut self) {
+        self.keys.clear();
+        self.values.clear();
+    }
+}
+
 impl Store {
     /// Indexes `element` as a document of `doc_len` tokens with the given
     /// `(term, frequency)` pairs, replacing its previous document. Repeated
@@ -463,26 +495,40 @@ impl Store {
             self.take_id(txn, meta_key::NEXT_TERM_ID, next - 1)?;
         }
         // Known terms in id order: neighbouring `term_ids` entries and
-        // blocks.
+        // blocks, written a chunk at a time through one cursor per
+        // database (see `env::put_in_order`) instead of a descent from the
+        // root for each.
         known.sort_unstable_by_key(|&slot| ids[slot as usize]);
         let mut buf = Vec::new();
-        for &slot in &known {
-            let id = ids[slot as usize];
-            let new = batch.postings(slot);
-            let entry =
-                self.db.term_ids.get(txn, &id).lmdb()?.ok_or_else(|| {
+        let mut updates = SortedPuts::default();
+        let mut blocks = SortedPuts::default();
+        for chunk in known.chunks(KNOWN_CHUNK) {
+            for &slot in chunk {
+                let id = ids[slot as usize];
+                let new = batch.postings(slot);
+                let entry = self.db.term_ids.get(txn, &id).lmdb()?.ok_or_else(|| {
                     StoreError::corrupt(format!("the term id {id} is not recorded"))
                 })?;
-            let (df, _) = decode_term_entry(entry)?;
-            let df = u32::try_from(new.len())
-                .ok()
-                .and_then(|added| df.checked_add(added))
-                .ok_or_else(|| StoreError::invalid("too many documents of one term"))?;
-            buf.clear();
-            buf.extend_from_slice(&df.to_be_bytes());
-            buf.extend_from_slice(&entry[4..]);
-            self.db.term_ids.put(txn, &id, &buf).lmdb()?;
-            self.append_postings(txn, id, new, &mut buf)?;
+                let (df, _) = decode_term_entry(entry)?;
+                let df = u32::try_from(new.len())
+                    .ok()
+                    .and_then(|added| df.checked_add(added))
+                    .ok_or_else(|| StoreError::invalid("too many documents of one term"))?;
+                buf.clear();
+                buf.extend_from_slice(&df.to_be_bytes());
+                buf.extend_from_slice(&entry[4..]);
+                updates.push(id.to_be_bytes(), &buf);
+                self.append_postings(txn, id, new, &mut blocks, &mut buf)?;
+            }
+            put_in_order(
+                txn,
+                self.db.term_ids.remap_key_type::<Bytes>(),
+                PutFlags::empty(),
+                updates.entries(),
+            )?;
+            put_in_order(txn, self.db.postings, PutFlags::empty(), blocks.entries())?;
+            updates.clear();
+            blocks.clear();
         }
         // New terms: their ids follow every recorded one, in term order.
         for &slot in &fresh {
@@ -530,12 +576,15 @@ impl Store {
     /// Adds new postings of `term` (sorted by ordinal, none already
     /// indexed). The common case, a bulk import's new elements, follows the
     /// term's last block: they fill it up, without decoding it, then start
-    /// new blocks. `buf` is scratch space.
+    /// new blocks, all handed to `blocks` to be written in key order (terms
+    /// come in id order). Otherwise they are merged into the blocks they
+    /// fall in, written at once. `buf` is scratch space.
     fn append_postings(
         &self,
         txn: &mut RwTxn<'_>,
         term: u32,
         new: &[(u64, u32)],
+        blocks: &mut SortedPuts<KEY_LEN>,
         buf: &mut Vec<u8>,
     ) -> Result<(), StoreError> {
         let Some(&(first_new, _)) = new.first() else {
@@ -557,17 +606,18 @@ impl Store {
                 let (into_last, rest) = new.split_at(room);
                 if !into_last.is_empty() {
                     append_to_block(buf, block, tail, into_last);
-                    self.db
-                        .postings
-                        .put(txn, &block_key(term, first), buf)
-                        .lmdb()?;
+                    blocks.push(block_key(term, first), buf);
                 }
                 rest
             }
             // The term has no postings yet.
             _ => new,
         };
-        self.put_blocks(txn, term, rest, PutFlags::empty(), buf)
+        for chunk in rest.chunks(BLOCK_POSTINGS) {
+            encode_block_into(buf, chunk);
+            blocks.push(block_key(term, chunk[0].0), buf);
+        }
+        Ok(())
     }
 
     /// Writes `postings` (sorted by ordinal) as new blocks of `term`, each
