@@ -274,21 +274,38 @@ impl Changes {
             if self.lean_created <= BULK_CREATIONS {
                 return false;
             }
-            self.bulk = true;
-            for slot in &mut self.list {
-                let lean_creation = slot.as_ref().is_some_and(is_lean_creation);
-                if lean_creation
-                    && let Some(c) = slot.take()
-                    && let Ok(id) = c.id.parse::<ElementId>()
-                {
-                    self.at.remove(&id);
-                    let (k, n) = kind_of(id);
-                    push_range(&mut self.ranges[k], (n, n));
-                }
-            }
+            self.become_bulk();
         }
         self.add_to_ranges(e);
         true
+    }
+
+    /// Makes the write bulk: the lean creations noted so far move to the
+    /// ranges, and the next ones go there.
+    fn become_bulk(&mut self) {
+        self.bulk = true;
+        for slot in &mut self.list {
+            let lean_creation = slot.as_ref().is_some_and(is_lean_creation);
+            if lean_creation
+                && let Some(c) = slot.take()
+                && let Ok(id) = c.id.parse::<ElementId>()
+            {
+                self.at.remove(&id);
+                let (k, n) = kind_of(id);
+                push_range(&mut self.ranges[k], (n, n));
+            }
+        }
+    }
+
+    /// Told that `plain` lean creations are about to be noted: when they
+    /// would take the write past [`BULK_CREATIONS`], it becomes bulk now —
+    /// what the creation past the bound would do — so that none of them is
+    /// noted in full first (a 20,000-link capsule's first 1,000 links were
+    /// noted with their ends' names, then moved to the ranges).
+    fn expect_creations(&mut self, plain: usize) {
+        if self.lean && !self.bulk && self.lean_created + plain > BULK_CREATIONS {
+            self.become_bulk();
+        }
     }
 
     pub(super) fn into_image(self) -> BeforeImage {
@@ -364,7 +381,7 @@ fn is_schema(c: &ElementChange) -> bool {
 
 /// Metadata `confidence` below 0.5: the trace flags the write `Uncertain`,
 /// so a lean before-image keeps such a creation's state.
-fn uncertain(metadata: &Map<String, Json>) -> bool {
+pub(super) fn uncertain(metadata: &Map<String, Json>) -> bool {
     metadata
         .get("confidence")
         .and_then(Json::as_f64)
@@ -389,6 +406,22 @@ impl Writer<'_, '_> {
     /// Runs `note` with the before-image of command `command` of a group
     /// write (see `Carry`) as the one collected: a link an earlier
     /// command deferred is noted where that command's changes are.
+    /// Tells the changes of `command` (this command's when `None`) that
+    /// `plain` lean creations are about to be noted (see
+    /// `Changes::expect_creations`).
+    pub(super) fn expect_creations(&mut self, command: Option<u32>, plain: usize) -> Result<()> {
+        let expect = |w: &mut Self| {
+            if let Some(c) = &mut w.changes {
+                c.expect_creations(plain);
+            }
+            Ok(())
+        };
+        match command {
+            Some(command) => self.note_in(command, expect),
+            None => expect(self),
+        }
+    }
+
     pub(super) fn note_in(
         &mut self,
         command: u32,

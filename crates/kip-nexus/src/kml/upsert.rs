@@ -835,6 +835,22 @@ impl Writer<'_, '_> {
             attributes: Object::new(),
             metadata: Object::new(),
         };
+        // Each command's plain creations, counted first: a command they take
+        // past the bulk bound notes none of them in full.
+        let mut plain: Vec<(Option<u32>, usize)> = Vec::new();
+        for (i, &m) in pending.meta.iter().enumerate() {
+            if super::changes::uncertain(&pending.metadata[m as usize]) {
+                continue;
+            }
+            let command = pending.commands.get(i).copied();
+            match plain.iter_mut().find(|(c, _)| *c == command) {
+                Some((_, n)) => *n += 1,
+                None => plain.push((command, 1)),
+            }
+        }
+        for (command, n) in plain {
+            self.expect_creations(command, n)?;
+        }
         let mut record_meta = None;
         for (i, (id, &m)) in ids.into_iter().zip(&pending.meta).enumerate() {
             let t = pending.triples[i];
