@@ -268,8 +268,8 @@ impl LinkDocuments {
 
     /// Writes the documents as one batch (see
     /// [`kip_store::Store::index_document_batch`]).
-    pub fn write(&self, store: &Store, txn: &mut RwTxn<'_>) -> Result<()> {
-        store.index_document_batch(txn, &self.batch).kip()
+    pub fn write(self, store: &Store, txn: &mut RwTxn<'_>) -> Result<()> {
+        store.index_document_batch(txn, self.batch).kip()
     }
 }
 

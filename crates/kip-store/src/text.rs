@@ -215,20 +215,16 @@ impl<'a> Batch<'a> {
         )
     }
 
-    /// The batch of a [`DocumentBatch`], whose documents already name
-    /// their terms by slot; `None` when a term is empty or must be cut (two
-    /// texts could then become one: [`Batch::gather`] merges them).
-    fn from_table(table: &'a DocumentBatch) -> Option<Batch<'a>> {
-        if (table.terms.iter()).any(|t| t.is_empty() || clamp_term(t).len() < t.len()) {
-            return None;
-        }
-        Some(Batch::scatter(
-            table.terms.iter().map(String::as_str).collect(),
-            table.doc_terms.clone(),
-            table.doc_ends.clone(),
-            table.elements.clone(),
-            table.lens.clone(),
-        ))
+    /// The batch of a [`DocumentBatch`] (but its table of terms, `terms`),
+    /// whose documents already name their terms by slot.
+    fn from_table(terms: &'a [String], table: DocumentBatch) -> Batch<'a> {
+        Batch::scatter(
+            terms.iter().map(String::as_str).collect(),
+            table.doc_terms,
+            table.doc_ends,
+            table.elements,
+            table.lens,
+        )
     }
 
     /// Scatters each document's `(slot, frequency)` pairs (each document's
@@ -373,12 +369,16 @@ impl Store {
     pub fn index_document_batch(
         &self,
         txn: &mut RwTxn<'_>,
-        table: &DocumentBatch,
+        mut table: DocumentBatch,
     ) -> Result<(), StoreError> {
-        match Batch::from_table(table) {
-            Some(batch) => self.replace_documents(txn, batch),
-            None => self.index_documents(txn, &table.to_documents()),
+        // An empty text, or one that must be cut (two texts could then
+        // become one term, which `Batch::gather` merges), goes the way of
+        // spelled-out documents.
+        if (table.terms.iter()).any(|t| t.is_empty() || clamp_term(t).len() < t.len()) {
+            return self.index_documents(txn, &table.to_documents());
         }
+        let terms = std::mem::take(&mut table.terms);
+        self.replace_documents(txn, Batch::from_table(&terms, table))
     }
 
     /// Indexes a batch's documents, each replacing its element's previous

@@ -70,7 +70,7 @@ fn to_table(docs: &[kip_store::NewDocument]) -> kip_store::DocumentBatch {
 fn index_all(store: &Store, docs: &[kip_store::NewDocument], how: How) -> Result<(), StoreError> {
     write(store, |txn| match how {
         How::Batch => store.index_documents(txn, docs),
-        How::Table => store.index_document_batch(txn, &to_table(docs)),
+        How::Table => store.index_document_batch(txn, to_table(docs)),
         How::OneByOne => {
             for d in docs {
                 store.index_document(txn, d.element, &d.terms, d.len)?;
@@ -579,7 +579,7 @@ fn a_table_of_terms_refuses_a_repeated_text_and_cuts_long_texts_as_documents_do(
     let a = table.add_term("aspirin".to_owned());
     let again = table.add_term("aspirin".to_owned());
     table.push(c.into(), 2, &mut [(a, 1), (again, 1)]);
-    let result = write(&store, |txn| store.index_document_batch(txn, &table));
+    let result = write(&store, |txn| store.index_document_batch(txn, table.clone()));
     assert!(
         matches!(result, Err(StoreError::Invalid { .. })),
         "{result:?}"
