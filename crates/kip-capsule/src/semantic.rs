@@ -903,8 +903,7 @@ impl<'a, 'g> Checker<'a, 'g> {
                 }
                 match action {
                     Action::Upsert => {
-                        self.upsert_concept(ty, name, attrs, meta, loc)?;
-                        let k = self.keys.concept(ty, name);
+                        let k = self.upsert_concept(ty, name, attrs, meta, loc)?;
                         self.look_ups.push(k);
                     }
                     Action::Delete => self.delete_concept(ty, name, attrs, loc),
@@ -916,12 +915,7 @@ impl<'a, 'g> Checker<'a, 'g> {
                 meta,
                 action,
                 loc,
-            } => {
-                self.link(link, attrs, meta, *action, loc)?;
-                if *action == Action::Upsert {
-                    self.note_look_ups(link, loc);
-                }
-            }
+            } => self.link(link, attrs, meta, *action, loc)?,
         }
         Ok(())
     }
@@ -930,15 +924,12 @@ impl<'a, 'g> Checker<'a, 'g> {
     /// those written in the link itself (a `SET PROPOSITIONS` entry's
     /// subject is its block, looked up with the block; a handle's end is
     /// not looked up again).
-    fn note_look_ups(&mut self, link: &LinkRef, loc: &Loc) {
-        for end in [&link.subject, &link.object] {
-            if let Ref::Concept {
-                ty, name, loc: at, ..
-            } = end
+    fn note_look_ups(&mut self, link: &LinkRef, loc: &Loc, ends: [&End; 2]) {
+        for (written, end) in [&link.subject, &link.object].into_iter().zip(ends) {
+            if let (Ref::Concept { loc: at, .. }, Key::Concept(k)) = (written, end.key)
                 && at.start >= loc.start
                 && at.end <= loc.end
             {
-                let k = self.keys.concept(ty, name);
                 self.look_ups.push(k);
             }
         }
@@ -995,14 +986,20 @@ impl<'a, 'g> Checker<'a, 'g> {
         attrs: &Map<String, Json>,
         meta: &Map<String, Json>,
         loc: &Loc,
-    ) -> Result<()> {
+    ) -> Result<u32> {
         self.check_immutable_id(ty, name, attrs, loc)?;
         let k = self.keys.concept(ty, name);
-        let old = self.keys.slot(k).seen.take();
-        let seen = self.upserted(|| format!("{ty} '{name}'"), old, attrs, meta, loc);
+        // A capsule compares nothing: what it gave a concept before matters
+        // only for the `id` of `$self` and `$system`.
+        let seen = if self.strict || has_immutable_id(ty, name) {
+            let old = self.keys.slot(k).seen.take();
+            self.upserted(|| format!("{ty} '{name}'"), old, attrs, meta, loc)
+        } else {
+            Seen::Present
+        };
         self.define(ty, name, attrs, true);
         self.keys.slot(k).seen = Some(seen);
-        Ok(())
+        Ok(k)
     }
 
     /// `$self` and `$system` keep their `id`.
@@ -1149,6 +1146,7 @@ impl<'a, 'g> Checker<'a, 'g> {
             self.check_end_type(p, &s, subject, sr, &link.subject, loc);
             self.check_end_type(p, &o, object, or, &link.object, loc);
             self.look_up_link(p, &s, &o)?;
+            self.note_look_ups(link, loc, [&s, &o]);
         }
         let k = self.keys.link(s.key, p, o.key) as usize;
         let what = || {

@@ -25,7 +25,7 @@ use kip_store::{
 use serde_json::Value as Json;
 
 use crate::graph::{Graph, OrInternal as _, Result};
-use crate::tokenize::{index_terms, is_cjk, tokenize};
+use crate::tokenize::{each_index_term, index_terms, is_cjk, tokenize};
 
 const NAME_WEIGHT: u32 = 3;
 
@@ -243,21 +243,22 @@ impl LinkDocuments {
         }
         let start = self.arena.len();
         let mut len = 0;
-        for term in index_terms(text) {
+        let (slots, batch, arena) = (&mut self.slots, &mut self.batch, &mut self.arena);
+        each_index_term(text, |term| {
             len += 1;
-            let slot = match self.slots.get(term.as_str()) {
+            let slot = match slots.get(term) {
                 Some(&slot) => slot,
                 None => {
-                    let slot = self.batch.add_term(term.clone());
-                    self.slots.insert(term, slot);
+                    let slot = batch.add_term(term.to_owned());
+                    slots.insert(term.to_owned(), slot);
                     slot
                 }
             };
-            match self.arena[start..].iter_mut().find(|(s, _)| *s == slot) {
+            match arena[start..].iter_mut().find(|(s, _)| *s == slot) {
                 Some((_, n)) => *n += 1,
-                None => self.arena.push((slot, 1)),
+                None => arena.push((slot, 1)),
             }
-        }
+        });
         Terms {
             generation: self.generation,
             start: start as u32,

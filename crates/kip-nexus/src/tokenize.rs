@@ -42,50 +42,68 @@ pub fn index_terms(text: &str) -> Vec<String> {
 
 fn terms(text: &str, run_ends: bool) -> Vec<String> {
     let mut terms = Vec::new();
+    each_term(text, run_ends, &mut |t| terms.push(t.to_owned()));
+    terms
+}
+
+/// [`index_terms`] handed one at a time to `f`, without a string each:
+/// what the bulk indexing of links calls for every name it meets.
+pub fn each_index_term(text: &str, mut f: impl FnMut(&str)) {
+    each_term(text, true, &mut f);
+}
+
+fn each_term(text: &str, run_ends: bool, f: &mut impl FnMut(&str)) {
     let mut run: Vec<char> = Vec::new();
     let mut word = String::new();
     for c in text.chars() {
         // ASCII, most of what is indexed, takes the short way: it is never
         // CJK, and its letters lower-case to one character.
         if c.is_ascii() {
-            flush_cjk(&mut run, &mut terms, run_ends);
+            flush_cjk(&mut run, f, run_ends);
             if c.is_ascii_alphanumeric() {
                 word.push(c.to_ascii_lowercase());
-            } else if !word.is_empty() {
-                terms.push(std::mem::take(&mut word));
+            } else {
+                flush_word(&mut word, f);
             }
             continue;
         }
         if is_cjk(c) {
-            if !word.is_empty() {
-                terms.push(std::mem::take(&mut word));
-            }
+            flush_word(&mut word, f);
             run.push(c);
         } else if c.is_alphanumeric() {
-            flush_cjk(&mut run, &mut terms, run_ends);
+            flush_cjk(&mut run, f, run_ends);
             word.extend(c.to_lowercase());
         } else {
-            flush_cjk(&mut run, &mut terms, run_ends);
-            if !word.is_empty() {
-                terms.push(std::mem::take(&mut word));
-            }
+            flush_cjk(&mut run, f, run_ends);
+            flush_word(&mut word, f);
         }
     }
-    flush_cjk(&mut run, &mut terms, run_ends);
-    if !word.is_empty() {
-        terms.push(word);
-    }
-    terms
+    flush_cjk(&mut run, f, run_ends);
+    flush_word(&mut word, f);
 }
 
-fn flush_cjk(run: &mut Vec<char>, terms: &mut Vec<String>, run_ends: bool) {
+fn flush_word(word: &mut String, f: &mut impl FnMut(&str)) {
+    if !word.is_empty() {
+        f(word);
+        word.clear();
+    }
+}
+
+fn flush_cjk(run: &mut Vec<char>, f: &mut impl FnMut(&str), run_ends: bool) {
+    let mut buf = [0u8; 8];
     match run.len() {
         0 => {}
-        1 => terms.push(run[0].to_string()),
+        1 => f(run[0].encode_utf8(&mut buf)),
         n => {
-            terms.extend(run.windows(2).map(|w| w.iter().collect()));
+            for w in run.windows(2) {
+                let a = w[0].len_utf8();
+                w[0].encode_utf8(&mut buf);
+                let b = w[1].encode_utf8(&mut buf[a..]).len();
+                // Two `char`s encoded side by side are valid UTF-8.
+                f(std::str::from_utf8(&buf[..a + b]).unwrap_or_default());
+            }
             if run_ends {
-                terms.push(run[n - 1].to_string());
+                f(run[n - 1].encode_utf8(&mut buf));
             }
         }
     }
@@ -128,9 +146,23 @@ mod tests {
         assert_eq!(tokenize("麻黄汤"), ["麻黄", "黄汤"]);
     }
 
-    /// The tokenizer as it was before its ASCII short way: every
-    /// character through the general path.
+    /// The tokenizer as it was before its ASCII short way (and before it
+    /// handed terms out one at a time): every character through the
+    /// general path.
     fn general(text: &str, run_ends: bool) -> Vec<String> {
+        fn flush_cjk(run: &mut Vec<char>, terms: &mut Vec<String>, run_ends: bool) {
+            match run.len() {
+                0 => {}
+                1 => terms.push(run[0].to_string()),
+                n => {
+                    terms.extend(run.windows(2).map(|w| w.iter().collect()));
+                    if run_ends {
+                        terms.push(run[n - 1].to_string());
+                    }
+                }
+            }
+            run.clear();
+        }
         let mut terms = Vec::new();
         let mut run: Vec<char> = Vec::new();
         let mut word = String::new();
@@ -141,16 +173,16 @@ mod tests {
                 }
                 run.push(c);
             } else if c.is_alphanumeric() {
-                super::flush_cjk(&mut run, &mut terms, run_ends);
+                flush_cjk(&mut run, &mut terms, run_ends);
                 word.extend(c.to_lowercase());
             } else {
-                super::flush_cjk(&mut run, &mut terms, run_ends);
+                flush_cjk(&mut run, &mut terms, run_ends);
                 if !word.is_empty() {
                     terms.push(std::mem::take(&mut word));
                 }
             }
         }
-        super::flush_cjk(&mut run, &mut terms, run_ends);
+        flush_cjk(&mut run, &mut terms, run_ends);
         if !word.is_empty() {
             terms.push(word);
         }
@@ -179,6 +211,11 @@ mod tests {
                     general(&text, run_ends),
                     "{text:?}"
                 );
+                if run_ends {
+                    let mut each = Vec::new();
+                    super::each_index_term(&text, |t| each.push(t.to_owned()));
+                    assert_eq!(each, general(&text, true), "{text:?}");
+                }
             }
         }
     }
