@@ -638,6 +638,14 @@ impl Writer<'_, '_> {
         // The ends' names are at hand now (the links' search documents
         // are built when the links are created, maybe after a file whose
         // look-ups are forgotten).
+        // A group write decides tens of thousands of links: room for them
+        // at once.
+        if self.group.is_some() && self.pending.by_triple.is_empty() {
+            self.pending.by_triple.reserve(GROUP_LINKS);
+            if self.pending_documents.links.is_empty() {
+                self.pending_documents.links.reserve(2 * GROUP_LINKS);
+            }
+        }
         let mut end_terms = [search::Terms::default(); 2];
         for (e, terms) in [s, o].into_iter().zip(&mut end_terms) {
             *terms = match self.pending_documents.links.known(e) {
@@ -897,6 +905,9 @@ impl Writer<'_, '_> {
         Ok(())
     }
 }
+
+/// The links a group write is made room for at once (see `defer_link`).
+const GROUP_LINKS: usize = 1 << 15;
 
 /// Names of concepts of type `ty` that look like `name` (case, spacing, typos).
 fn similar_names(graph: &Graph<'_>, ty: &str, name: &str) -> Result<Vec<String>> {
