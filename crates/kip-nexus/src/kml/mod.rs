@@ -549,7 +549,12 @@ impl<'a, 't> Writer<'a, 't> {
             if !self.cache.type_names.contains_key(&type_id) {
                 self.cached_type_name(type_id)?;
             }
-            if let Some(Some(id)) = known.get_in_order(&self.cache.type_names[&type_id], name) {
+            let ty = self
+                .cache
+                .type_names
+                .get(&type_id)
+                .map_or("", String::as_str);
+            if let Some(Some(id)) = known.get_in_order(ty, name) {
                 (self.cache.heads)
                     .entry(id)
                     .or_insert_with(|| (type_id, name.to_owned()));

@@ -313,7 +313,7 @@ impl Writer<'_, '_> {
                 _ => None,
             },
             ConceptMatcher::TypeName { ty, name } => {
-                let (ty_s, name_s) = (self.text(ty)?.to_owned(), self.text(name)?.to_owned());
+                let (ty_s, name_s) = (self.text(ty)?, self.text(name)?);
                 match self.type_id(&ty_s)? {
                     Some(t) => self.find_concept(t, &name_s)?,
                     None => None,
@@ -375,7 +375,7 @@ impl Writer<'_, '_> {
                 Ok(id)
             }
             ConceptMatcher::TypeName { ty, name } => {
-                let (ty_s, name_s) = (self.text(ty)?.to_owned(), self.text(name)?.to_owned());
+                let (ty_s, name_s) = (self.text(ty)?, self.text(name)?);
                 // The root defines itself (seed 001 §2.9.2): the one concept
                 // whose type need not exist beforehand.
                 let self_defining = ty_s == CONCEPT_TYPE && name_s == CONCEPT_TYPE;
