@@ -314,8 +314,8 @@ impl Writer<'_, '_> {
             },
             ConceptMatcher::TypeName { ty, name } => {
                 let (ty_s, name_s) = (self.text(ty)?, self.text(name)?);
-                match self.type_id(&ty_s)? {
-                    Some(t) => self.find_concept(t, &name_s)?,
+                match self.type_id(ty_s)? {
+                    Some(t) => self.find_concept(t, name_s)?,
                     None => None,
                 }
             }
@@ -379,18 +379,18 @@ impl Writer<'_, '_> {
                 // The root defines itself (seed 001 §2.9.2): the one concept
                 // whose type need not exist beforehand.
                 let self_defining = ty_s == CONCEPT_TYPE && name_s == CONCEPT_TYPE;
-                if !self_defining && !self.type_defined(&ty_s)? {
+                if !self_defining && !self.type_defined(ty_s)? {
                     return Err(self
-                        .graph(|g| schema::unknown_type(g, &ty_s))?
+                        .graph(|g| schema::unknown_type(g, ty_s))?
                         .at(self.source, ty.span()));
                 }
-                let type_id = self.intern_type(&ty_s)?;
-                match self.find_concept(type_id, &name_s)? {
+                let type_id = self.intern_type(ty_s)?;
+                match self.find_concept(type_id, name_s)? {
                     Some(id) => {
                         self.update_concept(id, attrs, meta, c.span)?;
                         Ok(id)
                     }
-                    None => self.create_concept(type_id, &ty_s, &name_s, attrs, meta),
+                    None => self.create_concept(type_id, ty_s, name_s, attrs, meta),
                 }
             }
             ConceptMatcher::Type(_) | ConceptMatcher::Name(_) => Err(KipError::new(
