@@ -49,6 +49,7 @@ mod filter;
 mod genesis;
 mod graph;
 mod kml;
+mod known;
 mod kql;
 mod logic;
 mod meta;
@@ -79,6 +80,7 @@ pub use kip_store::{
 };
 pub use kip_store::{DatabaseSize, StoreSizes};
 pub use kml::{ChangeEnd, ChangeKind, ChangeOp, ChangeState, ElementChange};
+pub use known::{KnownConcepts, LinkKey};
 pub use logic::{
     DataSource, LOGIC_PROPERTIES, LogicKind, LogicProperty, ParamType, Parameter, STEPS, ValueFrom,
     check_url as check_logic_url, declared as logic_properties,
@@ -86,8 +88,8 @@ pub use logic::{
 pub use pattern::{Block, Edge, Filter, Node, Pattern, outline};
 pub use request::{BatchItem, ExecuteKip};
 pub use run::{
-    GroupStep, GroupText, KnownConcepts, LinkKey, Mode, NextPart, NextText, Origin, Outcome, Part,
-    RunOptions, Snapshot, response,
+    GroupStep, GroupText, Mode, NextPart, NextText, Origin, Outcome, Part, RunOptions, Snapshot,
+    response,
 };
 pub use schema::{has_immutable_id, is_protected, type_list};
 pub use stats::Stats;
