@@ -213,41 +213,31 @@ mod tests {
             }
             known.push_in_order(ty, name, id);
         }
-        known.rewind();
-        assert_eq!(
-            known.get_in_order("Drug", "aspirin"),
-            Some(Some(ConceptId(1)))
-        );
-        // The same name under another type is not this entry.
-        assert_eq!(known.get_in_order("Drug", "flu"), None);
-        assert_eq!(
-            known.get_in_order("Disease", "flu"),
-            Some(Some(ConceptId(2)))
-        );
-        assert_eq!(
-            known.get_in_order("Disease", "flu"),
-            Some(Some(ConceptId(2)))
-        );
-        // Skipping one entry still follows the list.
-        assert_eq!(
-            known.get_in_order("Disease", "cold"),
-            Some(Some(ConceptId(3)))
-        );
-        // Off the list: found by name, or unknown.
-        assert_eq!(
-            known.get_in_order("Drug", "aspirin"),
-            Some(Some(ConceptId(1)))
-        );
-        assert_eq!(known.get_in_order("Drug", "new"), None);
-        known.rewind();
-        assert_eq!(
-            known.get_in_order("Drug", "aspirin"),
-            Some(Some(ConceptId(1)))
-        );
-        assert_eq!(
-            known.get_in_order("Disease", "flu"),
-            Some(Some(ConceptId(2)))
-        );
-        assert_eq!(known.get_in_order("Drug", "new"), Some(None));
+        let found = |n: u64| Some(Some(ConceptId(n)));
+        // Each look-up in turn, and what it finds.
+        let first_run = [
+            ("Drug", "aspirin", found(1)),
+            // The same name under another type is not this entry.
+            ("Drug", "flu", None),
+            ("Disease", "flu", found(2)),
+            // A repeat of the last.
+            ("Disease", "flu", found(2)),
+            // Skipping one entry still follows the list.
+            ("Disease", "cold", found(3)),
+            // Off the list: found by name, or unknown.
+            ("Drug", "aspirin", found(1)),
+            ("Drug", "new", None),
+        ];
+        let run_again = [
+            ("Drug", "aspirin", found(1)),
+            ("Disease", "flu", found(2)),
+            ("Drug", "new", Some(None)),
+        ];
+        for run in [&first_run[..], &run_again[..]] {
+            known.rewind();
+            for &(ty, name, want) in run {
+                assert_eq!(known.get_in_order(ty, name), want, "{ty} {name}");
+            }
+        }
     }
 }

@@ -169,8 +169,7 @@ impl LinkDocuments {
 
     /// Adds link `id` between `subject` and `object` by predicate `p`.
     /// `name` is asked only for a predicate or an end the batch has not
-    /// met yet (a proposition end's name is empty).
-    /// `ends`: the ends' terms as [`LinkDocuments::meet`] gave them, if
+    /// met yet (a proposition end's name is empty). `ends`: the ends' terms as [`LinkDocuments::meet`] gave them, if
     /// at hand (those of another batch are looked up again).
     pub fn add(
         &mut self,
@@ -192,12 +191,10 @@ impl LinkDocuments {
             {
                 return Ok(t);
             }
-            if let Some(&t) = this.ends.get(&e) {
-                return Ok(t);
+            match this.known(e) {
+                Some(t) => Ok(t),
+                None => Ok(this.meet(e, &name(NameOf::End(e))?)),
             }
-            let t = this.tokenize(&name(NameOf::End(e))?);
-            this.ends.insert(e, t);
-            Ok(t)
         };
         let [given_s, given_o] = ends.map_or([None, None], |[s, o]| [Some(s), Some(o)]);
         let (s, o) = (end(self, subject, given_s)?, end(self, object, given_o)?);

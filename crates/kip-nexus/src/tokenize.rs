@@ -96,8 +96,7 @@ fn flush_cjk(run: &mut Vec<char>, f: &mut impl FnMut(&str), run_ends: bool) {
         1 => f(run[0].encode_utf8(&mut buf)),
         n => {
             for w in run.windows(2) {
-                let a = w[0].len_utf8();
-                w[0].encode_utf8(&mut buf);
+                let a = w[0].encode_utf8(&mut buf).len();
                 let b = w[1].encode_utf8(&mut buf[a..]).len();
                 // Two `char`s encoded side by side are valid UTF-8.
                 f(std::str::from_utf8(&buf[..a + b]).unwrap_or_default());

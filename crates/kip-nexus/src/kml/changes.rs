@@ -403,9 +403,6 @@ impl Writer<'_, '_> {
         self.changes = Some(Changes::default());
     }
 
-    /// Runs `note` with the before-image of command `command` of a group
-    /// write (see `Carry`) as the one collected: a link an earlier
-    /// command deferred is noted where that command's changes are.
     /// Tells the changes of `command` (this command's when `None`) that
     /// `plain` lean creations are about to be noted (see
     /// `Changes::expect_creations`).
@@ -422,6 +419,9 @@ impl Writer<'_, '_> {
         }
     }
 
+    /// Runs `note` with the before-image of command `command` of a group
+    /// write (see `Carry`) as the one collected: a link an earlier
+    /// command deferred is noted where that command's changes are.
     pub(super) fn note_in(
         &mut self,
         command: u32,

@@ -635,9 +635,6 @@ impl Writer<'_, '_> {
             };
             self.count_domain_member(&record, 1)?;
         }
-        // The ends' names are at hand now (the links' search documents
-        // are built when the links are created, maybe after a file whose
-        // look-ups are forgotten).
         // A group write decides tens of thousands of links: room for them
         // at once.
         if self.group.is_some() && self.pending.by_triple.is_empty() {
@@ -646,6 +643,9 @@ impl Writer<'_, '_> {
                 self.pending_documents.links.reserve(2 * GROUP_LINKS);
             }
         }
+        // The ends' names are at hand now (the links' search documents
+        // are built when the links are created, maybe after a file whose
+        // look-ups are forgotten).
         let mut end_terms = [search::Terms::default(); 2];
         for (e, terms) in [s, o].into_iter().zip(&mut end_terms) {
             *terms = match self.pending_documents.links.known(e) {
@@ -811,9 +811,9 @@ impl Writer<'_, '_> {
         let ids = self.store.create_propositions(self.txn, &records).kip()?;
         drop(records);
         let mut documents = std::mem::take(&mut self.pending_documents.links);
+        // Kept beside each triple (pushed together in `defer_link`).
+        let aligned = pending.end_terms.len() == pending.triples.len();
         for (i, (&id, t)) in ids.iter().zip(&pending.triples).enumerate() {
-            // Kept beside each triple (pushed together in `defer_link`).
-            let aligned = pending.end_terms.len() == pending.triples.len();
             let ends = pending.end_terms.get(i).copied().filter(|_| aligned);
             documents.add(
                 id,
