@@ -94,7 +94,12 @@ test('a large capsule dropped into the folder shows a progress bar with growing 
   let screenshot = false;
   for (let i = 0; i < 400 && !(await item.locator('.badge.imported').count()); i++) {
     if (await bar.count()) {
-      const s = await bar.evaluate((el) => ({ phase: el.dataset.phase, bytes: Number(el.dataset.bytes), items: Number(el.dataset.items), text: el.textContent }));
+      // The bar may give way to the report between the count and the read:
+      // then there is nothing to sample (the loop's end checks the report).
+      const s = await bar
+        .evaluate((el) => ({ phase: el.dataset.phase, bytes: Number(el.dataset.bytes), items: Number(el.dataset.items), text: el.textContent }), undefined, { timeout: 500 })
+        .catch(() => null);
+      if (!s) continue;
       const prev = samples[samples.length - 1];
       if (!prev || prev.phase !== s.phase || prev.bytes !== s.bytes || prev.items !== s.items) samples.push(s);
       if (!screenshot && s.phase === 'applying' && s.items > 0) {
