@@ -14,7 +14,6 @@
 use std::sync::Arc;
 
 use kip_api::{Api, Operation};
-use kip_capsule::{ImportOptions, import_text_with};
 use kip_nexus::{Nexus, Origin};
 use serde_json::Value;
 
@@ -122,13 +121,14 @@ pub fn capsule_import(api: &Api, data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let options = ImportOptions {
-        dry_run: true,
-        progress: None,
-        originator: None,
-    };
     let before = api.last_change_seq().expect("seq");
-    let r = import_text_with(api.nexus(), "fuzz.kip", text, &Origin::default(), &options);
+    let r = api
+        .import(&kip_api::ImportRequest {
+            file_name: "fuzz.kip".to_owned(),
+            text: text.to_owned(),
+            dry_run: Some(true),
+        })
+        .expect("a dry run is allowed");
     assert_eq!(r.is_imported(), r.errors.is_empty());
     let lines = text.split(['\n', '\r']).count() + 1;
     for e in &r.errors {

@@ -14,35 +14,26 @@ use tauri::{AppHandle, Emitter as _};
 /// transaction); other processes' writes show up within this interval.
 const POLL: Duration = Duration::from_millis(400);
 
-/// Polls the change log and emits each batch of new entries.
-pub fn forward_changes(app: AppHandle, api: Api) {
-    std::thread::Builder::new()
-        .name("kip-explorer-changes".into())
-        .spawn(move || {
-            let mut since = api.last_change_seq().unwrap_or(0);
-            loop {
-                std::thread::sleep(POLL);
-                let Ok(current) = api.last_change_seq() else {
-                    continue;
-                };
-                if current == since {
-                    continue;
-                }
-                match api.changes(&ChangesRequest { since, limit: None }) {
-                    Ok(r) => {
-                        since = r.last_seq;
-                        let _ = app.emit(
-                            "kip://changes",
-                            json!({"last_seq": r.last_seq, "changes": r.changes, "reset": r.reset}),
-                        );
-                    }
-                    Err(e) => {
-                        eprintln!("kip-explorer: reading the change log failed: {}", e.message)
-                    }
-                }
+/// Starts the host's chores (kip-api's): each batch of new change-log
+/// entries is emitted as `kip://changes`; the scheduled backup runs when due.
+pub fn start_chores(app: AppHandle, api: Api) -> std::io::Result<kip_api::Chores> {
+    api.start_chores(
+        POLL,
+        move |api, since, _| match api.changes(&ChangesRequest { since, limit: None }) {
+            Ok(r) => {
+                let _ = app.emit(
+                    "kip://changes",
+                    json!({"last_seq": r.last_seq, "changes": r.changes, "reset": r.reset}),
+                );
+                r.last_seq
             }
-        })
-        .expect("spawn the change poller");
+            Err(e) => {
+                crate::log(&format!("reading the change log failed: {}", e.message));
+                since
+            }
+        },
+        crate::log,
+    )
 }
 
 /// Imports dropped files (and the capsule files of dropped folders) on a
@@ -60,23 +51,6 @@ pub fn import_dropped(app: AppHandle, api: Api, paths: Vec<PathBuf>) {
         let reports = import_paths(&api, &paths, &progress);
         let _ = app.emit("kip://import-progress", json!([]));
         let _ = app.emit("kip://dropped", reports);
-    });
-}
-
-/// Runs the nexus's scheduled backup (set in the Maintenance panel) when it
-/// is due, checking once a minute for as long as the app runs.
-pub fn run_scheduled_backups(api: Api) {
-    std::thread::spawn(move || {
-        loop {
-            std::thread::sleep(Duration::from_secs(60));
-            match api.run_scheduled_backup() {
-                Ok(Some(done)) => {
-                    eprintln!("kip-explorer: scheduled backup written to {}", done.path)
-                }
-                Ok(None) => {}
-                Err(e) => eprintln!("kip-explorer: the scheduled backup failed: {}", e.message),
-            }
-        }
     });
 }
 
@@ -141,15 +115,12 @@ mod tests {
     //! itself cannot be synthesised over WebDriver; it hands these paths to
     //! [`import_paths`] unchanged (`main.rs`, `WindowEvent::DragDrop`).
 
-    use std::sync::Arc;
-
     use super::*;
 
     #[test]
     fn a_drop_imports_good_files_reports_broken_ones_and_expands_folders() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let nexus = kip_nexus::Nexus::open(&dir.path().join("nexus")).expect("nexus");
-        let api = Api::new(Arc::new(nexus), "test-drop");
+        let api = Api::open(&dir.path().join("nexus"), "test-drop").expect("nexus");
         let examples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../capsules/examples");
         let folder = dir.path().join("dropped-folder");
         std::fs::create_dir(&folder).expect("folder");

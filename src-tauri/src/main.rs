@@ -20,7 +20,6 @@ mod save;
 mod watch;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use clap::Parser;
 use tauri::{Manager as _, WebviewUrl, WebviewWindowBuilder, WindowEvent};
@@ -78,9 +77,12 @@ fn main() -> anyhow::Result<()> {
     let kip_db_set = std::env::var_os("KIP_DB").is_some_and(|v| !v.is_empty());
     let start = prefs::startup(&remembered, args.db, args.capsules, kip_db_set);
     let (db, capsules) = folders(start.db, start.capsules)?;
-    let nexus = Arc::new(kip_nexus::Nexus::open(&db).map_err(|e| {
-        anyhow::anyhow!("cannot open the nexus at {}: {}", db.display(), e.message)
-    })?);
+    let mut api = kip_api::Api::open(&db, ORIGIN)
+        .map_err(|e| anyhow::anyhow!("cannot open the nexus at {}: {}", db.display(), e.message))?
+        .with_originator(CURATOR);
+    if let Some(file) = &prefs_file {
+        api = api.with_prefs(file.clone());
+    }
     let title = format!("KIP Explorer — {}", db.display());
     let opened = std::fs::canonicalize(&db).unwrap_or_else(|_| db.clone());
     prefs::remember(
@@ -89,9 +91,13 @@ fn main() -> anyhow::Result<()> {
         serde_json::json!(opened),
     );
     // The cognitive trace (BRIEF §7): the app acts as `curator`, and says
-    // when it opens and closes the nexus.
-    record_space(&nexus, "SpaceAcquire", "The desktop app opened the nexus.");
-    let closing = nexus.clone();
+    // when it opens and closes the nexus (the session ends with the app).
+    let session = std::sync::Mutex::new(Some(api.open_session(
+        None,
+        "The desktop app opened the nexus.",
+        "The desktop app closed the nexus.",
+        log,
+    )));
 
     tauri::Builder::default()
         .invoke_handler(tauri::generate_handler![
@@ -101,11 +107,7 @@ fn main() -> anyhow::Result<()> {
         ])
         .setup(move |app| {
             let handle = app.handle().clone();
-            let mut api = kip_api::Api::new(nexus.clone(), ORIGIN).with_originator(CURATOR);
-            if let Some(file) = &prefs_file {
-                api = api.with_prefs(file.clone());
-            }
-            let host = watch::Host::new(handle.clone(), api);
+            let host = watch::Host::new(handle.clone(), api.clone());
             app.manage(AppState {
                 host: host.clone(),
                 prefs: prefs_file.clone(),
@@ -141,8 +143,8 @@ fn main() -> anyhow::Result<()> {
                 }
                 _ => {}
             });
-            live::forward_changes(handle.clone(), host.api());
-            live::run_scheduled_backups(host.api());
+            // Change notices and the scheduled backup, for as long as the app runs.
+            app.manage(live::start_chores(handle.clone(), host.api())?);
             // Watching starts after the window exists, so the first pass's
             // events reach a UI that is already loading; the UI also asks
             // for the status when it starts.
@@ -164,11 +166,7 @@ fn main() -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("the window could not run: {e}"))?
         .run(move |_, event| {
             if let tauri::RunEvent::Exit = event {
-                record_space(
-                    &closing,
-                    "SpaceRelease",
-                    "The desktop app closed the nexus.",
-                );
+                drop(session.lock().unwrap_or_else(|e| e.into_inner()).take());
             }
         });
     Ok(())
@@ -177,12 +175,7 @@ fn main() -> anyhow::Result<()> {
 /// Who the trace names for the app's requests.
 const CURATOR: &str = "curator";
 
-/// A SPACE entry of the app's (a failure is logged: tracing never stops the app).
-fn record_space(nexus: &kip_nexus::Nexus, tag: &str, message: &str) {
-    if let Err(e) = nexus.trace_space(CURATOR, tag, message) {
-        eprintln!(
-            "kip-explorer: cannot record {tag} in the trace: {}",
-            e.message
-        );
-    }
+/// Where the app's background failures go (tracing never stops the app).
+fn log(message: &str) {
+    eprintln!("kip-explorer: {message}");
 }

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use ts_rs::{Config, TS};
 
+use crate::Operation;
 use crate::error::{ApiError, ErrorCode};
 use crate::types::*;
 
@@ -55,6 +56,7 @@ pub(crate) fn generate() -> String {
     declare!(
         ApiError,
         Operation,
+        crate::NoBody,
         ExecuteRequest,
         BatchItem,
         KipResponse,
@@ -141,6 +143,7 @@ pub(crate) fn generate() -> String {
         kip_nexus::Reverted,
         kip_nexus::RevertedTo,
     );
+    out.push_str(&crate::ops::typescript(&cfg));
     out
 }
 

@@ -29,9 +29,11 @@ mod bindings;
 mod capsule;
 mod changes;
 mod error;
+mod host;
 mod local;
 mod maintenance;
 mod neighbourhood;
+mod ops;
 pub mod paths;
 mod paths_between;
 pub mod prefs;
@@ -50,9 +52,12 @@ use serde_json::{Value as Json, json};
 
 pub use changes::MAX_CHANGES_PER_REQUEST;
 pub use error::{ApiError, ErrorCode, KipCode};
+pub use host::{Chores, Log, Session, install_staged, opened_elsewhere, restore};
 pub use kip_capsule::{ImportReport, KnowledgeSchema};
+pub use kip_nexus::MAX_TRACE_PAGE;
 pub use maintenance::store_check;
 pub use neighbourhood::{DEFAULT_PAGE, MAX_PAGE};
+pub use ops::{Effect, NoBody, Operation, Query, Route};
 pub use paths_between::{DEFAULT_MAX_HOPS, DEFAULT_PATHS, LINK_BUDGET, MAX_HOPS, MAX_PATHS};
 pub use trace::{
     INVOLVES, MAX_PROMOTED_ENTRIES, MAX_PROMOTED_LINKS, TraceAddRequest, TraceEntryRequest,
@@ -214,10 +219,6 @@ impl Api {
         self.read_only
     }
 
-    pub fn nexus(&self) -> &Nexus {
-        &self.nexus
-    }
-
     pub fn origin(&self) -> &str {
         &self.origin.name
     }
@@ -318,9 +319,7 @@ impl Api {
     /// Stores one setting (`null` forgets it). Refused on a read-only host:
     /// it writes the nexus folder, though not its knowledge.
     pub fn settings_put(&self, request: &SettingsPutRequest) -> Result<SettingsResponse, ApiError> {
-        if self.read_only {
-            return Err(ApiError::read_only("saving settings"));
-        }
+        self.gate(Operation::SettingsPut)?;
         settings::put(&self.nexus, request)
     }
 
@@ -364,9 +363,7 @@ impl Api {
     /// subfolder of `dest`, and/or the scheduled backup set or turned off.
     /// Refused on a read-only host (it writes files and the schedule).
     pub fn backup(&self, request: &BackupRequest) -> Result<BackupResponse, ApiError> {
-        if self.read_only {
-            return Err(ApiError::read_only("backing up"));
-        }
+        self.gate(Operation::Backup)?;
         maintenance::backup(&self.nexus, request)
     }
 
@@ -408,86 +405,22 @@ impl Api {
     }
 
     /// Runs `operation` on a JSON body and returns its JSON answer: the one
-    /// entry point a transport needs. For `execute` and `execute_readonly`
-    /// the answer is the KIP response, whether it carries a result or a KIP
+    /// entry point a transport needs, and the one read-only gate (the
+    /// operation's [`Effect`]). For `execute` and `execute_readonly` the
+    /// answer is the KIP response, whether it carries a result or a KIP
     /// error; `Err` is for requests that never reached the engine and for
     /// the other operations' failures.
     pub fn call(&self, operation: Operation, body: Json) -> Result<Json, ApiError> {
-        let name = operation.name();
-        match operation {
-            Operation::Execute => Ok(self.execute(parse(name, body)?)),
-            Operation::ExecuteReadonly => Ok(self.execute_readonly(parse(name, body)?)),
-            Operation::Validate => to_json(&self.validate(&parse(name, body)?)),
-            Operation::Schema => to_json(&self.knowledge_schema()?),
-            Operation::Import => to_json(&self.import(&parse(name, body)?)?),
-            Operation::Neighbourhood => to_json(&self.neighbourhood(&parse(name, body)?)?),
-            Operation::Changes => to_json(&self.changes(&parse(name, body)?)?),
-            Operation::Info => to_json(&self.info()?),
-            Operation::Format => to_json(&self.format(&parse(name, body)?)?),
-            Operation::WatchStatus => to_json(&self.watch_status()),
-            Operation::ResolveLogicProperties => {
-                to_json(&self.resolve_logic_properties(parse(name, body)?)?)
-            }
-            Operation::CheckStore => to_json(&self.check_store()?),
-            Operation::Backup => to_json(&self.backup(&parse(name, body)?)?),
-            Operation::Paths => to_json(&self.paths(&parse(name, body)?)?),
-            Operation::SettingsGet => to_json(&self.settings_get(&parse(name, body)?)?),
-            Operation::SettingsPut => to_json(&self.settings_put(&parse(name, body)?)?),
-            Operation::PrefsGet => to_json(&self.prefs_get(&parse(name, body)?)?),
-            Operation::PrefsPut => to_json(&self.prefs_put(&parse(name, body)?)?),
-            Operation::TraceList => to_json(&self.nexus.trace_list(&parse(name, body)?)?),
-            Operation::TraceEntry => {
-                let r: TraceEntryRequest = parse(name, body)?;
-                to_json(&self.nexus.trace_entry(&r.id)?)
-            }
-            Operation::TraceAdd => {
-                self.refuse_if_read_only("recording a trace entry")?;
-                to_json(&trace::add(
-                    &self.nexus,
-                    self.originator(),
-                    parse(name, body)?,
-                )?)
-            }
-            Operation::TraceFlag => {
-                self.refuse_if_read_only("flagging a trace entry")?;
-                let r: TraceFlagRequest = parse(name, body)?;
-                let by = self.originator();
-                to_json(&self.nexus.trace_flag(&r.id, &r.set, &r.clear, by)?)
-            }
-            Operation::TraceRevert => {
-                self.refuse_if_read_only("reverting")?;
-                to_json(&trace::revert(
-                    &self.nexus,
-                    self.originator(),
-                    &parse(name, body)?,
-                )?)
-            }
-            Operation::TraceRevertTo => {
-                self.refuse_if_read_only("reverting")?;
-                to_json(&trace::revert_to(
-                    &self.nexus,
-                    self.originator(),
-                    &parse(name, body)?,
-                )?)
-            }
-            Operation::TraceImport => {
-                self.refuse_if_read_only("importing a trace")?;
-                let r: TraceImportRequest = parse(name, body)?;
-                let imported = self.nexus.trace_import(&r.jsonl)?;
-                to_json(&TraceImportResponse { imported })
-            }
-            Operation::TracePromote => {
-                self.refuse_if_read_only("promoting trace entries")?;
-                trace::promote(self, &parse(name, body)?)
-            }
-        }
+        self.gate(operation)?;
+        self.dispatch(operation, body)
     }
 
-    fn refuse_if_read_only(&self, what: &str) -> Result<(), ApiError> {
-        if self.read_only {
-            return Err(ApiError::read_only(what));
+    /// Refuses a writing operation on a read-only host.
+    fn gate(&self, operation: Operation) -> Result<(), ApiError> {
+        match operation.effect() {
+            Effect::Writes(what) if self.read_only => Err(ApiError::read_only(what)),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// [`Api::call`] with the operation given by its wire name.
@@ -507,12 +440,12 @@ impl Api {
 
 /// A body for `operation`; `null` (no body) reads as `{}` so operations
 /// whose fields are all optional can be called without one.
-fn parse<T: DeserializeOwned>(operation: &str, body: Json) -> Result<T, ApiError> {
+pub(crate) fn parse<T: DeserializeOwned>(operation: &str, body: Json) -> Result<T, ApiError> {
     let body = if body.is_null() { json!({}) } else { body };
     serde_json::from_value(body).map_err(|e| ApiError::bad_request(operation, e))
 }
 
-fn to_json<T: serde::Serialize>(value: &T) -> Result<Json, ApiError> {
+pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Result<Json, ApiError> {
     serde_json::to_value(value).map_err(|e| {
         ApiError::new(
             ErrorCode::Kip(KipCode::InternalError),

@@ -29,8 +29,9 @@ pub struct ToolDefinition {
     /// JSON Schema (draft 2020-12 subset every function-calling model accepts:
     /// no top-level `oneOf`) of the arguments object.
     pub input_schema: Json,
-    /// The tool never changes the nexus.
-    pub read_only: bool,
+    /// The operation it calls: its [`crate::Effect`] says whether the tool
+    /// may change the nexus.
+    pub operation: crate::Operation,
     /// The tool may delete knowledge.
     pub destructive: bool,
 }
@@ -75,7 +76,7 @@ pub fn record_trace() -> ToolDefinition {
             "required": ["type", "message"],
             "additionalProperties": false
         }),
-        read_only: false,
+        operation: crate::Operation::TraceAdd,
         destructive: false,
     }
 }
@@ -177,7 +178,7 @@ pub fn resolve_logic_properties() -> ToolDefinition {
         title: "Compute logic properties (metrics, operators)",
         description: RESOLVE_LOGIC_PROPERTIES,
         input_schema: resolve_schema(),
-        read_only: true,
+        operation: crate::Operation::ResolveLogicProperties,
         destructive: false,
     }
 }
@@ -220,7 +221,7 @@ pub fn execute_kip() -> ToolDefinition {
         title: "Execute KIP (read and write memory)",
         description: EXECUTE_KIP,
         input_schema: execute_schema(),
-        read_only: false,
+        operation: crate::Operation::Execute,
         destructive: true,
     }
 }
@@ -232,7 +233,7 @@ pub fn execute_kip_readonly() -> ToolDefinition {
         title: "Execute KIP (read memory only)",
         description: EXECUTE_KIP_READONLY,
         input_schema: execute_schema(),
-        read_only: true,
+        operation: crate::Operation::ExecuteReadonly,
         destructive: false,
     }
 }
@@ -244,7 +245,7 @@ pub fn get_knowledge_schema() -> ToolDefinition {
         title: "Get the knowledge bundle schema",
         description: GET_KNOWLEDGE_SCHEMA,
         input_schema: json!({ "type": "object", "properties": {}, "additionalProperties": false }),
-        read_only: true,
+        operation: crate::Operation::Schema,
         destructive: false,
     }
 }
@@ -277,9 +278,21 @@ pub fn import_knowledge_bundle() -> ToolDefinition {
             },
             "additionalProperties": false
         }),
-        read_only: false,
+        operation: crate::Operation::Import,
         destructive: true,
     }
+}
+
+impl ToolDefinition {
+    /// The tool never changes the nexus (its operation only reads).
+    pub fn read_only(&self) -> bool {
+        !self.operation.writes()
+    }
+}
+
+/// The tool named `name`.
+pub fn named(name: &str) -> Option<ToolDefinition> {
+    all().into_iter().find(|t| t.name == name)
 }
 
 /// Every tool, in the order agents see them.
@@ -346,8 +359,8 @@ mod tests {
             execute_kip().input_schema,
             execute_kip_readonly().input_schema
         );
-        assert!(execute_kip_readonly().read_only);
-        assert!(!execute_kip().read_only);
+        assert!(execute_kip_readonly().read_only());
+        assert!(!execute_kip().read_only());
     }
 
     #[test]

@@ -217,9 +217,12 @@ fn touched_concepts(entry: &TraceEntry) -> Vec<String> {
     out
 }
 
-pub(crate) fn promote(api: &crate::Api, r: &TracePromoteRequest) -> Result<Json, ApiError> {
+pub(crate) fn promote(
+    api: &crate::Api,
+    r: &TracePromoteRequest,
+) -> Result<TracePromoteResponse, ApiError> {
     use crate::error::{ErrorCode, KipCode};
-    let nexus = api.nexus();
+    let nexus = &api.nexus;
     if r.ids.is_empty() || r.ids.len() > MAX_PROMOTED_ENTRIES {
         return Err(ApiError::bad_request(
             "trace_promote",
@@ -370,11 +373,10 @@ pub(crate) fn promote(api: &crate::Api, r: &TracePromoteRequest) -> Result<Json,
         .and_then(Json::as_str)
         .unwrap_or_default()
         .to_owned();
-    serde_json::to_value(TracePromoteResponse {
+    Ok(TracePromoteResponse {
         event,
         name,
         linked: linked.into_iter().map(|(id, _)| id).collect(),
         entries: entries.len(),
     })
-    .map_err(|e| ApiError::bad_request("trace_promote", e))
 }

@@ -499,7 +499,7 @@ fn calls_by_name_check_operation_and_body() {
         .expect_err("read-only refuses imports");
     assert_eq!(e.code, ErrorCode::Kip(KipCode::ImmutableTarget));
     for op in Operation::ALL {
-        assert_eq!(Operation::from_name(op.name()), Some(op));
+        assert_eq!(Operation::from_name(op.name()), Some(*op));
     }
 }
 
@@ -636,19 +636,16 @@ fn watch_status_follows_the_watchers_events() {
     let api = api.with_watch(board.clone());
     let good = folder.join("a.yaml");
     let bad = folder.join("b.yaml");
-    let origin = kip_nexus::Origin::default();
-    let imported = kip_capsule::import_text(
-        api.nexus(),
-        "a.yaml",
-        "- type: Symptom\n  name: Chills\n",
-        &origin,
-    );
-    let failed = kip_capsule::import_text(
-        api.nexus(),
-        "b.yaml",
-        "- type: Symptm\n  name: Chills\n",
-        &origin,
-    );
+    let import = |file_name: &str, text: &str| {
+        api.import(&kip_api::ImportRequest {
+            file_name: file_name.to_owned(),
+            text: text.to_owned(),
+            dry_run: None,
+        })
+        .expect("imports")
+    };
+    let imported = import("a.yaml", "- type: Symptom\n  name: Chills\n");
+    let failed = import("b.yaml", "- type: Symptm\n  name: Chills\n");
     use kip_capsule::WatchEvent as E;
     for event in [
         E::Queued { file: good.clone() },

@@ -202,13 +202,13 @@ fn a_mutation_loop_runs_when_asked() {
         let Ok(text) = std::str::from_utf8(data) else {
             return;
         };
-        let options = kip_capsule::ImportOptions {
-            dry_run: true,
-            progress: None,
-            originator: None,
-        };
-        let origin = kip_nexus::Origin::default();
-        let r = kip_capsule::import_text_with(api.nexus(), "fuzz.yaml", text, &origin, &options);
+        let r = api
+            .import(&kip_api::ImportRequest {
+                file_name: "fuzz.yaml".to_owned(),
+                text: text.to_owned(),
+                dry_run: Some(true),
+            })
+            .expect("a dry run is allowed");
         assert_eq!(r.is_imported(), r.errors.is_empty());
     };
     let parse = |_: &kip_api::Api, data: &[u8]| {

@@ -13,16 +13,23 @@ use kip_nexus::Nexus;
 use serde_json::{Value as Json, json};
 
 fn fixture() -> (tempfile::TempDir, Api) {
+    let (dir, api, _) = fixture_and_nexus();
+    (dir, api)
+}
+
+/// The fixture, with the engine under its API (for what only the engine
+/// can set up).
+fn fixture_and_nexus() -> (tempfile::TempDir, Api, Arc<Nexus>) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let nexus = Nexus::open(dir.path()).expect("nexus opens");
+    let nexus = Arc::new(Nexus::open(dir.path()).expect("nexus opens"));
     let examples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../capsules/examples");
-    let api = Api::new(Arc::new(nexus), "test-host");
+    let api = Api::new(nexus.clone(), "test-host");
     for name in ["10_medical_schema.kip", "11_medical_data.kip"] {
         let text = std::fs::read_to_string(examples.join(name)).expect("example capsule");
         let r = api.execute(ExecuteRequest::command(text));
         assert!(r.get("error").is_none(), "{name}: {r:#}");
     }
-    (dir, api)
+    (dir, api, nexus)
 }
 
 /// Two drugs that share two treated symptoms and one side effect, and
@@ -319,9 +326,9 @@ fn settings_are_kept_by_key_read_by_prefix_and_forgotten_with_null() {
 
 #[test]
 fn settings_see_only_their_own_namespace_and_check_keys() {
-    let (_dir, api) = fixture();
+    let (_dir, api, nexus) = fixture_and_nexus();
     // The watcher's memory lives in the same table; settings do not see it.
-    api.nexus()
+    nexus
         .set_state("capsule/watch/a.kip", &json!({"hash": "x"}))
         .expect("state");
     assert!(get(&api, None).is_empty());

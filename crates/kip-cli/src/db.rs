@@ -5,7 +5,7 @@
 //! The default is [`kip_api::paths`], which the desktop shell shares.
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use kip_api::Api;
 
@@ -47,10 +47,9 @@ fn default_originator(origin: &str) -> &str {
 /// it that writes under `origin` (`kip-cli`, `kip-serve`, …).
 pub fn open_api(db: Option<PathBuf>, origin: &str) -> anyhow::Result<Api> {
     let dir = db_dir(db)?;
-    let nexus = kip_nexus::Nexus::open(&dir).map_err(|e| {
+    let api = Api::open(&dir, origin).map_err(|e| {
         anyhow::anyhow!("cannot open the nexus at {}: {}", dir.display(), e.message)
     })?;
-    let api = Api::new(Arc::new(nexus), origin);
     Ok(match originator_override() {
         // An explicit name wins everywhere, the watched folder's imports
         // (`kip watch`, `kip serve --capsules`) included.
@@ -64,8 +63,6 @@ pub fn open_api(db: Option<PathBuf>, origin: &str) -> anyhow::Result<Api> {
 /// maintenance subcommands.
 pub fn open_existing_api(db: Option<PathBuf>, origin: &str) -> anyhow::Result<Api> {
     let dir = db_dir(db)?;
-    let nexus = kip_nexus::Nexus::open_existing(&dir).map_err(|e| {
-        anyhow::anyhow!("cannot open the nexus at {}: {}", dir.display(), e.message)
-    })?;
-    Ok(Api::new(Arc::new(nexus), origin))
+    Api::open_existing(&dir, origin)
+        .map_err(|e| anyhow::anyhow!("cannot open the nexus at {}: {}", dir.display(), e.message))
 }

@@ -17,6 +17,7 @@ mod bench;
 mod cmd;
 mod db;
 mod mcp;
+mod runtime;
 mod serve;
 mod stdio;
 

@@ -55,7 +55,7 @@ pub fn run(api: Api, read_only: bool) -> anyhow::Result<ExitCode> {
     runtime.block_on(async move {
         tracing::info!(
             "kip mcp: serving the nexus at {} over stdio ({})",
-            server.api.nexus().path().display(),
+            server.api.path().display(),
             if read_only { "read-only" } else { "read-write" }
         );
         let api = server.api.clone();
@@ -68,14 +68,14 @@ pub fn run(api: Api, read_only: bool) -> anyhow::Result<ExitCode> {
             .peer_info()
             .map(|info| info.client_info.name.clone());
         let who = originator(&api, client.as_deref());
-        record_space(
-            &api,
-            &who,
-            "SpaceAcquire",
+        let session = api.open_session(
+            Some(&who),
             "An MCP session opened the nexus.",
+            "The MCP session ended.",
+            |message| tracing::warn!("{message}"),
         );
         let reason = service.waiting().await?;
-        record_space(&api, &who, "SpaceRelease", "The MCP session ended.");
+        drop(session);
         tracing::info!("kip mcp: session ended ({reason:?})");
         Ok::<_, anyhow::Error>(())
     })?;
@@ -100,27 +100,17 @@ fn originator(api: &Api, client: Option<&str>) -> String {
         .to_owned()
 }
 
-/// A SPACE entry of the session's (a failure is logged: tracing never
-/// stops the server; a read-only server writes none).
-fn record_space(api: &Api, originator: &str, tag: &str, message: &str) {
-    if api.is_read_only() {
-        return;
-    }
-    if let Err(e) = api.nexus().trace_space(originator, tag, message) {
-        tracing::warn!("cannot record {tag} in the trace: {}", e.message);
-    }
-}
-
 /// How many entries `kip://trace/recent` shows.
 const RECENT_ENTRIES: usize = 50;
 
 fn tool(def: tools::ToolDefinition) -> Tool {
+    let read_only = def.read_only();
     let schema = match def.input_schema {
         Json::Object(map) => map,
         _ => Map::new(),
     };
     let mut annotations = ToolAnnotations::new()
-        .read_only(def.read_only)
+        .read_only(read_only)
         .destructive(def.destructive)
         .open_world(false);
     annotations.title = Some(def.title.to_owned());
@@ -184,16 +174,7 @@ impl KipMcp {
         &self,
         f: impl FnOnce(&Api) -> Result<Json, ApiError> + Send + 'static,
     ) -> Result<Json, ApiError> {
-        let api = self.api.clone();
-        tokio::task::spawn_blocking(move || f(&api))
-            .await
-            .unwrap_or_else(|e| {
-                Err(ApiError::new(
-                    ErrorCode::Kip(KipCode::InternalError),
-                    format!("the call failed: {e}"),
-                    "Retry; if it keeps failing, report it.",
-                ))
-            })
+        crate::runtime::blocking(self.api.clone(), f).await
     }
 
     async fn call(
@@ -201,13 +182,23 @@ impl KipMcp {
         name: &str,
         args: Option<Map<String, Json>>,
     ) -> Result<CallToolResult, McpError> {
-        let outcome = match name {
-            "execute_kip" | "execute_kip_readonly" => {
+        let Some(tool) = tools::named(name) else {
+            let names: Vec<&str> = tools::all().iter().map(|t| t.name).collect();
+            return Err(McpError::invalid_params(
+                format!("unknown tool `{name}`; the tools are {}", names.join(", ")),
+                None,
+            ));
+        };
+        // The tools whose arguments are an operation's body but for a
+        // few agent-facing differences (a bundle by path, the resolver's
+        // seed-shaped errors, an agent writing as itself).
+        let outcome = match tool.operation {
+            Operation::Execute | Operation::ExecuteReadonly => {
                 let request: ExecuteRequest = match arguments(name, args) {
                     Ok(r) => r,
                     Err(e) => return Ok(error_result(&e)),
                 };
-                let readonly = name == "execute_kip_readonly";
+                let readonly = tool.operation == Operation::ExecuteReadonly;
                 let batch = request.commands.is_some();
                 self.blocking(move |api| {
                     Ok(if readonly {
@@ -219,7 +210,7 @@ impl KipMcp {
                 .await
                 .map(|response| kip_result(response, batch))
             }
-            "get_knowledge_schema" => {
+            Operation::Schema => {
                 if let Err(e) = arguments::<Map<String, Json>>(name, args.clone()) {
                     return Ok(error_result(&e));
                 }
@@ -227,7 +218,7 @@ impl KipMcp {
                     .await
                     .map(CallToolResult::structured)
             }
-            "import_knowledge_bundle" => {
+            Operation::Import => {
                 let args: ImportArgs = match arguments(name, args) {
                     Ok(a) => a,
                     Err(e) => return Ok(error_result(&e)),
@@ -248,7 +239,7 @@ impl KipMcp {
                         }
                     })
             }
-            "resolve_logic_properties" => {
+            Operation::ResolveLogicProperties => {
                 let body = Json::Object(args.unwrap_or_default());
                 let api = self.api.clone();
                 return Ok(
@@ -267,7 +258,7 @@ impl KipMcp {
                     },
                 );
             }
-            "record_trace" => {
+            Operation::TraceAdd => {
                 let mut request: TraceAddRequest = match arguments(name, args) {
                     Ok(r) => r,
                     Err(e) => return Ok(error_result(&e)),
@@ -278,14 +269,10 @@ impl KipMcp {
                     .await
                     .map(CallToolResult::structured)
             }
-            other => {
-                return Err(McpError::invalid_params(
-                    format!(
-                        "unknown tool `{other}`; the tools are execute_kip, execute_kip_readonly, get_knowledge_schema, import_knowledge_bundle, resolve_logic_properties and record_trace"
-                    ),
-                    None,
-                ));
-            }
+            other => self
+                .blocking(move |api| api.call(other, Json::Object(args.unwrap_or_default())))
+                .await
+                .map(CallToolResult::structured),
         };
         Ok(outcome.unwrap_or_else(|e| error_result(&e)))
     }

@@ -6,18 +6,17 @@
 //!   response, HTTP 200 also when it carries a KIP error.
 //! - `POST /kip` — `{"method": "execute_kip" | "execute_kip_readonly", "params": {…}}`,
 //!   for existing KIP clients; answer: the KIP response.
-//! - `POST /api/<operation>` — every [`kip_api::Operation`] by name (`execute`,
-//!   `execute_readonly`, `validate`, `schema`, `import`, `neighbourhood`,
-//!   `changes`, `info`, `format`, `watch_status`); `GET` works for those
-//!   that need no body. Failures
+//! - `POST /api/<operation>` — every [`kip_api::Operation`] by its wire
+//!   name; `GET` (query parameters as fields) for those the operations
+//!   table marks as readable so (`info`, `schema`, `changes?since=N`, …). Failures
 //!   answer `{"error": {code, message, hint, data?}}` with a 4xx/5xx status.
 //! - `POST /api/kn/logic-property-resolver` — seed 004's resolver (BRIEF
 //!   §8): body `{kn_id, ot_id, query, unique_identities, properties,
 //!   additional_context, dynamic_params?, now_ms?, options}`; answer
 //!   `{datas, debug?}`, or the seed's error shape `{error_code, message,
 //!   hint, missing?, trace_id, …}` with a 4xx/5xx status.
-//! - The cognitive trace (BRIEF §7), thin routes over the `trace_*`
-//!   operations: `GET /api/trace?originator=&type=&tag=&flag=&since=&until=&text=&element=&before=&after=&limit=`
+//! - The cognitive trace (BRIEF §7), the extra routes the operations table
+//!   names for the `trace_*` operations: `GET /api/trace?originator=&type=&tag=&flag=&since=&until=&text=&element=&before=&after=&limit=`
 //!   (`trace_list`: `{entries, next_before?, last_id}`, newest first; page
 //!   on with `before=<next_before>`), `GET /api/trace/{id}` (`trace_entry`),
 //!   `POST /api/trace` (`trace_add`), `POST /api/trace/revert`
@@ -70,13 +69,15 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, Query, Request, State};
+use axum::extract::{Path, Query, RawPathParams, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{MethodRouter, get, post};
 use kip_api::{Api, ApiError, ChangesRequest, ErrorCode, KipCode, Operation};
+
+use crate::runtime::blocking;
 use kip_capsule::{WatchEvent, Watcher};
 use serde::Deserialize;
 use serde_json::{Value as Json, json};
@@ -277,7 +278,20 @@ async fn serve(
         .await
         .map_err(|e| anyhow::anyhow!("{}", e.message))?;
     let (tx, rx) = watch::channel(initial);
-    tokio::spawn(poll_changes(api.clone(), tx));
+    // The change log's sequence number, published whenever it moves, and
+    // the scheduled backup; they stop with the server.
+    let _chores = api.start_chores(
+        POLL_INTERVAL,
+        move |_, _, current| {
+            tx.send_if_modified(|last| {
+                let moved = *last != current;
+                *last = current;
+                moved
+            });
+            current
+        },
+        |message| tracing::warn!("{message}"),
+    )?;
 
     let state = AppState {
         api: api.clone(),
@@ -291,15 +305,10 @@ async fn serve(
             "/api/kn/logic-property-resolver",
             post(resolve_logic_properties),
         )
-        .route("/api/trace", get(trace_list).post(trace_add))
-        .route("/api/trace/revert", post(trace_revert))
-        .route("/api/trace/revert-to", post(trace_revert_to))
-        .route("/api/trace/flag", post(trace_flag))
-        .route("/api/trace/promote", post(trace_promote))
-        .route("/api/trace/{id}", get(trace_entry))
         .route("/api/events", get(events))
-        .route("/api/{operation}", post(operation_post).get(operation_get))
-        .layer(middleware::from_fn_with_state(state.clone(), authorize));
+        .route("/api/{operation}", post(operation_post).get(operation_get));
+    let guarded =
+        operation_routes(guarded).layer(middleware::from_fn_with_state(state.clone(), authorize));
     let mut app = guarded.with_state(state);
     app = ui.serve(app);
     // Layered after the fallback, so the guard sees every request: the
@@ -311,10 +320,9 @@ async fn serve(
             refuse_large_bodies,
         ))
         .layer(middleware::from_fn_with_state(guard, guard::check));
-    tokio::spawn(scheduled_backups(api.clone()));
     tracing::info!(
         "serving the nexus at {} on http://{local} ({}{})",
-        api.nexus().path().display(),
+        api.path().display(),
         if api.is_read_only() {
             "read-only"
         } else {
@@ -324,11 +332,16 @@ async fn serve(
     );
     // The one line on standard output: scripts and tests read the port from it.
     crate::out(&format!("listening on http://{local}\n"));
-    record_space(&api, "SpaceAcquire", "The HTTP server opened the nexus.");
+    let session = api.open_session(
+        None,
+        "The HTTP server opened the nexus.",
+        "The HTTP server closed the nexus.",
+        |message| tracing::warn!("{message}"),
+    );
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await;
-    record_space(&api, "SpaceRelease", "The HTTP server closed the nexus.");
+    drop(session);
     served?;
     Ok(())
 }
@@ -356,121 +369,85 @@ async fn shutdown_signal() {
     }
 }
 
-/// A SPACE entry of the server's (BRIEF §7; a failure is logged: tracing
-/// never stops the server; a read-only server writes none).
-fn record_space(api: &Api, tag: &str, message: &str) {
-    if api.is_read_only() {
-        return;
+/// The extra routes the operations table names (BRIEF §5's trace paths,
+/// such as `GET /api/trace` and `POST /api/trace/revert`), grouped by path
+/// so one path may answer a `GET` and a `POST`.
+fn operation_routes(router: Router<AppState>) -> Router<AppState> {
+    let mut paths: std::collections::BTreeMap<&str, MethodRouter<AppState>> =
+        std::collections::BTreeMap::new();
+    for &op in Operation::ALL {
+        let Some(route) = op.route() else {
+            continue;
+        };
+        let methods = paths.remove(route.path).unwrap_or_default();
+        let methods = if route.get {
+            methods.get(
+                move |State(state): State<AppState>,
+                      headers: HeaderMap,
+                      params: RawPathParams,
+                      Query(query): Query<std::collections::BTreeMap<String, String>>| async move {
+                    let pairs = params
+                        .iter()
+                        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                        .chain(query);
+                    match query_body(op, pairs) {
+                        Ok(body) => answer(named_by(state.api, &headers), op, body).await,
+                        Err(e) => error_response(&e),
+                    }
+                },
+            )
+        } else {
+            methods.post(
+                move |State(state): State<AppState>,
+                      headers: HeaderMap,
+                      body: Result<Bytes, BytesRejection>| async move {
+                    match read_body(body) {
+                        Ok(body) => call(named_by(state.api, &headers), op, op.name(), body).await,
+                        Err(r) => r,
+                    }
+                },
+            )
+        };
+        paths.insert(route.path, methods);
     }
-    if let Err(e) = api.nexus().trace_space(api.originator(), tag, message) {
-        tracing::warn!("cannot record {tag} in the trace: {}", e.message);
-    }
+    paths.into_iter().fold(router, |router, (path, methods)| {
+        router.route(path, methods)
+    })
 }
 
-/// `GET /api/trace`: `trace_list` with its filter from the query string.
-async fn trace_list(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    Query(query): Query<std::collections::BTreeMap<String, String>>,
-) -> Response {
+/// A `GET`'s body: its path and query parameters as the operation's fields,
+/// numbers where the operation's [`kip_api::Query`] says so (`access_token`
+/// is the guard's, not a field).
+fn query_body(
+    op: Operation,
+    pairs: impl IntoIterator<Item = (String, String)>,
+) -> Result<Json, ApiError> {
+    let numbers = op.query().map(|q| q.numbers).unwrap_or_default();
     let mut body = serde_json::Map::new();
-    for (key, value) in query {
-        let value = match key.as_str() {
-            "originator" | "type" | "tag" | "flag" | "since" | "until" | "text" | "element"
-            | "before" | "after" => json!(value),
-            "limit" => match value.parse::<u64>() {
+    for (key, value) in pairs {
+        if key == "access_token" {
+            continue;
+        }
+        let value = if numbers.contains(&key.as_str()) {
+            match value.parse::<u64>() {
                 Ok(n) => json!(n),
                 Err(_) => {
-                    return error_response(&ApiError::bad_request(
-                        "trace_list",
-                        format!("`limit` must be a whole number, found `{value}`"),
+                    return Err(ApiError::bad_request(
+                        op.name(),
+                        format!("`{key}` must be a whole number, found `{value}`"),
                     ));
                 }
-            },
-            other => {
-                return error_response(&ApiError::bad_request(
-                    "trace_list",
-                    format!(
-                        "unknown filter `{other}`; the filters are originator, type, tag, flag, since, until, text, element, before, after and limit"
-                    ),
-                ));
             }
+        } else {
+            json!(value)
         };
         body.insert(key, value);
     }
-    let api = named_by(state.api, &headers);
-    answer(api, Operation::TraceList, Json::Object(body)).await
-}
-
-/// `GET /api/trace/{id}`: one entry.
-async fn trace_entry(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Response {
-    let api = named_by(state.api, &headers);
-    answer(api, Operation::TraceEntry, json!({ "id": id })).await
-}
-
-async fn trace_add(
-    state: State<AppState>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    trace_post(state, headers, body, Operation::TraceAdd).await
-}
-
-async fn trace_revert(
-    state: State<AppState>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    trace_post(state, headers, body, Operation::TraceRevert).await
-}
-
-async fn trace_revert_to(
-    state: State<AppState>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    trace_post(state, headers, body, Operation::TraceRevertTo).await
-}
-
-async fn trace_flag(
-    state: State<AppState>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    trace_post(state, headers, body, Operation::TraceFlag).await
-}
-
-async fn trace_promote(
-    state: State<AppState>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    trace_post(state, headers, body, Operation::TracePromote).await
-}
-
-/// A trace route's POST: the operation on the JSON body, named by the
-/// request's `X-KIP-Originator`.
-async fn trace_post(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-    operation: Operation,
-) -> Response {
-    let body = match read_body(body) {
-        Ok(b) => b,
-        Err(r) => return r,
-    };
-    call(
-        named_by(state.api, &headers),
-        operation,
-        operation.name(),
-        body,
-    )
-    .await
+    Ok(if body.is_empty() {
+        Json::Null
+    } else {
+        Json::Object(body)
+    })
 }
 
 /// The operation's answer as an HTTP response.
@@ -478,42 +455,6 @@ async fn answer(api: Api, operation: Operation, body: Json) -> Response {
     match blocking(api, move |api| api.call(operation, body)).await {
         Ok(answer) => axum::Json(answer).into_response(),
         Err(e) => error_response(&e),
-    }
-}
-
-/// Runs an API call on the blocking pool: the engine's calls are
-/// synchronous, and a write may wait for another process's writer.
-async fn blocking<T: Send + 'static>(
-    api: Api,
-    f: impl FnOnce(&Api) -> Result<T, ApiError> + Send + 'static,
-) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(move || f(&api))
-        .await
-        .unwrap_or_else(|e| {
-            Err(ApiError::new(
-                ErrorCode::Kip(KipCode::InternalError),
-                format!("the request failed: {e}"),
-                "Retry; if it keeps failing, report it with the request that caused it.",
-            ))
-        })
-}
-
-/// Publishes the change log's sequence number whenever it moves.
-async fn poll_changes(api: Api, tx: watch::Sender<u64>) {
-    let mut interval = tokio::time::interval(POLL_INTERVAL);
-    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        interval.tick().await;
-        match blocking(api.clone(), |api| api.last_change_seq()).await {
-            Ok(seq) => {
-                tx.send_if_modified(|last| {
-                    let moved = *last != seq;
-                    *last = seq;
-                    moved
-                });
-            }
-            Err(e) => tracing::warn!("polling the change log failed: {e}"),
-        }
     }
 }
 
@@ -583,20 +524,6 @@ fn read_body(body: Result<Bytes, BytesRejection>) -> Result<Bytes, Response> {
 
 /// The limit in force, for the messages of [`read_body`].
 static MAX_BODY: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-
-/// Runs the scheduled backup (the `backup` operation sets it) whenever it
-/// is due, checking every minute.
-async fn scheduled_backups(api: Api) {
-    let mut tick = tokio::time::interval(Duration::from_secs(60));
-    loop {
-        tick.tick().await;
-        match blocking(api.clone(), |api| api.run_scheduled_backup()).await {
-            Ok(Some(done)) => tracing::info!("scheduled backup written to {}", done.path),
-            Ok(None) => {}
-            Err(e) => tracing::warn!("the scheduled backup failed: {}", e.message),
-        }
-    }
-}
 
 fn error_response(e: &ApiError) -> Response {
     (status_of(e.code), axum::Json(e.to_response())).into_response()
@@ -787,49 +714,28 @@ async fn operation_post(
     }
 }
 
-/// `GET /api/<operation>` for operations that take no body (`info`,
-/// `schema`) or only scalars (`changes?since=N`).
+/// `GET /api/<operation>` for the operations the table lets be read with a
+/// `GET` (no body, or only scalars: `changes?since=N`).
 async fn operation_get(
     State(state): State<AppState>,
     Path(name): Path<String>,
+    headers: HeaderMap,
     Query(query): Query<std::collections::BTreeMap<String, String>>,
 ) -> Response {
     let op = match operation_named(&name) {
         Ok(op) => op,
         Err(e) => return error_response(&e),
     };
-    let body = match op {
-        Operation::Info | Operation::Schema | Operation::WatchStatus => Json::Null,
-        Operation::Changes => {
-            let mut body = serde_json::Map::new();
-            for key in ["since", "limit"] {
-                if let Some(v) = query.get(key) {
-                    match v.parse::<u64>() {
-                        Ok(n) => {
-                            body.insert(key.to_owned(), json!(n));
-                        }
-                        Err(_) => {
-                            return error_response(&ApiError::bad_request(
-                                "changes",
-                                format!("`{key}` must be a whole number, found `{v}`"),
-                            ));
-                        }
-                    }
-                }
-            }
-            Json::Object(body)
-        }
-        _ => {
-            let e = ApiError::new(
-                ErrorCode::BadRequest,
-                format!("`{name}` takes a JSON body"),
-                format!("Send `POST /api/{name}` with the request as JSON."),
-            );
-            return (StatusCode::METHOD_NOT_ALLOWED, axum::Json(e.to_response())).into_response();
-        }
-    };
-    match blocking(state.api, move |api| api.call(op, body)).await {
-        Ok(answer) => axum::Json(answer).into_response(),
+    if op.query().is_none() {
+        let e = ApiError::new(
+            ErrorCode::BadRequest,
+            format!("`{name}` takes a JSON body"),
+            format!("Send `POST /api/{name}` with the request as JSON."),
+        );
+        return (StatusCode::METHOD_NOT_ALLOWED, axum::Json(e.to_response())).into_response();
+    }
+    match query_body(op, query) {
+        Ok(body) => answer(named_by(state.api, &headers), op, body).await,
         Err(e) => error_response(&e),
     }
 }

@@ -25,12 +25,13 @@ import {
   type Transport,
   type ValidateRequest,
   type ValidateResponse,
-  type WatchStatus,
   type WatchView,
-  type FormatResponse,
   type BackupRequest,
   type BackupResponse,
   type StoreCheck,
+  type OperationName,
+  type RequestOf,
+  type ResponseOf,
 } from './types';
 
 const POLL_MS = 1500;
@@ -92,64 +93,66 @@ export class HttpTransport implements Transport {
     return json as T;
   }
 
+  /** `POST /api/<operation>` (`execute` is BRIEF §5's `POST /api/kip`). */
+  call<K extends OperationName>(operation: K, body: RequestOf<K>): Promise<ResponseOf<K>> {
+    return this.post(operation === 'execute' ? '/api/kip' : `/api/${operation}`, body ?? {});
+  }
+
   execute(request: ExecuteRequest): Promise<KipResponse> {
-    return this.post('/api/kip', request);
+    return this.call('execute', request);
   }
   validate(request: ValidateRequest): Promise<ValidateResponse> {
-    return this.post('/api/validate', request);
+    return this.call('validate', request);
   }
   neighbourhood(request: NeighbourhoodRequest): Promise<NeighbourhoodResponse> {
-    return this.post('/api/neighbourhood', request);
+    return this.call('neighbourhood', request);
   }
   schema(): Promise<KnowledgeSchema> {
-    return this.post('/api/schema', {});
+    return this.call('schema', null);
   }
   async importFile(request: ImportRequest): Promise<ImportReportView> {
     try {
-      return toReport(await this.post('/api/import', request), request.file_name);
+      return toReport(await this.call('import', request), request.file_name);
     } catch (e) {
       if (e instanceof ApiFailure) return toReport({ error: e.error }, request.file_name);
       throw e;
     }
   }
   info(): Promise<NexusInfo> {
-    return this.post('/api/info', {});
+    return this.call('info', null);
   }
   changes(request: ChangesRequest): Promise<ChangesResponse> {
-    return this.post('/api/changes', request);
+    return this.call('changes', request);
   }
   resolveLogicProperties(request: ResolveRequest): Promise<ResolveResponse> {
-    return this.post('/api/resolve_logic_properties', request);
+    return this.call('resolve_logic_properties', request);
   }
   paths(request: PathsRequest): Promise<PathsResponse> {
-    return this.post('/api/paths', request);
+    return this.call('paths', request);
   }
   settingsGet(prefix?: string): Promise<SettingsResponse> {
-    return this.post('/api/settings_get', prefix === undefined ? {} : { prefix });
+    return this.call('settings_get', prefix === undefined ? {} : { prefix });
   }
   settingsPut(key: string, value: JsonValue): Promise<SettingsResponse> {
-    return this.post('/api/settings_put', { key, value });
+    return this.call('settings_put', { key, value });
   }
   prefsGet(prefix?: string): Promise<SettingsResponse> {
-    return this.post('/api/prefs_get', prefix === undefined ? {} : { prefix });
+    return this.call('prefs_get', prefix === undefined ? {} : { prefix });
   }
   prefsPut(key: string, value: JsonValue): Promise<SettingsResponse> {
-    return this.post('/api/prefs_put', { key, value });
+    return this.call('prefs_put', { key, value });
   }
   async format(text: string): Promise<string> {
-    return (await this.post<FormatResponse>('/api/format', { text })).formatted;
+    return (await this.call('format', { text })).formatted;
   }
   async watchStatus(): Promise<WatchView> {
-    return toWatchView(await this.post<WatchStatus>('/api/watch_status', {}));
+    return toWatchView(await this.call('watch_status', null));
   }
-  async checkStore(): Promise<StoreCheck> {
-    return await this.post<StoreCheck>('/api/check_store', {});
+  checkStore(): Promise<StoreCheck> {
+    return this.call('check_store', null);
   }
-  async backup(request: BackupRequest): Promise<BackupResponse> {
-    return await this.post<BackupResponse>('/api/backup', request);
-  }
-  operation<T>(name: string, body: unknown = {}): Promise<T> {
-    return this.post<T>(`/api/${name}`, body);
+  backup(request: BackupRequest): Promise<BackupResponse> {
+    return this.call('backup', request);
   }
 
   subscribe(onChange: (notice: ChangeNotice) => void): () => void {

@@ -30,10 +30,12 @@ import {
   type ValidateResponse,
   type WatchStatus,
   type WatchView,
-  type FormatResponse,
   type StoreCheck,
   type BackupRequest,
   type BackupResponse,
+  type OperationName,
+  type RequestOf,
+  type ResponseOf,
 } from './types';
 
 async function call<T>(command: string, args: Record<string, unknown>): Promise<T> {
@@ -45,8 +47,8 @@ async function call<T>(command: string, args: Record<string, unknown>): Promise<
   }
 }
 
-function api<T>(operation: string, body: unknown = null): Promise<T> {
-  return call<T>('api_call', { operation, body });
+function api<K extends OperationName>(operation: K, body: RequestOf<K>): Promise<ResponseOf<K>> {
+  return call<ResponseOf<K>>('api_call', { operation, body });
 }
 
 function subscribeEvent<T>(name: string, callback: (payload: T) => void): () => void {
@@ -75,10 +77,10 @@ export class TauriTransport implements Transport {
     return api('neighbourhood', request);
   }
   schema(): Promise<KnowledgeSchema> {
-    return api('schema');
+    return api('schema', null);
   }
-  operation<T>(name: string, body: unknown = null): Promise<T> {
-    return api<T>(name, body);
+  call<K extends OperationName>(operation: K, body: RequestOf<K>): Promise<ResponseOf<K>> {
+    return api(operation, body);
   }
   async importFile(request: ImportRequest): Promise<ImportReportView> {
     try {
@@ -89,10 +91,10 @@ export class TauriTransport implements Transport {
     }
   }
   info(): Promise<NexusInfo> {
-    return api('info');
+    return api('info', null);
   }
   checkStore(): Promise<StoreCheck> {
-    return api('check_store');
+    return api('check_store', null);
   }
   backup(request: BackupRequest): Promise<BackupResponse> {
     return api('backup', request);
@@ -119,10 +121,10 @@ export class TauriTransport implements Transport {
     return api('prefs_put', { key, value });
   }
   async format(text: string): Promise<string> {
-    return (await api<FormatResponse>('format', { text })).formatted;
+    return (await api('format', { text })).formatted;
   }
   async watchStatus(): Promise<WatchView> {
-    return toWatchView(await api<WatchStatus>('watch_status'));
+    return toWatchView(await api('watch_status', null));
   }
   async saveFile(name: string, bytes: Uint8Array): Promise<string> {
     try {

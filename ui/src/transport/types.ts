@@ -18,6 +18,7 @@ import type {
   NeighbourhoodRequest,
   NeighbourhoodResponse,
   NexusInfo,
+  Operations,
   PathsRequest,
   PathsResponse,
   ResolveRequest,
@@ -28,6 +29,13 @@ import type {
 } from './generated/kip-api';
 
 export type * from './generated/kip-api';
+
+/** A kip-api operation's wire name (the generated `Operations` map's keys). */
+export type OperationName = keyof Operations;
+/** The body `call` sends for an operation. */
+export type RequestOf<K extends OperationName> = Operations[K]['request'];
+/** What `call` answers for an operation. */
+export type ResponseOf<K extends OperationName> = Operations[K]['response'];
 
 /** An operation that failed before or outside KIP execution (`{code, message, hint, data}`). */
 export class ApiFailure extends Error {
@@ -136,8 +144,11 @@ export interface Transport {
   saveFile?(name: string, bytes: Uint8Array): Promise<string>;
   /** Watch another folder (desktop only). */
   setCapsuleFolder?(folder: string): Promise<WatchView>;
-  /** Any other kip-api operation by its wire name (e.g. `trace_list`). */
-  operation<T>(name: string, body?: unknown): Promise<T>;
+  /**
+   * Any kip-api operation by its wire name, typed by the generated
+   * `Operations` map (e.g. `call('trace_list', {limit: 50})` answers a `TracePage`).
+   */
+  call<K extends OperationName>(operation: K, body: RequestOf<K>): Promise<ResponseOf<K>>;
   /** Calls `onChange` after every committed write, by any process. Returns an unsubscribe. */
   subscribe(onChange: (notice: ChangeNotice) => void): () => void;
   /** Watched-folder status updates (desktop, or a server that watches). */

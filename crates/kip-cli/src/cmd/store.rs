@@ -39,7 +39,7 @@ pub fn check(db: Option<PathBuf>, unshielded: bool) -> anyhow::Result<ExitCode> 
 /// pages). The walk only reads, like a query, so it runs in this process.
 pub fn sizes(db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let dir = crate::db::db_dir(db.clone())?;
-    match open_existing_api(db, "kip-cli")?.nexus().store_sizes() {
+    match open_existing_api(db, "kip-cli")?.store_sizes() {
         Ok(s) => {
             let page = s.page_size;
             let databases: Vec<_> = s
@@ -78,7 +78,7 @@ pub fn sizes(db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
 /// child); otherwise a crash of the copy removes its partial file.
 pub fn backup(db: Option<PathBuf>, dest: &Path, unshielded: bool) -> anyhow::Result<ExitCode> {
     if !unshielded {
-        // The partial file of `kip_nexus::Nexus::backup`.
+        // The partial file of the backup (`Api::backup_to`).
         let partial = dest.join("data.mdb.partial");
         return super::shield::run(
             &crate::db::db_dir(db)?,
@@ -97,17 +97,17 @@ pub fn backup(db: Option<PathBuf>, dest: &Path, unshielded: bool) -> anyhow::Res
 }
 
 /// Puts the backup `src` in place of the `--db` nexus (see
-/// [`kip_nexus::restore`]); prints the restored store's check report.
+/// [`kip_api::restore`]); prints the restored store's check report.
 pub fn restore(db: Option<PathBuf>, src: &Path, force: bool) -> anyhow::Result<ExitCode> {
     let dir = crate::db::db_dir(db)?;
-    match kip_nexus::restore(src, &dir, force) {
-        Ok(report) => {
+    match kip_api::restore(src, &dir, force) {
+        Ok(check) => {
             out(&format!(
                 "{}\n",
                 json!({
                     "restored": dir.display().to_string(),
                     "from": src.display().to_string(),
-                    "check": kip_api::store_check(report),
+                    "check": check,
                 })
             ));
             Ok(ExitCode::SUCCESS)
@@ -125,7 +125,7 @@ pub fn restore(db: Option<PathBuf>, src: &Path, force: bool) -> anyhow::Result<E
 /// size before and after and the check report.
 pub fn compact(db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let dir = crate::db::db_dir(db.clone())?;
-    match kip_nexus::opened_elsewhere(&dir) {
+    match kip_api::opened_elsewhere(&dir) {
         Ok(Some(pid)) => {
             return print_error(&kip_lang::KipError::new(
                 kip_lang::ErrorCode::ImmutableTarget,
@@ -139,18 +139,16 @@ pub fn compact(db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let before = std::fs::metadata(&data).map_or(0, |m| m.len());
     let staging = dir.join(".compacting");
     let _ = std::fs::remove_dir_all(&staging);
-    let copied = open_existing_api(db, "kip-cli")?
-        .nexus()
-        .packed_copy(&staging);
+    let copied = open_existing_api(db, "kip-cli")?.packed_copy(&staging);
     if let Err(e) = copied {
         let _ = std::fs::remove_dir_all(&staging);
         return print_error(&e);
     }
     // The packed copy is checked and renamed into place where it is.
-    let restored = kip_nexus::install_staged(&staging, &dir, &staging.join("data.mdb"));
+    let restored = kip_api::install_staged(&staging, &dir, &staging.join("data.mdb"));
     let _ = std::fs::remove_dir_all(&staging);
     match restored {
-        Ok(report) => {
+        Ok(check) => {
             // The copy passed the check and is in place: the old file goes.
             let _ = std::fs::remove_file(dir.join("data.mdb.before-restore"));
             let after = std::fs::metadata(&data).map_or(0, |m| m.len());
@@ -160,7 +158,7 @@ pub fn compact(db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
                     "compacted": dir.display().to_string(),
                     "bytes_before": before,
                     "bytes_after": after,
-                    "check": kip_api::store_check(report),
+                    "check": check,
                 })
             ));
             Ok(ExitCode::SUCCESS)

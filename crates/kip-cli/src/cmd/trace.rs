@@ -218,7 +218,7 @@ fn export(api: &Api, f: &Filters) -> anyhow::Result<Result<(), ExitCode>> {
     let mut before: Option<String> = None;
     loop {
         let mut body = f.body();
-        body.insert("limit".into(), json!(kip_nexus::MAX_TRACE_PAGE));
+        body.insert("limit".into(), json!(kip_api::MAX_TRACE_PAGE));
         if let Some(b) = &before {
             body.insert("before".into(), json!(b));
         }

@@ -169,7 +169,7 @@ pub struct NewEntry {
 /// Which entries to list.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct TraceFilter {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]

@@ -19,10 +19,15 @@ export type ErrorCode = "KIP_1001" | "KIP_1002" | "KIP_1003" | "KIP_2001" | "KIP
 export type ApiError = { code: ErrorCode, message: string, hint: string, data?: { [key in string]?: JsonValue }, };
 
 /**
- * The operations of the API, by their wire name (`/api/<name>` over HTTP,
- * the command name in the desktop shell).
+ * The operations of the API, by their wire name (`/api/<name>`
+ * over HTTP, the operation of the desktop shell's `api_call`).
  */
-export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "prefs_get" | "prefs_put" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_revert_to" | "trace_import" | "trace_promote";
+export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "prefs_get" | "prefs_put" | "trace_promote" | "trace_revert_to";
+
+/**
+ * No body: the operation reads none (any body is ignored).
+ */
+export type NoBody = null;
 
 /**
  * The arguments of `execute_kip` (seed 001 §6.1): exactly one of `command`
@@ -1276,3 +1281,33 @@ to: string,
  * One revert per later write, newest first (empty: nothing later stood).
  */
 reverted: Array<Reverted>, };
+
+/** Every operation: its request body and its answer (`call` in the UI's transport). */
+export interface Operations {
+  execute: { request: ExecuteRequest; response: KipResponse };
+  execute_readonly: { request: ExecuteRequest; response: KipResponse };
+  validate: { request: ValidateRequest; response: ValidateResponse };
+  schema: { request: NoBody; response: KnowledgeSchema };
+  import: { request: ImportRequest; response: ImportReport };
+  neighbourhood: { request: NeighbourhoodRequest; response: NeighbourhoodResponse };
+  changes: { request: ChangesRequest; response: ChangesResponse };
+  info: { request: NoBody; response: NexusInfo };
+  format: { request: FormatRequest; response: FormatResponse };
+  watch_status: { request: NoBody; response: WatchStatus };
+  resolve_logic_properties: { request: ResolveRequest; response: ResolveResponse };
+  check_store: { request: NoBody; response: StoreCheck };
+  backup: { request: BackupRequest; response: BackupResponse };
+  paths: { request: PathsRequest; response: PathsResponse };
+  settings_get: { request: SettingsGetRequest; response: SettingsResponse };
+  settings_put: { request: SettingsPutRequest; response: SettingsResponse };
+  trace_list: { request: TraceFilter; response: TracePage };
+  trace_entry: { request: TraceEntryRequest; response: TraceEntry };
+  trace_add: { request: TraceAddRequest; response: TraceEntry };
+  trace_flag: { request: TraceFlagRequest; response: TraceEntry };
+  trace_revert: { request: TraceRevertRequest; response: Reverted };
+  trace_import: { request: TraceImportRequest; response: TraceImportResponse };
+  prefs_get: { request: SettingsGetRequest; response: SettingsResponse };
+  prefs_put: { request: SettingsPutRequest; response: SettingsResponse };
+  trace_promote: { request: TracePromoteRequest; response: TracePromoteResponse };
+  trace_revert_to: { request: TraceRevertToRequest; response: RevertedTo };
+}

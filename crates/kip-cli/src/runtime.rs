@@ -1,0 +1,21 @@
+//! The one bridge of the async hosts (`kip serve`, `kip mcp`) to the API's
+//! blocking calls: the engine's calls are synchronous, and a write may wait
+//! for another process's writer, so they run on tokio's blocking pool.
+
+use kip_api::{Api, ApiError, ErrorCode, KipCode};
+
+/// Runs `f` on the blocking pool; a call that panicked is an internal error.
+pub async fn blocking<T: Send + 'static>(
+    api: Api,
+    f: impl FnOnce(&Api) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(move || f(&api))
+        .await
+        .unwrap_or_else(|e| {
+            Err(ApiError::new(
+                ErrorCode::Kip(KipCode::InternalError),
+                format!("the request failed: {e}"),
+                "Retry; if it keeps failing, report it with the request that caused it.",
+            ))
+        })
+}
