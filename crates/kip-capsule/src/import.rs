@@ -23,8 +23,9 @@ use crate::bundle;
 use crate::model::Model;
 use crate::ops::{self, Op};
 use crate::report::{Format, ImportError, ImportReport, Phase, Progress, Status};
-use crate::semantic::{BUNDLE_ROLES, Checker, FoundConcepts, KIP_ROLES};
+use crate::semantic::{BUNDLE_ROLES, Checker, KIP_ROLES};
 use crate::text::LineIndex;
+use kip_nexus::bulk::FoundConcepts;
 
 /// How to import.
 #[derive(Default)]
@@ -482,7 +483,7 @@ fn groupable(prepared: &Prepared) -> bool {
 }
 
 /// Imports `first` and the groupable files that follow it from the reader
-/// in one write ([`Nexus::run_group`]): each file gets its own change-log
+/// in one write ([`kip_nexus::bulk::Bulk::group`]): each file gets its own change-log
 /// and trace entries and its own report, but their links are written in
 /// one sorted batch. A file that cannot join is left in `held`. If the
 /// group write fails, its files are imported again one by one (from their
@@ -512,7 +513,7 @@ fn import_group(
     let mut bytes = 0;
     // The file the group last wrote while waiting for, and how many times.
     let mut paused = (0, 0);
-    let outcome = nexus.run_group(&mut |n, pending| {
+    let outcome = nexus.bulk().group(&mut |n, pending| {
         let (index, prepared) = if n == 0 {
             first.take()?
         } else {
@@ -526,7 +527,7 @@ fn import_group(
                 // waits.
                 Err(TryRecvError::Empty) if pending > 0 && paused < (n, 2) => {
                     paused = (n, if paused.0 == n { paused.1 + 1 } else { 1 });
-                    return Some(kip_nexus::GroupStep::NotReady);
+                    return Some(kip_nexus::bulk::GroupStep::NotReady);
                 }
                 // Bounded: the reader may itself be waiting (a map another
                 // thread of this process grows waits for this write to end).
@@ -569,12 +570,14 @@ fn import_group(
             run = run.with_known(known, seen);
         }
         members.push((path, report, started, text.len(), index));
-        Some(kip_nexus::GroupStep::Text(Box::new(kip_nexus::GroupText {
-            text,
-            commands,
-            options: run,
-            retire: Some(retire.clone()),
-        })))
+        Some(kip_nexus::bulk::GroupStep::Text(Box::new(
+            kip_nexus::bulk::GroupText {
+                text,
+                commands,
+                options: run,
+                retire: Some(retire.clone()),
+            },
+        )))
     });
     match outcome {
         Ok(stats) => {
@@ -766,7 +769,7 @@ fn apply(
         let written = ((done as f64 * per).round() as u64).min(items as u64);
         progress.report(Phase::Applying, written, items as u64, text.len());
     };
-    let outcome = nexus.run_with_progress(text, commands, run, &applied)?;
+    let outcome = nexus.bulk().run(text, commands, run, &applied)?;
     report.stats = outcome.stats;
     progress.report(Phase::Applying, items as u64, items as u64, text.len());
     Ok(())
@@ -787,7 +790,7 @@ struct Parsed {
     /// The stored concepts the checks ahead found, when they passed and the
     /// file is additive: the writer takes their ids instead of looking
     /// them up again while `checked_at` is trusted.
-    known: Option<std::sync::Arc<kip_nexus::KnownConcepts>>,
+    known: Option<std::sync::Arc<kip_nexus::bulk::KnownConcepts>>,
     /// The change-log sequence number the write should find (the one after
     /// the previous file): `known` holds only if it does, so another
     /// process's write in between is caught inside the write's transaction.
@@ -1051,7 +1054,8 @@ fn run_yaml(
 mod tests {
     use std::sync::atomic::{AtomicU64, Ordering};
 
-    use kip_nexus::{ElementId, LinkKey, Nexus, Origin};
+    use kip_nexus::bulk::LinkKey;
+    use kip_nexus::{ElementId, Nexus, Origin};
 
     use super::{Ahead, Parsed};
 

@@ -5,7 +5,7 @@
 //! The reading side is [`bundle::stream`] (items handed over as the YAML
 //! parser completes them) and the same [`Checker`] the whole-file import
 //! runs, fed op by op against the snapshot taken before the write; the
-//! applying side is [`Nexus::run_parts`], which asks for the next part when
+//! applying side is [`kip_nexus::bulk::Bulk::parts`], which asks for the next part when
 //! it has applied the last. On 2 cores the file then takes about as long as
 //! its slower half (the writer) instead of the sum of both.
 //!
@@ -22,7 +22,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use kip_lang::{ErrorCode, KipError};
-use kip_nexus::{Graph, Nexus, Origin, Part};
+use kip_nexus::bulk::Part;
+use kip_nexus::{Graph, Nexus, Origin};
 
 use crate::bundle::{self, Streamed};
 use crate::import::{Reporter, op_end, run_options};
@@ -164,7 +165,7 @@ fn apply(
             _ => Err(stop()),
         }
     };
-    nexus.run_parts(text, run, &mut next)
+    nexus.bulk().parts(text, run, &mut next)
 }
 
 /// The reader's side, in the snapshot `g`: each run of items, read and

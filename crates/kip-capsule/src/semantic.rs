@@ -21,6 +21,7 @@ use std::collections::HashSet;
 use std::rc::Rc;
 
 use kip_lang::{ErrorCode, suggest};
+use kip_nexus::bulk::FoundConcepts;
 use kip_nexus::{CONCEPT_TYPE, Graph, PROPOSITION_TYPE, Result};
 use kip_nexus::{ConceptId, ElementId};
 use kip_nexus::{has_immutable_id, is_protected};
@@ -57,63 +58,6 @@ enum Key {
     /// A proposition by its ends and predicate.
     Link(u32),
     Unknown,
-}
-
-/// Concepts the checks of earlier files of one import found stored, by
-/// type and name: the reader of a pipelined import checks file after file
-/// against the nexus as the writer leaves it, and a bulk import's files
-/// name the same concepts again and again (the 1M benchmark's 50 link
-/// files look 200,000 concepts up 1.75 million times). UPSERTs never
-/// delete or rename, so a concept found in one snapshot has the same id in
-/// every later one as long as only additive files of the import were
-/// written in between: the caller forgets everything otherwise
-/// ([`FoundConcepts::start`]), and a check that used an entry counts as
-/// made in the oldest snapshot it remembers ([`FoundConcepts::since`]).
-/// Absent concepts are never remembered (a later file may create them).
-#[derive(Debug, Default)]
-pub(crate) struct FoundConcepts {
-    by_type: HashMap<String, HashMap<Box<str>, ConceptId>>,
-    len: usize,
-    since: u64,
-}
-
-impl FoundConcepts {
-    /// At most this many are remembered (~15 MB; the 1M benchmark has
-    /// 200,000 concepts), so memory stays bounded at any size.
-    const MOST: usize = 250_000;
-
-    /// Starts a file's checks in the snapshot at `at`: what was found
-    /// before `clean_since` (a write other than an additive file of this
-    /// import came after it) is forgotten.
-    pub(crate) fn start(&mut self, at: u64, clean_since: u64) {
-        if self.len == 0 || self.since < clean_since {
-            self.by_type.clear();
-            self.len = 0;
-            self.since = at;
-        }
-    }
-
-    /// The oldest snapshot an entry was found in.
-    pub(crate) fn since(&self) -> u64 {
-        self.since
-    }
-
-    fn get(&self, ty: &str, name: &str) -> Option<ConceptId> {
-        self.by_type.get(ty)?.get(name).copied()
-    }
-
-    fn insert(&mut self, ty: &str, name: &str, id: ConceptId) {
-        if self.len >= Self::MOST {
-            return;
-        }
-        let names = match self.by_type.get_mut(ty) {
-            Some(names) => names,
-            None => self.by_type.entry(ty.to_owned()).or_default(),
-        };
-        if names.insert(name.into(), id).is_none() {
-            self.len += 1;
-        }
-    }
 }
 
 /// The identities the checks have met, interned.
@@ -309,10 +253,10 @@ pub(crate) struct Checker<'a, 'g> {
     /// The upserted links between stored elements found stored too, and
     /// whether every upserted link's ends were resolved (see
     /// [`Checker::checked_links`]).
-    stored_links: Vec<kip_nexus::LinkKey>,
+    stored_links: Vec<kip_nexus::bulk::LinkKey>,
     links_resolved: bool,
     /// The concepts a write of the file will look up by type and name, in
-    /// the order it will (see [`kip_nexus::KnownConcepts::push_in_order`]).
+    /// the order it will (see [`kip_nexus::bulk::KnownConcepts::push_in_order`]).
     look_ups: Vec<u32>,
     /// What earlier files' checks found stored (see [`FoundConcepts`]).
     found: Option<&'a mut FoundConcepts>,
@@ -376,9 +320,9 @@ impl<'a, 'g> Checker<'a, 'g> {
     /// The concepts the checks found stored in the snapshot, by type and
     /// name: what a write of the same file against the same state (or one
     /// that has only gained concepts and links since) need not look up
-    /// again (see [`kip_nexus::KnownConcepts`]).
-    pub(crate) fn known_concepts(&self) -> kip_nexus::KnownConcepts {
-        let mut known = kip_nexus::KnownConcepts::default();
+    /// again (see [`kip_nexus::bulk::KnownConcepts`]).
+    pub(crate) fn known_concepts(&self) -> kip_nexus::bulk::KnownConcepts {
+        let mut known = kip_nexus::bulk::KnownConcepts::default();
         let slots = &self.keys.concept_slots;
         let mut by_key: Vec<(&str, &str)> = vec![("", ""); slots.len()];
         let mut in_order = vec![false; slots.len()];
@@ -407,8 +351,8 @@ impl<'a, 'g> Checker<'a, 'g> {
 
     /// The links the file upserts that the snapshot holds, when every
     /// upserted link's ends were resolved: any other link it upserts was
-    /// absent from the snapshot (see [`kip_nexus::KnownConcepts::set_links`]).
-    pub(crate) fn checked_links(&self) -> Option<&[kip_nexus::LinkKey]> {
+    /// absent from the snapshot (see [`kip_nexus::bulk::KnownConcepts::set_links`]).
+    pub(crate) fn checked_links(&self) -> Option<&[kip_nexus::bulk::LinkKey]> {
         self.links_resolved.then_some(&self.stored_links)
     }
 

@@ -10,7 +10,7 @@
 //! a first pass over the file found) and re-opened in the next part, whose
 //! text keeps every line where it was (blank padding before the first
 //! block) so that positions map back to the file line for line. The nexus
-//! applies the parts in one write ([`Nexus::run_parts`]), carrying the
+//! applies the parts in one write ([`kip_nexus::bulk::Bulk::parts`]), carrying the
 //! UPSERT's handles across the cut; each part is parsed, bound and checked
 //! against the write's state just before it is applied. Memory holds one
 //! part, its tree and what the first pass keeps (the suffixes of long
@@ -27,7 +27,8 @@ use std::io::Read;
 use std::path::Path;
 
 use kip_lang::{ErrorCode, KipError};
-use kip_nexus::{Graph, Nexus, Origin, Part};
+use kip_nexus::bulk::Part;
+use kip_nexus::{Graph, Nexus, Origin};
 use serde_json::Map;
 use sha2::{Digest as _, Sha256};
 
@@ -648,7 +649,7 @@ struct Seen {
 }
 
 /// The error that stops the write when a part has problems (the report
-/// lists them; this one only stops the write: `Nexus::run_parts` does not
+/// lists them; this one only stops the write: `Bulk::parts` does not
 /// trace a stop asked for by its caller).
 fn stopped(errors: &[ImportError]) -> KipError {
     let first = errors.first();
@@ -785,7 +786,7 @@ pub(crate) fn import(
                 continues,
             }))
         };
-        nexus.run_parts(&head, &run, &mut next)
+        nexus.bulk().parts(&head, &run, &mut next)
     };
     report.items = seen.items;
     match outcome {

@@ -54,7 +54,7 @@ pub fn ensure(store: &Store) -> Result<u64> {
             {
                 return Ok(s);
             }
-            let now = crate::run::now();
+            let now = crate::clock::now();
             for (name, text) in CAPSULES {
                 let commands = kip_lang::parse(text).map_err(|e: Errors| {
                     let mut e = e.into_response_error();

@@ -161,7 +161,7 @@ impl KnownConcepts {
     /// caller vouches that no end of an upserted link was left unresolved
     /// (a handle it could not follow, say).
     ///
-    /// A group write ([`Nexus::run_group`]) whose transaction started from
+    /// A group write ([`crate::bulk::Bulk::group`]) whose transaction started from
     /// that same state, or from the end of this process's last group
     /// writes when nothing else was written since that state, then skips
     /// the look-up of each new link the text upserts that none of them

@@ -41,6 +41,8 @@
 //! transactions. This crate knows nothing of files, windows or sockets, and
 //! nothing above it sees `kip-store`.
 
+pub mod bulk;
+mod clock;
 mod cursor;
 mod execute;
 mod explain;
@@ -58,10 +60,12 @@ mod request;
 mod run;
 mod schema;
 mod search;
+mod snapshot;
 mod stats;
 mod tokenize;
 mod trace;
 mod value;
+mod write;
 
 use std::path::Path;
 
@@ -80,18 +84,15 @@ pub use kip_store::{
 };
 pub use kip_store::{DatabaseSize, StoreSizes};
 pub use kml::{ChangeEnd, ChangeKind, ChangeOp, ChangeState, ElementChange};
-pub use known::{KnownConcepts, LinkKey};
 pub use logic::{
     DataSource, LOGIC_PROPERTIES, LogicKind, LogicProperty, ParamType, Parameter, STEPS, ValueFrom,
     check_url as check_logic_url, declared as logic_properties,
 };
 pub use pattern::{Block, Edge, Filter, Node, Pattern, outline};
 pub use request::{BatchItem, ExecuteKip};
-pub use run::{
-    GroupStep, GroupText, Mode, NextPart, NextText, Origin, Outcome, Part, RunOptions, Snapshot,
-    response,
-};
+pub use run::{Mode, Origin, Outcome, RunOptions, response};
 pub use schema::{has_immutable_id, is_protected, type_list};
+pub use snapshot::Snapshot;
 pub use stats::Stats;
 pub use trace::{
     DEFAULT_TRACE_PAGE, Entry as TraceEntry, EntryType as TraceEntryType, MAX_TRACE_PAGE,

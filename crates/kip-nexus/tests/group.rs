@@ -1,4 +1,4 @@
-//! Group writes (`Nexus::run_group`, what the pipelined capsule import uses
+//! Group writes (`Bulk::group`, what the pipelined capsule import uses
 //! for runs of additive files): several texts in one transaction, their
 //! links written in one batch, each text still with its own change-log
 //! entry, its own TRACE entry and its own before-image.
@@ -9,9 +9,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use common::fixture;
-use kip_nexus::{
-    ElementId, GroupStep, GroupText, KnownConcepts, Nexus, Origin, RunOptions, TraceFilter,
-};
+use kip_nexus::bulk::{GroupStep, GroupText, KnownConcepts};
+use kip_nexus::{ElementId, Nexus, Origin, RunOptions, TraceFilter};
 use serde_json::{Value as Json, json};
 
 /// Links among the medical example's concepts, a new concept, and one link
@@ -62,7 +61,7 @@ fn grouped_pausing(
 ) -> kip_nexus::Result<Vec<kip_nexus::Stats>> {
     let mut asked = Vec::new();
     let mut paused = (0, 0);
-    let out = nexus.run_group(&mut |n, pending| {
+    let out = nexus.bulk().group(&mut |n, pending| {
         if pausing && paused < (n, 2) && n > 0 {
             // The group had decided links, and writes them now, then
             // their documents.
@@ -249,7 +248,7 @@ const CHECKED: [&str; 2] = [
 ];
 
 /// The key of `(drug, predicate, symptom)`.
-fn link_key(nexus: &Nexus, drug: &str, predicate: &str, symptom: &str) -> kip_nexus::LinkKey {
+fn link_key(nexus: &Nexus, drug: &str, predicate: &str, symptom: &str) -> kip_nexus::bulk::LinkKey {
     nexus
         .read(|g| {
             let s = g.find_concept_by_names("Drug", drug)?.expect("drug");
@@ -268,7 +267,7 @@ fn grouped_checked(
     nexus: &Nexus,
     texts: &[&str],
     checked_at: u64,
-    stored: &[Vec<kip_nexus::LinkKey>],
+    stored: &[Vec<kip_nexus::bulk::LinkKey>],
 ) -> kip_nexus::Result<Vec<kip_nexus::Stats>> {
     grouped_checked_pausing(nexus, texts, checked_at, stored, false)
 }
@@ -278,12 +277,12 @@ fn grouped_checked_pausing(
     nexus: &Nexus,
     texts: &[&str],
     checked_at: u64,
-    stored: &[Vec<kip_nexus::LinkKey>],
+    stored: &[Vec<kip_nexus::bulk::LinkKey>],
     pausing: bool,
 ) -> kip_nexus::Result<Vec<kip_nexus::Stats>> {
     let seq = nexus.last_change_seq().expect("seq");
     let mut paused = (0, 0);
-    nexus.run_group(&mut |n, _| {
+    nexus.bulk().group(&mut |n, _| {
         if pausing && paused < (n, 2) && n > 0 {
             paused = (n, if paused.0 == n { 2 } else { 1 });
             return Some(GroupStep::NotReady);

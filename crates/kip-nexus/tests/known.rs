@@ -7,7 +7,8 @@ mod common;
 use std::sync::Arc;
 
 use common::fixture;
-use kip_nexus::{ElementId, KnownConcepts, Nexus, Origin, RunOptions};
+use kip_nexus::bulk::KnownConcepts;
+use kip_nexus::{ElementId, Nexus, Origin, RunOptions};
 
 const LINK: &str = r#"UPSERT { CONCEPT { {type: "Drug", name: "Meclizine"} SET PROPOSITIONS { ("treats", {type: "Symptom", name: "Fever"}) } } }"#;
 

@@ -75,8 +75,8 @@ pub struct Writer<'a, 't> {
     /// [`Writer::collect_changes`]).
     changes: Option<changes::Changes>,
     /// Concepts the caller looked up before the write (see
-    /// [`crate::KnownConcepts`]): consulted before the store.
-    pub known: Option<&'a crate::KnownConcepts>,
+    /// [`crate::known::KnownConcepts`]): consulted before the store.
+    pub known: Option<&'a crate::known::KnownConcepts>,
     /// Set while the writer runs one command of a group write (see
     /// [`Carry`]): its links and documents are not written at the end of
     /// the command.
@@ -94,7 +94,7 @@ pub struct Writer<'a, 't> {
 
 /// What a group write has written of links before its end, as far as the
 /// links the checks ahead found absent are concerned (see
-/// [`crate::KnownConcepts::set_links`]): the deferred links it wrote early,
+/// [`crate::known::KnownConcepts::set_links`]): the deferred links it wrote early,
 /// and whether it created any other way (then it no longer knows).
 ///
 /// The links written early are kept as 64-bit fingerprints (a group may
@@ -120,13 +120,13 @@ impl WrittenLinks {
     fn note(&mut self, links: &[kip_store::Triple]) {
         use std::hash::BuildHasher as _;
         for t in links {
-            let link: crate::LinkKey = (t.subject, t.predicate, t.object);
+            let link: crate::known::LinkKey = (t.subject, t.predicate, t.object);
             self.early.insert(self.fingerprint.hash_one(link));
         }
     }
 
     /// Whether `link` may have been written early.
-    fn may_hold(&self, link: &crate::LinkKey) -> bool {
+    fn may_hold(&self, link: &crate::known::LinkKey) -> bool {
         use std::hash::BuildHasher as _;
         self.early.contains(&self.fingerprint.hash_one(link))
     }
@@ -157,7 +157,7 @@ pub(crate) struct GroupLinks {
 
 impl GroupLinks {
     /// Whether the group may have created `link`.
-    pub(crate) fn created(&self, link: &crate::LinkKey) -> bool {
+    pub(crate) fn created(&self, link: &crate::known::LinkKey) -> bool {
         self.links.may_hold(link)
     }
 }
@@ -206,7 +206,7 @@ struct Group {
     earlier: Vec<Option<changes::Changes>>,
 }
 
-/// What a group write (`Nexus::run_group`: the commands of several texts
+/// What a group write (`Bulk::group`: the commands of several texts
 /// in one transaction) carries from one command's writer to the next: the
 /// links and documents decided but not written yet, so that they are
 /// written together, in one sorted batch, at the group's end; the

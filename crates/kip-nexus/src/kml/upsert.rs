@@ -28,7 +28,7 @@ impl Writer<'_, '_> {
 
     /// [`Writer::upsert`] with the handles defined so far: empty for a
     /// whole UPSERT, those of its earlier parts for one that continues
-    /// (a streamed import, see `Nexus::run_parts`). Adds the handles it
+    /// (a streamed import, see `Bulk::parts`). Adds the handles it
     /// defines.
     pub fn upsert_with(
         &mut self,
@@ -680,12 +680,12 @@ impl Writer<'_, '_> {
     /// Whether link `(s, p, o)` may be stored already (the caller has
     /// looked among the pending links): `false` only in a group write
     /// whose transaction started from the state in which the checks ahead
-    /// found the link absent (see [`crate::KnownConcepts::set_links`]), or
+    /// found the link absent (see [`crate::known::KnownConcepts::set_links`]), or
     /// from the end of the last groups that followed that state
     /// ([`super::RecentGroups`]), when none of them and nothing this group
     /// has written could be it. Saves a random look-up in `spo` per new
     /// link of a bulk import.
-    fn may_be_stored(&mut self, link: &crate::LinkKey) -> Result<bool> {
+    fn may_be_stored(&mut self, link: &crate::known::LinkKey) -> Result<bool> {
         let Some(known) = self.known else {
             return Ok(true);
         };

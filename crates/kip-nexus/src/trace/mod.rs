@@ -766,7 +766,7 @@ impl Tracer {
             Fold {
                 originator: originator.to_owned(),
                 text: text.to_owned(),
-                first_at: crate::run::now(),
+                first_at: crate::clock::now(),
                 last: std::time::SystemTime::now(),
                 started: now,
                 count: 1,

@@ -12,9 +12,9 @@ use super::{
     TraceSettings, check_words, from_body, matches, parse_entry_id,
 };
 use crate::Nexus;
+use crate::clock::now;
 use crate::graph::{OrInternal as _, Result, TxnError};
 use crate::kml::{ChangeKind, ChangeOp, ElementChange, Writer};
-use crate::run::now;
 
 /// The default and largest page of `trace_list`.
 pub const DEFAULT_TRACE_PAGE: usize = 100;
