@@ -2,7 +2,9 @@
 //! of rust-analyzer's tidy tests): which crate may depend on which, read
 //! from `cargo metadata`, and which module may name what, read from the
 //! sources. ARCHITECTURE.md states each rule; this file is its proof. A rule
-//! that must change is changed here and there together.
+//! that must change is changed here and there together. The lists the map
+//! gives (the store's databases, the MCP tools and resources) are checked
+//! against the code here too.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -480,5 +482,206 @@ fn every_embedded_file_is_inside_the_repository() {
     assert!(
         seen >= 6,
         "the Genesis capsules and the KIP reference are embedded"
+    );
+}
+
+// ------------------------------------------------------------------ the map
+
+/// The file at `rel` (relative to the workspace), which a test below reads.
+fn read(rel: &str) -> String {
+    std::fs::read_to_string(workspace().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+/// Every `` `name` `` in `text`, in order.
+fn backticked(text: &str) -> Vec<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The first cell of every row of the first table in `text` (a markdown
+/// table: a header row, a `|---|` row, then the rows).
+fn first_cells(text: &str) -> Vec<String> {
+    text.lines()
+        .map(str::trim)
+        .skip_while(|line| !line.starts_with("|---"))
+        .skip(1)
+        .take_while(|line| line.starts_with('|'))
+        .filter_map(|line| line.split('|').nth(1).map(str::to_owned))
+        .collect()
+}
+
+/// The part of ARCHITECTURE.md under the heading `## {title}`, up to the
+/// next heading of that level.
+fn architecture_section(title: &str) -> String {
+    let text = read("ARCHITECTURE.md");
+    let heading = format!("\n## {title}\n");
+    let start = text
+        .find(&heading)
+        .unwrap_or_else(|| panic!("ARCHITECTURE.md has no section `## {title}`"))
+        + heading.len();
+    let rest = &text[start..];
+    rest[..rest.find("\n## ").unwrap_or(rest.len())].to_owned()
+}
+
+/// The paragraph of ARCHITECTURE.md that starts with `label` (up to the
+/// next blank line).
+fn architecture_paragraph(label: &str) -> String {
+    let text = read("ARCHITECTURE.md");
+    let start = text
+        .lines()
+        .position(|line| line.starts_with(label))
+        .unwrap_or_else(|| panic!("ARCHITECTURE.md has no paragraph starting `{label}`"));
+    let lines: Vec<&str> = text.lines().skip(start).collect();
+    let end = lines
+        .iter()
+        .position(|l| l.trim().is_empty())
+        .unwrap_or(lines.len());
+    lines[..end].join("\n")
+}
+
+/// Asserts that the code and a document name the same things, saying what
+/// each has that the other lacks.
+fn same_names(what: &str, code: &[String], doc: &[String]) {
+    let (mut code, mut doc) = (code.to_vec(), doc.to_vec());
+    code.sort();
+    doc.sort();
+    let missing: Vec<&String> = code.iter().filter(|n| !doc.contains(n)).collect();
+    let extra: Vec<&String> = doc.iter().filter(|n| !code.contains(n)).collect();
+    assert!(
+        code == doc,
+        "{what}: the code has {missing:?} that the document does not list, the document lists {extra:?} that the code does not have (or lists a name twice)"
+    );
+}
+
+/// The store's database names: the string constants of the `db_name`
+/// module of `kip-store` (except `ALL`, the list of them).
+fn database_names() -> Vec<String> {
+    let text = read("crates/kip-store/src/lib.rs");
+    let start = text.find("pub mod db_name {").expect(
+        "crates/kip-store/src/lib.rs declares the database names in `pub mod db_name { … }`",
+    );
+    let body = &text[start..];
+    let body = &body[..body.find("\n}").unwrap_or(body.len())];
+    let names: Vec<String> = body
+        .lines()
+        .map(str::trim)
+        .filter(|line| line.starts_with("pub const ") && line.contains(": &str = \""))
+        .filter_map(|line| line.split('"').nth(1).map(str::to_owned))
+        .collect();
+    assert!(!names.is_empty(), "no names found in `db_name`");
+    names
+}
+
+/// ARCHITECTURE.md's storage table, and the table in `kip-store`'s crate
+/// documentation, name exactly the databases the store declares.
+#[test]
+fn the_storage_tables_name_every_database() {
+    let names = database_names();
+    let map: Vec<String> = first_cells(&architecture_section("Storage layout"))
+        .iter()
+        .flat_map(|cell| backticked(cell))
+        .collect();
+    same_names(
+        "ARCHITECTURE.md, section `Storage layout`, against kip-store's `db_name`",
+        &names,
+        &map,
+    );
+    let crate_doc: String = read("crates/kip-store/src/lib.rs")
+        .lines()
+        .filter_map(|line| line.strip_prefix("//!"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let documented: Vec<String> = first_cells(&crate_doc)
+        .iter()
+        .flat_map(|cell| backticked(cell))
+        .collect();
+    same_names(
+        "kip-store's crate documentation (its table of databases) against `db_name`",
+        &names,
+        &documented,
+    );
+}
+
+/// The MCP tools `kip mcp` serves: the definitions `kip_api::tools::all`
+/// lists, each a function returning a `ToolDefinition` whose `name` is a
+/// string literal.
+fn mcp_tools() -> Vec<String> {
+    let text = read("crates/kip-api/src/tools.rs");
+    let start = text
+        .find("pub fn all() -> Vec<ToolDefinition> {")
+        .expect("crates/kip-api/src/tools.rs lists the tools in `pub fn all()`");
+    let body = &text[start..];
+    let body = &body[body.find('{').unwrap_or(0)..body.find("\n}").unwrap_or(body.len())];
+    let functions: Vec<&str> = body
+        .split("()")
+        .filter_map(|part| {
+            let name = part
+                .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .next()?;
+            (!name.is_empty() && name != "vec").then_some(name)
+        })
+        .collect();
+    assert!(!functions.is_empty(), "no tools found in `tools::all`");
+    functions
+        .iter()
+        .map(|f| {
+            let signature = format!("pub fn {f}() -> ToolDefinition {{");
+            let at = text
+                .find(&signature)
+                .unwrap_or_else(|| panic!("tools.rs has no `{signature}`"));
+            let rest = &text[at..];
+            let name = rest
+                .find("name: \"")
+                .map(|i| &rest[i + "name: \"".len()..])
+                .and_then(|r| r.split('"').next())
+                .unwrap_or_else(|| panic!("`{f}` sets no `name: \"…\"`"));
+            name.to_owned()
+        })
+        .collect()
+}
+
+/// The MCP resources `kip mcp` lists: each `Resource::new(tools::CONST, …)`
+/// of `kip-cli`'s `mcp.rs`, with the URI that constant holds in `tools.rs`.
+fn mcp_resources() -> Vec<String> {
+    let mcp = read("crates/kip-cli/src/mcp.rs");
+    let tools = read("crates/kip-api/src/tools.rs");
+    let uris: Vec<String> = mcp
+        .match_indices("Resource::new(tools::")
+        .map(|(i, m)| {
+            let rest = &mcp[i + m.len()..];
+            let constant = &rest[..rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len())];
+            let declaration = format!("pub const {constant}: &str = \"");
+            let at = tools
+                .find(&declaration)
+                .unwrap_or_else(|| panic!("tools.rs has no `{declaration}…\"`"));
+            tools[at + declaration.len()..]
+                .split('"')
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    assert!(!uris.is_empty(), "no `Resource::new(tools::…)` in mcp.rs");
+    uris
+}
+
+/// The MCP tools and resources ARCHITECTURE.md lists are those `kip mcp`
+/// serves.
+#[test]
+fn the_mcp_lists_name_what_kip_mcp_serves() {
+    same_names(
+        "ARCHITECTURE.md's `MCP tools:` against `kip_api::tools::all`",
+        &mcp_tools(),
+        &backticked(&architecture_paragraph("MCP tools:")),
+    );
+    same_names(
+        "ARCHITECTURE.md's `MCP resources:` against the resources of `kip mcp`",
+        &mcp_resources(),
+        &backticked(&architecture_paragraph("MCP resources:")),
     );
 }

@@ -3,10 +3,13 @@
 //! one nexus transaction → report.
 //!
 //! A file with any error applies nothing: the checks run before anything
-//! is written, and the writes of a file are one [`Nexus::run_commands`]
-//! call, one LMDB transaction that also updates the search index and the
-//! counters, so a failure at any point (the nexus refusing something the
-//! checks let through, a full disk) leaves the graph as it was.
+//! is written, and the writes of a file are one [`Nexus::run`] call
+//! ([`Nexus::run_parts`] for a file applied in parts; a group of files
+//! shares one [`Nexus::run_group`] call and is imported again file by file
+//! if it fails), one LMDB transaction that also updates the search index
+//! and the counters, so a failure at any point (the nexus refusing
+//! something the checks let through, a full disk) leaves the graph as it
+//! was.
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};

@@ -31,9 +31,10 @@
 //! assert_eq!(report.errors[0].suggestions, ["Domain"]);
 //! ```
 //!
-//! This crate writes the graph only through the nexus (`run_commands`); it
-//! keeps the watcher's memory in the nexus's `state` database, beside the
-//! graph. It knows nothing of windows, sockets or wire formats.
+//! This crate writes the graph only through the nexus (`Nexus::run` and
+//! its variants); it keeps the watcher's memory in the nexus's `state`
+//! database, beside the graph. It knows nothing of windows, sockets or wire
+//! formats.
 
 mod bundle;
 mod emit;

@@ -26,9 +26,9 @@
 //! `Importing` and, for large files, `Progress` in between).
 //!
 //! The state write follows the import's transaction rather than sharing
-//! it (the nexus's `run_commands` owns its transaction): if the process
-//! dies between the two, the file is imported again at the next start,
-//! which imports are idempotent enough for (the repeat changes nothing).
+//! it (`Nexus::run` owns its transaction): if the process dies between the
+//! two, the file is imported again at the next start, which imports are
+//! idempotent enough for (the repeat changes nothing).
 
 use std::cell::RefCell;
 use std::collections::HashSet;

@@ -12,7 +12,7 @@
 //!
 //! Deliberately not shielded: every other command, the server and the
 //! desktop app, which keep the store open in their own process (see the
-//! failure model in ARCHITECTURE.md).
+//! failure model, docs/failure-model.md).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
