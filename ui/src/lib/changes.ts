@@ -75,3 +75,32 @@ export function showValue(v: unknown): string {
   if (Array.isArray(v) && v.every((x) => typeof x !== 'object' || x === null)) return v.map((x) => String(x)).join(', ');
   return JSON.stringify(v);
 }
+
+/**
+ * One sentence for a KML result (or each result of a batch), for the
+ * console's preview: from its changes when the engine listed them, else from
+ * its counts.
+ */
+export function summariseResult(result: Json): string {
+  const changes = changesOf(result);
+  if (changes.length || Array.isArray((result as { changes?: unknown } | null)?.changes)) {
+    const s = summariseChanges(changes);
+    return s === 'changes nothing' ? 'This changes nothing.' : `This ${s}.`;
+  }
+  const one = (r: Json): string => {
+    if (!r || typeof r !== 'object' || Array.isArray(r)) return '';
+    const o = r as Record<string, Json>;
+    const n = (k: string) => (typeof o[k] === 'number' ? (o[k] as number) : Array.isArray(o[k]) ? (o[k] as Json[]).length : 0);
+    const parts: string[] = [];
+    if (n('upsert_concept_nodes')) parts.push(`create or update ${n('upsert_concept_nodes')} concept(s)`);
+    if (n('upsert_proposition_links')) parts.push(`create or update ${n('upsert_proposition_links')} link(s)`);
+    if (n('updated_concepts')) parts.push(`change ${n('updated_concepts')} concept(s)`);
+    if (n('updated_propositions')) parts.push(`change ${n('updated_propositions')} link(s)`);
+    if (n('deleted_concepts')) parts.push(`delete ${n('deleted_concepts')} concept(s)`);
+    if (n('deleted_propositions')) parts.push(`delete ${n('deleted_propositions')} link(s)`);
+    return parts.join(', ');
+  };
+  const items = Array.isArray(result) ? result.map((r) => one((r as Record<string, Json>)?.result ?? r)) : [one(result)];
+  const text = items.filter(Boolean).join('; ');
+  return text ? `This will ${text}.` : 'This changes nothing.';
+}

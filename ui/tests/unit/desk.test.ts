@@ -5,7 +5,8 @@ import { GraphModel, PATH_COLOR } from '../../src/lib/graph/model';
 import { describeRule, mix, readRules, ruleJson, SCALE_START, styleOf, type StyleRule } from '../../src/lib/graph/styling';
 import { queriesFromKip, queriesToKip, readQueries, searchQueries, upsertQuery, type SavedQuery } from '../../src/lib/saved-queries';
 import { cellText, graphSvg, tableCsv, tableTsv } from '../../src/lib/export';
-import { insidePolygon, lassoed, nearest, stamps, toggle } from '../../src/lib/graph/selection';
+import { insidePolygon, lassoed, nearest, toggle } from '../../src/lib/graph/selection';
+import { stamps } from '../../src/lib/time-window';
 import type { ConceptNode, JsonObject, PropositionLink } from '../../src/lib/kip';
 
 const concept = (id: string, type: string, name: string, attributes: JsonObject = {}, metadata: JsonObject = {}): ConceptNode => ({

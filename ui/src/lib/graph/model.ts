@@ -5,9 +5,13 @@
 // proposition — cannot attach to an edge, so the target proposition also
 // gets a small "link node" (key: its id), anchored to its own endpoints by
 // thin unlabeled edges; the higher-order link then points at that node.
+//
+// The model owns what the view shows and how: filters, the time window,
+// marks, styling, undo. How elements become nodes and edges is insert.ts's.
 import Graph from 'graphology';
-import { LINK_NODE_COLOR, typeColor } from '../colors';
-import { isConcept, isProposition, type ConceptNode, type Element, type PropositionLink } from '../kip';
+import { typeColor } from '../colors';
+import { isConcept, type ConceptNode, type Element } from '../kip';
+import { EDGE_COLOR, insertElements, missingEndpoints } from './insert';
 import type { EdgeLabelMode } from './labels';
 import { ranges, styleOf, type StyleRule } from './styling';
 
@@ -42,8 +46,6 @@ export type KipGraph = Graph<NodeAttrs, EdgeAttrs>;
 export interface TypeInfo {
   displayHint?: string;
 }
-
-const EDGE_COLOR = '#9aa3b5';
 
 /** How long a node that just arrived stays marked as new. */
 export const FRESH_MS = 4000;
@@ -239,15 +241,7 @@ export class GraphModel {
 
   /** Ids that propositions among `elements` point at and the graph does not hold. */
   missingEndpoints(elements: Iterable<Element>): string[] {
-    const missing = new Set<string>();
-    const known = (id: string) => this.elements.has(id);
-    const incoming = new Map<string, Element>();
-    for (const e of elements) incoming.set(e.id, e);
-    for (const e of incoming.values()) {
-      if (!isProposition(e)) continue;
-      for (const end of [e.subject, e.object]) if (!known(end) && !incoming.has(end)) missing.add(end);
-    }
-    return [...missing];
+    return missingEndpoints(this.elements, elements);
   }
 
   /**
@@ -258,55 +252,11 @@ export class GraphModel {
   add(elements: Iterable<Element>, near?: string): string[] {
     const list = [...elements];
     if (list.some((e) => !this.graph.hasNode(e.id) && !this.graph.hasEdge(e.id))) this.checkpoint('add');
-    const added: string[] = [];
-    const centre = near && this.graph.hasNode(near) ? this.graph.getNodeAttributes(near) : { x: 0, y: 0 };
-    const spread = Math.max(1, Math.sqrt(this.graph.order + list.length));
-    const place = () => ({
-      x: centre.x + (Math.random() - 0.5) * spread,
-      y: centre.y + (Math.random() - 0.5) * spread,
-    });
-    for (const e of list) this.elements.set(e.id, e);
-    for (const e of list) {
-      if (!isConcept(e)) continue;
-      const attrs = {
-        label: this.labelOf(e),
-        color: typeColor(e.type),
-        kind: 'concept' as const,
-        kipType: e.type,
-      };
-      if (this.graph.hasNode(e.id)) this.graph.mergeNodeAttributes(e.id, attrs);
-      else {
-        this.graph.addNode(e.id, { ...attrs, ...place(), size: 7 });
-        added.push(e.id);
-        this.markNew(e.id);
-      }
-    }
-    // Propositions after concepts; several passes so a link to a link to a
-    // link resolves whatever order the elements came in.
-    let pending = list.filter(isProposition);
-    for (let pass = 0; pass < 4 && pending.length; pass++) {
-      const later: PropositionLink[] = [];
-      for (const p of pending) {
-        if (!this.endpointReady(p.subject) || !this.endpointReady(p.object)) {
-          later.push(p);
-          continue;
-        }
-        const s = this.ensureEndpoint(p.subject, place);
-        const o = this.ensureEndpoint(p.object, place);
-        if (!s || !o) continue;
-        if (this.graph.hasEdge(p.id)) continue;
-        this.graph.addDirectedEdgeWithKey(p.id, s, o, {
-          label: p.predicate,
-          predicate: p.predicate,
-          color: EDGE_COLOR,
-          size: 1.6,
-          type: 'arrow',
-        });
-        added.push(p.id);
-        if (this.graph.hasNode(p.id)) this.anchorLinkNode(p);
-      }
-      pending = later;
-    }
+    const added = insertElements(
+      { graph: this.graph, elements: this.elements, labelOf: (c) => this.labelOf(c), markNew: (id) => this.markNew(id) },
+      list,
+      near,
+    );
     this.applyFilters();
     this.updateSizes();
     this.emit();
@@ -316,51 +266,6 @@ export class GraphModel {
   private markNew(id: string) {
     this.fresh.set(id, Date.now());
     this.arrivals.add(id);
-  }
-
-  private endpointReady(id: string): boolean {
-    return this.elements.has(id);
-  }
-
-  /** The node standing for an endpoint: the concept, or the link node of a proposition. */
-  private ensureEndpoint(id: string, place: () => { x: number; y: number }): string | null {
-    const e = this.elements.get(id);
-    if (!e) return null;
-    if (isConcept(e)) return this.graph.hasNode(id) ? id : null;
-    if (!this.graph.hasNode(id)) {
-      const s = this.graph.hasNode(e.subject) ? this.graph.getNodeAttributes(e.subject) : null;
-      const o = this.graph.hasNode(e.object) ? this.graph.getNodeAttributes(e.object) : null;
-      const at = s && o ? { x: (s.x + o.x) / 2, y: (s.y + o.y) / 2 } : place();
-      this.graph.addNode(id, {
-        ...at,
-        size: 4,
-        color: LINK_NODE_COLOR,
-        label: `⟨${e.predicate}⟩`,
-        kind: 'link',
-        kipType: 'proposition',
-      });
-      this.markNew(id);
-      this.anchorLinkNode(e);
-    }
-    return id;
-  }
-
-  private anchorLinkNode(p: PropositionLink) {
-    for (const [from, to, key] of [
-      [p.subject, p.id, `${p.id}#s`],
-      [p.id, p.object, `${p.id}#o`],
-    ] as const) {
-      if (this.graph.hasNode(from) && this.graph.hasNode(to) && !this.graph.hasEdge(key)) {
-        this.graph.addDirectedEdgeWithKey(key, from, to, {
-          label: '',
-          predicate: p.predicate,
-          color: '#c3c8d3',
-          size: 0.6,
-          type: 'line',
-          anchor: true,
-        });
-      }
-    }
   }
 
   remove(id: string) {

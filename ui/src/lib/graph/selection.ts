@@ -42,13 +42,3 @@ export function nearest(nodes: { id: string; at: Point | null; r?: number }[], p
 export function toggle(selection: string[], id: string): string[] {
   return selection.includes(id) ? selection.filter((x) => x !== id) : [...selection, id];
 }
-
-/** The distinct stamps of `field` among elements, sorted (ISO 8601 sorts as text). */
-export function stamps(metadata: Iterable<Record<string, unknown>>, field: string): string[] {
-  const set = new Set<string>();
-  for (const m of metadata) {
-    const v = m[field];
-    if (typeof v === 'string') set.add(v);
-  }
-  return [...set].sort();
-}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { batchResults, boundsQuery, countQuery, overallBounds, stampAt } from '../../src/lib/primer-time';
+import { batchResults, boundsQuery, changedIds, countQuery, isoSeconds, overallBounds, sinceMoment, stampAt, stampWindow } from '../../src/lib/time-window';
 
 describe('the Primer time window', () => {
   it('asks one MIN/MAX and one COUNT per type, the names quoted', () => {
@@ -27,5 +27,32 @@ describe('the Primer time window', () => {
     expect(stampAt('2026-01-01T00:00:00Z', '2026-01-03T00:00:00Z', 0, 200)).toBe('2026-01-01T00:00:00Z');
     expect(stampAt('2026-01-01T00:00:00Z', '2026-01-03T00:00:00Z', 100, 200)).toBe('2026-01-02T00:00:00Z');
     expect(stampAt('2026-01-01T00:00:00Z', '2026-01-03T00:00:00Z', 200, 200)).toBe('2026-01-03T00:00:00Z');
+  });
+
+  it('names the moment a "changed since" choice stands for', () => {
+    const now = Date.parse('2026-01-02T00:00:00.500Z');
+    expect(sinceMoment('1h', now).toISOString()).toBe('2026-01-01T23:00:00.500Z');
+    expect(isoSeconds(sinceMoment('1d', now))).toBe('2026-01-01T00:00:00Z');
+    expect(sinceMoment('2025-05-01T00:00:00Z', now).toISOString()).toBe('2025-05-01T00:00:00.000Z');
+  });
+});
+
+describe('the graph time window', () => {
+  const list = ['2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z', '2026-01-03T00:00:00Z'];
+
+  it('is none while the sliders span every stamp, or there is one stamp only', () => {
+    expect(stampWindow(list, 0, Number.MAX_SAFE_INTEGER, '_updated_at')).toBeNull();
+    expect(stampWindow(list.slice(0, 1), 0, 0, '_updated_at')).toBeNull();
+  });
+
+  it('runs between the stamps the sliders point at, never backwards', () => {
+    expect(stampWindow(list, 1, 99, '_created_at')).toEqual({ field: '_created_at', from: list[1], to: list[2] });
+    expect(stampWindow(list, 2, 0, '_updated_at')).toEqual({ field: '_updated_at', from: list[2], to: list[2] });
+  });
+
+  it('finds the shown elements changed since a moment', () => {
+    const el = (id: string, at: string) => ({ _type: 'ConceptNode' as const, id, type: 'T', name: id, attributes: {}, metadata: { _updated_at: at } });
+    const elements = [el('a', list[0]), el('b', list[1]), el('c', list[2])];
+    expect(changedIds(elements, '_updated_at', list[1], (id) => id !== 'c')).toEqual(['b']);
   });
 });

@@ -1,0 +1,52 @@
+// The graph's time filter, as the legend's Time section sets it: a window
+// over the shown elements' own `_updated_at` or `_created_at` stamps (what
+// falls outside is hidden), and "what changed since…", which marks the
+// shown elements stamped since then. The window's arithmetic is
+// time-window.ts's, shared with the Primer.
+import { app, graphModel, toast } from '../state.svelte';
+import { changedIds, sinceMoment, stamps as distinctStamps, stampWindow, type TimeField } from '../time-window';
+
+export class TimeFilter {
+  field = $state<TimeField>('_updated_at');
+  /** The sliders: indexes into `stamps`. */
+  from = $state(0);
+  to = $state(Number.MAX_SAFE_INTEGER);
+  /** The "what changed since…" choice ('' for none). */
+  since = $state('');
+  /** The shown elements' distinct stamps on `field`, sorted. */
+  stamps = $derived.by(() => (void app.graphVersion, distinctStamps([...graphModel.elements.values()].map((e) => e.metadata), this.field)));
+
+  /** Puts the sliders' window on the graph; true when it set a new window (the view frames what it leaves). */
+  apply(): boolean {
+    const w = stampWindow(this.stamps, this.from, this.to, this.field);
+    if (!w) {
+      if (graphModel.timeWindow) graphModel.setTimeWindow(null);
+      return false;
+    }
+    const cur = graphModel.timeWindow;
+    if (!cur || cur.field !== w.field || cur.from !== w.from || cur.to !== w.to) {
+      graphModel.setTimeWindow(w);
+      return true;
+    }
+    return false;
+  }
+
+  /** The sliders back to every stamp (another field has other stamps). */
+  reset() {
+    this.from = 0;
+    this.to = Number.MAX_SAFE_INTEGER;
+  }
+
+  /** Marks every shown element stamped at or after the chosen moment on the chosen field. */
+  changedSince(value: string) {
+    this.since = value;
+    if (!value) {
+      graphModel.mark([]);
+      return;
+    }
+    const since = sinceMoment(value).toISOString();
+    const ids = changedIds(graphModel.elements.values(), this.field, since, (id) => graphModel.graph.hasNode(id));
+    graphModel.mark(ids);
+    toast('info', `${ids.length} shown ${ids.length === 1 ? 'node' : 'nodes'} ${this.field === '_created_at' ? 'created' : 'changed'} since ${new Date(since).toLocaleString()}.`);
+  }
+}
