@@ -55,58 +55,64 @@ pub fn import_dropped(app: AppHandle, api: Api, paths: Vec<PathBuf>) {
 }
 
 /// One import report per dropped file, in order; a dropped folder stands
-/// for its capsule files. A file that cannot be read gets a failed report
-/// of its own: one bad file never hides the others' reports. Each file's
-/// progress goes to `progress` with the file's name.
+/// for its capsule files. The drop is imported as `kip import` imports:
+/// [`Api::import_files`], pipelined, additive capsules grouped. A file that
+/// cannot be read or parsed gets a failed report of its own (one bad file
+/// never hides the others' reports); a dropped path that cannot be read at
+/// all is one failed report. Each file's progress goes to `progress` with
+/// the file's name.
 pub fn import_paths(
     api: &Api,
     paths: &[PathBuf],
     progress: &dyn Fn(&str, &kip_capsule::Progress),
 ) -> Vec<Json> {
-    let mut files = Vec::new();
-    for path in paths {
-        if path.is_dir() {
-            match kip_capsule::capsule_files(path) {
-                Ok(found) => files.extend(found),
-                Err(e) => eprintln!("kip-explorer: cannot read {}: {e}", path.display()),
-            }
-        } else {
-            files.push(path.clone());
+    let files = match kip_api::capsule_files(paths) {
+        Ok(files) => files,
+        Err(e) => {
+            let name = paths.first().map(|p| name_of(p)).unwrap_or_default();
+            return vec![json!({"file": name, "status": "failed", "errors": [e]})];
         }
-    }
+    };
+    let names: Vec<String> = files.iter().map(|f| name_of(f)).collect();
+    let current = std::cell::Cell::new(0usize);
+    let on_progress = |p: kip_capsule::Progress| {
+        let i = p.file.unwrap_or(current.get());
+        if let Some(name) = names.get(i) {
+            progress(name, &p);
+        }
+    };
+    let options = kip_capsule::ImportOptions {
+        progress: Some(&on_progress),
+        ..kip_capsule::ImportOptions::default()
+    };
     let mut reports: Vec<Json> = Vec::new();
-    for file in files {
-        // By path, as `kip import` reads files: the size limit, the
-        // byte-order mark and non-UTF-8 text are handled there.
-        let name = file
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let on_progress = |p: kip_capsule::Progress| progress(&name, &p);
-        let options = kip_capsule::ImportOptions {
-            progress: Some(&on_progress),
-            ..kip_capsule::ImportOptions::default()
-        };
-        let report = api
-            .import_file(&file, &options)
-            .map(|mut r| {
-                // The window names a dropped file by its name.
-                r.file.clone_from(&name);
-                r
-            })
-            .and_then(|r| {
-                serde_json::to_value(r).map_err(|e| {
-                    ApiError::new(
-                        ErrorCode::Kip(KipCode::InternalError),
-                        format!("the import report cannot be serialized: {e}"),
-                        "This is a bug in KIP Explorer; please report it.",
-                    )
-                })
-            })
-            .unwrap_or_else(|e| json!({"file": name, "status": "failed", "errors": [e]}));
-        reports.push(report);
+    let imported = api.import_files(&files, &options, |mut report| {
+        // The window names a dropped file by its name.
+        report
+            .file
+            .clone_from(&names[current.get().min(names.len() - 1)]);
+        current.set(current.get() + 1);
+        reports.push(serde_json::to_value(report).unwrap_or_else(|e| {
+            json!({"status": "failed", "errors": [ApiError::new(
+                ErrorCode::Kip(KipCode::InternalError),
+                format!("the import report cannot be serialized: {e}"),
+                "This is a bug in KIP Explorer; please report it.",
+            )]})
+        }));
+    });
+    if let Err(e) = imported {
+        return vec![
+            json!({"file": names.first().cloned().unwrap_or_default(), "status": "failed", "errors": [e]}),
+        ];
     }
     reports
+}
+
+/// A dropped file's name, as the window shows it.
+fn name_of(path: &std::path::Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

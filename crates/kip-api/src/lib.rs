@@ -55,6 +55,7 @@ pub use error::{ApiError, ErrorCode, KipCode};
 pub use host::{Chores, Log, Session, install_staged, opened_elsewhere, restore};
 pub use kip_capsule::{ImportReport, KnowledgeSchema};
 pub use kip_nexus::MAX_TRACE_PAGE;
+pub use local::capsule_files;
 pub use maintenance::store_check;
 pub use neighbourhood::{DEFAULT_PAGE, MAX_PAGE};
 pub use ops::{Effect, NoBody, Operation, Query, Route};

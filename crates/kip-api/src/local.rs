@@ -38,11 +38,14 @@ impl Api {
         ))
     }
 
-    /// Imports the files at `paths` in order, each atomically, as
-    /// [`Api::import_file`] would one after the other, but pipelined: the
-    /// next file is read and parsed while the current one is applied
-    /// (`kip_capsule::import_paths_with`). `each` gets every report as its
-    /// file is done.
+    /// The one import of files and folders, for every host (`kip import`,
+    /// files dropped on the desktop window): the files at `paths` in order
+    /// (see [`capsule_files`]), each atomically, as [`Api::import_file`]
+    /// would one after the other, but pipelined: the next file is read and
+    /// parsed while the current one is applied, and runs of additive
+    /// capsules are written as one group (`kip_capsule::import_paths_with`).
+    /// `each` gets every report as its file is done; progress reports name
+    /// their file by its index in `paths`.
     pub fn import_files(
         &self,
         paths: &[PathBuf],
@@ -107,6 +110,30 @@ impl Api {
         };
         Watcher::with_channel(self.nexus.clone(), dir, options)
     }
+}
+
+/// The capsule files `paths` name, in order: files as given, folders walked
+/// (hidden and temporary files skipped, see `kip_capsule::capsule_files`).
+/// A path that does not exist or a folder that cannot be listed is an
+/// error naming it, before anything is imported.
+pub fn capsule_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ApiError> {
+    let cannot_read = |path: &Path, e: io::Error| {
+        ApiError::new(
+            crate::ErrorCode::Io,
+            format!("cannot read {}: {e}", path.display()),
+            "Check that the path exists and is readable.",
+        )
+    };
+    let mut out = Vec::new();
+    for path in paths {
+        let meta = std::fs::metadata(path).map_err(|e| cannot_read(path, e))?;
+        if meta.is_dir() {
+            out.extend(kip_capsule::capsule_files(path).map_err(|e| cannot_read(path, e))?);
+        } else {
+            out.push(path.clone());
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -20,13 +20,13 @@ use std::time::{Duration, Instant};
 use kip_lang::{ErrorCode, KipError};
 use kip_nexus::{Mode, Nexus, Origin, RunOptions};
 use serde_json::Map;
-use sha2::{Digest as _, Sha256};
 
 use crate::bundle;
 use crate::model::Model;
 use crate::ops::{self, Op};
 use crate::report::{Format, ImportError, ImportReport, Phase, Progress, Status};
 use crate::semantic::{BUNDLE_ROLES, Checker, KIP_ROLES};
+use crate::source::{Read, Source};
 use crate::text::LineIndex;
 use kip_nexus::bulk::FoundConcepts;
 
@@ -81,32 +81,6 @@ impl std::fmt::Debug for ImportOptions<'_> {
 /// phase's first and last reports are always made).
 pub const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
-/// `sha256:<hex>` of a file's bytes: how the watcher recognises content it
-/// has already imported.
-pub fn content_hash(bytes: &[u8]) -> String {
-    hash_text(Sha256::new_with_prefix(bytes))
-}
-
-/// `sha256:<hex>` of what `hasher` took in (a file's bytes, whole or in
-/// blocks).
-pub(crate) fn hash_text(hasher: Sha256) -> String {
-    let mut out = String::with_capacity(7 + 64);
-    out.push_str("sha256:");
-    for b in hasher.finalize() {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
-}
-
-/// The error of a file that could not be read.
-pub(crate) fn cannot_read(e: &std::io::Error) -> ImportError {
-    ImportError::new(
-        ErrorCode::InternalError,
-        format!("cannot read the file: {e}"),
-    )
-    .hint("Check that the file exists and is readable.")
-}
-
 /// Imports `text`, whose format the extension of `file_name` decides
 /// (`.kip`, `.yaml`, `.yml`). Never panics and never applies part of a
 /// file.
@@ -122,11 +96,58 @@ pub fn import_text_with(
     origin: &Origin,
     options: &ImportOptions<'_>,
 ) -> ImportReport {
-    let started = Instant::now();
-    let mut report = ImportReport::new(file_name, Format::of(file_name));
-    report.hash = content_hash(text.as_bytes());
-    run(nexus, text, origin, options, &mut report, None, started);
-    finish(report, started, options)
+    import_source(
+        nexus,
+        &Source::Text {
+            name: file_name,
+            text,
+        },
+        origin,
+        options,
+    )
+}
+
+/// Reads `source` ([`crate::source`]) and imports it: every error in the
+/// report, nothing of the file applied unless all of it is.
+pub fn import_source(
+    nexus: &Nexus,
+    source: &Source<'_>,
+    origin: &Origin,
+    options: &ImportOptions<'_>,
+) -> ImportReport {
+    import_read(
+        nexus,
+        crate::source::read(source),
+        origin,
+        options,
+        Instant::now(),
+    )
+}
+
+/// The rest of [`import_source`] once the source is read (`started`: when
+/// the import began, reading included).
+pub(crate) fn import_read(
+    nexus: &Nexus,
+    read: Read<'_>,
+    origin: &Origin,
+    options: &ImportOptions<'_>,
+    started: Instant,
+) -> ImportReport {
+    match read {
+        Read::Text { mut report, text } => {
+            run(nexus, &text, origin, options, &mut report, None, started);
+            finish(report, started, options)
+        }
+        Read::Stream(path) => import_streamed(
+            nexus,
+            &path,
+            origin,
+            options,
+            crate::stream::PART_BYTES,
+            started,
+        ),
+        Read::Failed(report) => finish(report, started, options),
+    }
 }
 
 /// Reads and imports the file at `path`.
@@ -141,7 +162,7 @@ pub fn import_path_with(
     origin: &Origin,
     options: &ImportOptions<'_>,
 ) -> ImportReport {
-    complete(nexus, prepare(path, options.dry_run, None), origin, options)
+    import_source(nexus, &Source::Path(path), origin, options)
 }
 
 /// Imports the capsule at `path` part by part, cut into parts of about
@@ -166,66 +187,6 @@ pub fn import_streamed(
     );
     crate::stream::import(nexus, path, &mut report, origin, &progress, part_bytes);
     finish(report, started, options)
-}
-
-/// The report of a file refused for its size (it was not read).
-pub(crate) fn too_large(
-    name: &str,
-    size: u64,
-    limit: u64,
-    options: &ImportOptions<'_>,
-) -> ImportReport {
-    let started = Instant::now();
-    finish(too_large_report(name, size, limit), started, options)
-}
-
-fn too_large_report(name: &str, size: u64, limit: u64) -> ImportReport {
-    let mut report = ImportReport::new(name, Format::of(name));
-    report.add_errors([ImportError::new(
-        ErrorCode::ResourceExhausted,
-        format!(
-            "{name} is {size} bytes, larger than the import limit of {limit} bytes; it was not read"
-        ),
-    )
-    .hint(format!(
-        "Split it into several capsules, or raise the limit with {}=<MiB>.",
-        crate::files::MAX_FILE_VAR
-    ))]);
-    report
-}
-
-/// Imports a file's bytes (UTF-8, an initial byte-order mark allowed).
-pub(crate) fn import_bytes(
-    nexus: &Nexus,
-    file_name: &str,
-    bytes: &[u8],
-    origin: &Origin,
-    options: &ImportOptions<'_>,
-) -> ImportReport {
-    let started = Instant::now();
-    let mut report = ImportReport::new(file_name, Format::of(file_name));
-    report.hash = content_hash(bytes);
-    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    match std::str::from_utf8(body) {
-        Ok(text) => run(nexus, text, origin, options, &mut report, None, started),
-        Err(e) => not_utf8(&mut report, body, e.valid_up_to()),
-    }
-    finish(report, started, options)
-}
-
-/// The error of a file that is not UTF-8: where its first invalid byte is.
-fn not_utf8(report: &mut ImportReport, body: &[u8], valid_up_to: usize) {
-    let prefix = std::str::from_utf8(&body[..valid_up_to]).unwrap_or_default();
-    let pos = kip_lang::Position::of(prefix, prefix.len());
-    report.add_errors([ImportError {
-        line: Some(pos.line),
-        column: Some(pos.column),
-        ..ImportError::new(
-            ErrorCode::InvalidSyntax,
-            format!("the file is not UTF-8 text: invalid byte at offset {valid_up_to}"),
-        )
-        .hint("Save the file as UTF-8.")
-    }]);
 }
 
 /// A file read and decoded (and, ahead of its turn, parsed), or its report
@@ -253,36 +214,10 @@ enum Prepared {
 /// [`parse_and_check_kip`]): the steps that write nothing.
 fn prepare(path: &Path, dry_run: bool, parse_ahead: Option<&mut Ahead<'_>>) -> Prepared {
     let started = Instant::now();
-    let name = path.display().to_string();
-    let limit = crate::files::max_file_bytes();
-    let done = |report: ImportReport| Prepared::Done(finish_run(report, started, dry_run));
-    let mut report = ImportReport::new(&name, Format::of(&name));
-    let bytes = match crate::files::read_limited(path, limit) {
-        Ok(Ok(bytes)) => bytes,
-        Ok(Err(_)) if report.format == Some(Format::Kip) => {
-            return Prepared::Stream {
-                path: path.to_owned(),
-                started,
-            };
-        }
-        Ok(Err(size)) => return done(too_large_report(&name, size, limit)),
-        Err(e) => {
-            report.add_errors([cannot_read(&e)]);
-            return done(report);
-        }
-    };
-    report.hash = content_hash(&bytes);
-    let mut bytes = bytes;
-    if bytes.starts_with(b"\xEF\xBB\xBF") {
-        bytes.drain(..3);
-    }
-    let text = match String::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(e) => {
-            let valid = e.utf8_error().valid_up_to();
-            not_utf8(&mut report, e.as_bytes(), valid);
-            return done(report);
-        }
+    let (report, text) = match crate::source::read(&Source::Path(path)) {
+        Read::Text { report, text } => (report, text.into_owned()),
+        Read::Stream(path) => return Prepared::Stream { path, started },
+        Read::Failed(report) => return Prepared::Done(finish_run(report, started, dry_run)),
     };
     let parsed = match parse_ahead {
         Some(ahead) if report.format == Some(Format::Kip) => {

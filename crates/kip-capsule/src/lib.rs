@@ -47,6 +47,7 @@ mod piped;
 mod report;
 mod schema;
 mod semantic;
+mod source;
 mod stream;
 mod text;
 mod watch;
@@ -57,9 +58,10 @@ pub use files::{
     DEFAULT_MAX_FILE_MIB, MAX_FILE_VAR, capsule_files, is_capsule_file, max_file_bytes,
 };
 pub use import::{
-    ImportOptions, PROGRESS_EVERY, content_hash, import_path, import_path_with, import_paths_with,
+    ImportOptions, PROGRESS_EVERY, import_path, import_path_with, import_paths_with, import_source,
     import_streamed, import_text, import_text_with,
 };
 pub use report::{Format, ImportError, ImportReport, MAX_ERRORS, Phase, Progress, Status};
 pub use schema::{KnowledgeSchema, knowledge_schema};
+pub use source::{Source, content_hash};
 pub use watch::{WatchError, WatchEvent, WatchOptions, Watcher};

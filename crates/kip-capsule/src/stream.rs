@@ -32,11 +32,11 @@ use kip_nexus::{Graph, Nexus, Origin};
 use serde_json::Map;
 use sha2::{Digest as _, Sha256};
 
-use crate::import::{cannot_read, hash_text};
 use crate::model::Model;
 use crate::ops;
 use crate::report::{ImportError, ImportReport, Phase};
 use crate::semantic::{Checker, KIP_ROLES};
+use crate::source::{cannot_read, hash_text};
 use crate::text::LineIndex;
 
 /// The size a streamed capsule is cut into, in bytes (a part's tree takes

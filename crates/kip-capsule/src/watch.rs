@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use kip_nexus::{Nexus, Origin};
 use notify::RecursiveMode;
@@ -46,8 +46,9 @@ use serde::Serialize;
 use serde_json::{Value as Json, json};
 
 use crate::files::{capsule_files, is_capsule_file};
-use crate::import::{ImportOptions, content_hash, import_bytes};
+use crate::import::{ImportOptions, import_read};
 use crate::report::{ImportReport, Progress, Status};
+use crate::source::{Read, Source};
 
 /// Where the watcher keeps what it knows about a file.
 const STATE_PREFIX: &str = "capsule/watch/";
@@ -358,44 +359,57 @@ impl Work {
         let _ = self.nexus.remove_state(&Work::key(file));
     }
 
-    /// Waits until the file's size and modification time hold still, then
-    /// reads it (`Err(size)` if it is larger than the import limit, unread);
-    /// `None` if it disappears.
-    fn settled_bytes(&self, file: &Path) -> Option<Result<Vec<u8>, u64>> {
+    /// Waits until the file's size and modification time hold still;
+    /// `false` if it disappears.
+    fn settled(&self, file: &Path) -> bool {
         let stamp = |p: &Path| -> Option<(u64, Option<SystemTime>)> {
             let m = std::fs::metadata(p).ok()?;
             m.is_file().then(|| (m.len(), m.modified().ok()))
         };
-        let mut before = stamp(file)?;
+        let Some(mut before) = stamp(file) else {
+            return false;
+        };
         for _ in 0..SETTLE_ROUNDS {
             std::thread::sleep(self.options.settle);
-            let now = stamp(file)?;
+            let Some(now) = stamp(file) else {
+                return false;
+            };
             if now == before {
                 break;
             }
             before = now;
         }
-        crate::files::read_limited(file, crate::files::max_file_bytes()).ok()
+        true
+    }
+
+    fn removed(&self, file: &Path) -> bool {
+        self.forget(file);
+        self.emit(WatchEvent::Removed {
+            file: file.to_path_buf(),
+        });
+        false
     }
 
     /// Takes up one file; returns whether an import changed the graph.
     fn one(&self, file: &Path) -> bool {
-        let Some(read) = self.settled_bytes(file) else {
-            self.forget(file);
-            self.emit(WatchEvent::Removed {
-                file: file.to_path_buf(),
-            });
-            return false;
-        };
-        let name = file.display().to_string();
-        let bytes = match read {
-            Ok(bytes) => Some(bytes),
-            // A capsule is read part by part; a bundle is refused.
-            Err(_) if crate::Format::of(&name) == Some(crate::Format::Kip) => None,
-            Err(size) => {
-                let options = ImportOptions::default();
-                let limit = crate::files::max_file_bytes();
-                let report = crate::import::too_large(&name, size, limit, &options);
+        if !self.settled(file) {
+            return self.removed(file);
+        }
+        let read = crate::source::read(&Source::Path(file));
+        let hash = match &read {
+            Read::Text { report, .. } => report.hash.clone(),
+            // Not UTF-8: it fails like any other import, once per content.
+            Read::Failed(report) if !report.hash.is_empty() => report.hash.clone(),
+            // Unread: too large (a bundle), or gone since it settled.
+            Read::Failed(_) if !file.is_file() => return self.removed(file),
+            Read::Failed(_) => {
+                let report = import_read(
+                    &self.nexus,
+                    read,
+                    &self.options.origin,
+                    &ImportOptions::default(),
+                    Instant::now(),
+                );
                 self.remember(file, &report);
                 self.emit(WatchEvent::Failed {
                     file: file.to_path_buf(),
@@ -403,18 +417,10 @@ impl Work {
                 });
                 return false;
             }
-        };
-        let hash = match &bytes {
-            Some(bytes) => content_hash(bytes),
-            None => match crate::stream::file_hash(file) {
+            // A capsule is read part by part.
+            Read::Stream(_) => match crate::stream::file_hash(file) {
                 Ok(hash) => hash,
-                Err(_) => {
-                    self.forget(file);
-                    self.emit(WatchEvent::Removed {
-                        file: file.to_path_buf(),
-                    });
-                    return false;
-                }
+                Err(_) => return self.removed(file),
             },
         };
         let known = self.known(file);
@@ -431,7 +437,10 @@ impl Work {
         self.emit(WatchEvent::Importing {
             file: file.to_path_buf(),
         });
-        let large = bytes.as_ref().is_none_or(|b| b.len() >= PROGRESS_MIN_BYTES);
+        let large = match &read {
+            Read::Text { text, .. } => text.len() >= PROGRESS_MIN_BYTES,
+            _ => true,
+        };
         let on_progress = |p: Progress| {
             if large {
                 self.emit(WatchEvent::Progress {
@@ -445,18 +454,13 @@ impl Work {
             progress: Some(&on_progress),
             originator: Some(&self.options.originator),
         };
-        let origin = &self.options.origin;
-        let report = match &bytes {
-            Some(bytes) => import_bytes(&self.nexus, &name, bytes, origin, &options),
-            None => crate::import::import_streamed(
-                &self.nexus,
-                file,
-                origin,
-                &options,
-                crate::stream::PART_BYTES,
-                std::time::Instant::now(),
-            ),
-        };
+        let report = import_read(
+            &self.nexus,
+            read,
+            &self.options.origin,
+            &options,
+            Instant::now(),
+        );
         self.remember(file, &report);
         let changed = report.is_imported() && report.stats.changed();
         let event = if report.is_imported() {

@@ -16,7 +16,7 @@ const PROGRESS_MIN_BYTES: u64 = 1024 * 1024;
 /// `file:line:column` line on standard error; exit 1 if any file failed.
 pub fn run(db: Option<PathBuf>, paths: &[PathBuf]) -> anyhow::Result<ExitCode> {
     let api = crate::db::open_api(db, "kip-cli")?;
-    let files = files(paths)?;
+    let files = kip_api::capsule_files(paths).map_err(|e| anyhow::anyhow!("{}", e.message))?;
     // Reports arrive in file order; progress names its file (files applied
     // together in one write report their progress before the first of
     // them is done).
@@ -75,24 +75,6 @@ pub fn run(db: Option<PathBuf>, paths: &[PathBuf]) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// The capsule files named: files as given, folders walked (hidden and
-/// temporary files skipped).
-fn files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for path in paths {
-        let meta = std::fs::metadata(path)
-            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-        if meta.is_dir() {
-            let found = kip_capsule::capsule_files(path)
-                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-            out.extend(found);
-        } else {
-            out.push(path.clone());
-        }
-    }
-    Ok(out)
 }
 
 fn phase(p: Phase) -> &'static str {
