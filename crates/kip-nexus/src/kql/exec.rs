@@ -26,9 +26,7 @@ use crate::explain::Explain;
 use crate::filter::{self, RegexCache};
 use crate::graph::{Graph, Result};
 
-use super::compile::{Atom, CompiledGroup, ConceptTest, PredTest, Slot, Vars, compile};
-use super::index::IndexUse;
-use super::path::Walk;
+use super::compile::{Atom, CompiledGroup, ConceptTest, IndexUse, PredTest, Slot, Vars, compile};
 use super::plan;
 pub use super::read::path_value;
 use super::trace::{Failed, Trace, atom_kind, input_copy};
@@ -66,6 +64,14 @@ impl Val {
 }
 
 pub type Row = Vec<Val>;
+
+/// Nodes the path walks (`path.rs`) expanded and the longest walk they
+/// found, kept by the executor for `explain`.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Walk {
+    pub(super) nodes_visited: u64,
+    pub(super) depth_reached: u32,
+}
 
 /// Executes compiled groups over a graph with a work meter.
 #[allow(missing_debug_implementations)] // holds a transaction
