@@ -17,7 +17,8 @@ use crate::graph::{AttrMatches, AttrQuery, Graph, Result};
 use kip_store::ConceptId;
 
 use super::compile::{Atom, CompiledGroup, ConceptTest, IndexUse};
-use super::exec::{Executor, ROW_BUDGET, Row, Val, rows_exceeded};
+use super::exec::{Executor, ROW_BUDGET, rows_exceeded};
+use super::row::{Row, Val};
 
 /// Index entries read to estimate a lookup; a lookup with more matches is
 /// treated as unselective.

@@ -11,7 +11,8 @@ use kip_store::ElementId;
 use crate::graph::Result;
 
 use super::compile::Slot;
-use super::exec::{Executor, ROW_BUDGET, Row, Val, rows_exceeded, set};
+use super::exec::{Executor, ROW_BUDGET, rows_exceeded};
+use super::row::{Row, Val, set};
 
 impl Executor<'_, '_> {
     /// The elements one hop from `from` along `preds` (forward or backward).
