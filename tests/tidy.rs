@@ -227,7 +227,14 @@ fn code(text: &str) -> String {
                 i = j + 1;
                 out.push_str("\"\"");
                 while i < chars.len() {
-                    if chars[i] == '"' && chars[i + 1..].iter().take(hashes).filter(|&&c| c == '#').count() == hashes {
+                    if chars[i] == '"'
+                        && chars[i + 1..]
+                            .iter()
+                            .take(hashes)
+                            .filter(|&&c| c == '#')
+                            .count()
+                            == hashes
+                    {
                         i += 1 + hashes;
                         break;
                     }
@@ -534,10 +541,22 @@ const LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
          checked for exhaustiveness",
     ),
     ("crates/kip-api/src/trace.rs", "promote", PENDING_OPERATIONS),
-    ("crates/kip-capsule/src/import.rs", "import_group", PENDING_OPERATIONS),
-    ("crates/kip-cli/src/bench/workloads.rs", "workloads", PENDING_OPERATIONS),
+    (
+        "crates/kip-capsule/src/import.rs",
+        "import_group",
+        PENDING_OPERATIONS,
+    ),
+    (
+        "crates/kip-cli/src/bench/workloads.rs",
+        "workloads",
+        PENDING_OPERATIONS,
+    ),
     ("crates/kip-cli/src/main.rs", "run", PENDING_OPERATIONS),
-    ("crates/kip-nexus/src/run.rs", "run_group", PENDING_OPERATIONS),
+    (
+        "crates/kip-nexus/src/run.rs",
+        "run_group",
+        PENDING_OPERATIONS,
+    ),
     ("src-tauri/src/main.rs", "main", PENDING_OPERATIONS),
 ];
 
@@ -666,7 +685,10 @@ fn the_size_allow_lists_name_only_what_is_long() {
     for (path, reason) in LONG_FILES {
         assert!(!reason.is_empty(), "{path}: give a reason");
         let lines = text(path).map_or(0, |t| t.lines().count());
-        assert!(lines > MAX_FILE_LINES, "{path} is {lines} lines: drop it from LONG_FILES");
+        assert!(
+            lines > MAX_FILE_LINES,
+            "{path} is {lines} lines: drop it from LONG_FILES"
+        );
     }
     for (path, name, reason) in LONG_FUNCTIONS {
         assert!(!reason.is_empty(), "{path}: give a reason");
@@ -727,26 +749,94 @@ const IMPORT_EXCEPTIONS: &[(&str, &str, &str)] = &[
     // The import pipeline calls the piped and the streamed imports, which
     // use its helpers (`cannot_read`, `hash_text`, `Reporter`,
     // `run_options`) until they move to a leaf beside them.
-    ("crates/kip-capsule/src/piped.rs", "crates/kip-capsule/src/import.rs", PENDING_SEAM),
-    ("crates/kip-capsule/src/stream/mod.rs", "crates/kip-capsule/src/import.rs", PENDING_SEAM),
-    ("crates/kip-capsule/src/stream/lex.rs", "crates/kip-capsule/src/import.rs", PENDING_SEAM),
+    (
+        "crates/kip-capsule/src/piped.rs",
+        "crates/kip-capsule/src/import.rs",
+        PENDING_SEAM,
+    ),
+    (
+        "crates/kip-capsule/src/stream/mod.rs",
+        "crates/kip-capsule/src/import.rs",
+        PENDING_SEAM,
+    ),
+    (
+        "crates/kip-capsule/src/stream/lex.rs",
+        "crates/kip-capsule/src/import.rs",
+        PENDING_SEAM,
+    ),
     // The engine's root defines `Nexus` and the error helpers these use.
-    ("crates/kip-nexus/src/execute.rs", "crates/kip-nexus/src/lib.rs", PENDING_SEAM),
-    ("crates/kip-nexus/src/kml/mod.rs", "crates/kip-nexus/src/lib.rs", PENDING_SEAM),
-    ("crates/kip-nexus/src/run.rs", "crates/kip-nexus/src/lib.rs", PENDING_SEAM),
-    ("crates/kip-nexus/src/trace/ops.rs", "crates/kip-nexus/src/lib.rs", PENDING_SEAM),
-    ("crates/kip-nexus/src/trace/revert_to.rs", "crates/kip-nexus/src/lib.rs", PENDING_SEAM),
+    (
+        "crates/kip-nexus/src/execute.rs",
+        "crates/kip-nexus/src/lib.rs",
+        PENDING_SEAM,
+    ),
+    (
+        "crates/kip-nexus/src/kml/mod.rs",
+        "crates/kip-nexus/src/lib.rs",
+        PENDING_SEAM,
+    ),
+    (
+        "crates/kip-nexus/src/run.rs",
+        "crates/kip-nexus/src/lib.rs",
+        PENDING_SEAM,
+    ),
+    (
+        "crates/kip-nexus/src/trace/ops.rs",
+        "crates/kip-nexus/src/lib.rs",
+        PENDING_SEAM,
+    ),
+    (
+        "crates/kip-nexus/src/trace/revert_to.rs",
+        "crates/kip-nexus/src/lib.rs",
+        PENDING_SEAM,
+    ),
     // `Writer` and its helpers live in kml/mod.rs; the writer's parts import
     // them from there until they move to a leaf module beside them.
-    ("crates/kip-nexus/src/kml/changes/writer.rs", "crates/kip-nexus/src/kml/mod.rs", PENDING_SEAM),
-    ("crates/kip-nexus/src/kml/delete.rs", "crates/kip-nexus/src/kml/mod.rs", PENDING_SEAM),
-    ("crates/kip-nexus/src/kml/merge.rs", "crates/kip-nexus/src/kml/mod.rs", PENDING_SEAM),
-    ("crates/kip-nexus/src/kml/restore.rs", "crates/kip-nexus/src/kml/mod.rs", PENDING_SEAM),
-    ("crates/kip-nexus/src/kml/update.rs", "crates/kip-nexus/src/kml/mod.rs", PENDING_SEAM),
-    ("crates/kip-nexus/src/kml/upsert/blocks.rs", "crates/kip-nexus/src/kml/mod.rs", PENDING_SEAM),
-    ("crates/kip-nexus/src/kml/upsert/concepts.rs", "crates/kip-nexus/src/kml/mod.rs", PENDING_SEAM),
-    ("crates/kip-nexus/src/kml/upsert/flush.rs", "crates/kip-nexus/src/kml/mod.rs", PENDING_SEAM),
-    ("crates/kip-nexus/src/kml/upsert/links.rs", "crates/kip-nexus/src/kml/mod.rs", PENDING_SEAM),
+    (
+        "crates/kip-nexus/src/kml/changes/writer.rs",
+        "crates/kip-nexus/src/kml/mod.rs",
+        PENDING_SEAM,
+    ),
+    (
+        "crates/kip-nexus/src/kml/delete.rs",
+        "crates/kip-nexus/src/kml/mod.rs",
+        PENDING_SEAM,
+    ),
+    (
+        "crates/kip-nexus/src/kml/merge.rs",
+        "crates/kip-nexus/src/kml/mod.rs",
+        PENDING_SEAM,
+    ),
+    (
+        "crates/kip-nexus/src/kml/restore.rs",
+        "crates/kip-nexus/src/kml/mod.rs",
+        PENDING_SEAM,
+    ),
+    (
+        "crates/kip-nexus/src/kml/update.rs",
+        "crates/kip-nexus/src/kml/mod.rs",
+        PENDING_SEAM,
+    ),
+    (
+        "crates/kip-nexus/src/kml/upsert/blocks.rs",
+        "crates/kip-nexus/src/kml/mod.rs",
+        PENDING_SEAM,
+    ),
+    (
+        "crates/kip-nexus/src/kml/upsert/concepts.rs",
+        "crates/kip-nexus/src/kml/mod.rs",
+        PENDING_SEAM,
+    ),
+    (
+        "crates/kip-nexus/src/kml/upsert/flush.rs",
+        "crates/kip-nexus/src/kml/mod.rs",
+        PENDING_SEAM,
+    ),
+    (
+        "crates/kip-nexus/src/kml/upsert/links.rs",
+        "crates/kip-nexus/src/kml/mod.rs",
+        PENDING_SEAM,
+    ),
 ];
 
 /// The reason of the import exceptions that the change reworking the
@@ -757,7 +847,10 @@ const PENDING_SEAM: &str = "pending: owned by the bulk-seam work (issue 28)";
 /// `"a::b"` for `src/a/b.rs` or `src/a/b/mod.rs`), from the files under
 /// `src` (paths relative to the workspace, as [`source_files`] gives them),
 /// test modules left out.
-fn module_files<'a>(src: &str, files: &'a [(String, String)]) -> BTreeMap<String, &'a (String, String)> {
+fn module_files<'a>(
+    src: &str,
+    files: &'a [(String, String)],
+) -> BTreeMap<String, &'a (String, String)> {
     let mut out = BTreeMap::new();
     for file in files {
         let Some(inner) = file.0.strip_prefix(&format!("{src}/")) else {
@@ -1032,7 +1125,11 @@ fn crate_graph(
 
 /// Every import cycle between the files of the crate under `src`, each as
 /// `a.rs → b.rs → a.rs`.
-fn import_cycles(src: &str, files: &[(String, String)], allowed: &[(&str, &str, &str)]) -> Vec<String> {
+fn import_cycles(
+    src: &str,
+    files: &[(String, String)],
+    allowed: &[(&str, &str, &str)],
+) -> Vec<String> {
     cycles(&crate_graph(src, files, allowed))
         .iter()
         .map(|cycle| {
@@ -1047,7 +1144,11 @@ fn import_cycles(src: &str, files: &[(String, String)], allowed: &[(&str, &str, 
 
 /// The references of the crate under `src` from a module to one of its
 /// ancestors (its parent's file, the crate root), as `from → to`.
-fn upward_imports(src: &str, files: &[(String, String)], allowed: &[(&str, &str, &str)]) -> Vec<String> {
+fn upward_imports(
+    src: &str,
+    files: &[(String, String)],
+    allowed: &[(&str, &str, &str)],
+) -> Vec<String> {
     let mut out = Vec::new();
     for (module, targets) in crate_graph(src, files, allowed) {
         for target in targets {
@@ -1116,9 +1217,13 @@ fn every_import_exception_is_still_a_reference() {
             .unwrap_or_default();
         let graph = import_graph(&src, &files);
         let referenced = graph.iter().any(|(m, targets)| {
-            file_of(&src, &files, m) == *from && targets.iter().any(|t| file_of(&src, &files, t) == *to)
+            file_of(&src, &files, m) == *from
+                && targets.iter().any(|t| file_of(&src, &files, t) == *to)
         });
-        assert!(referenced, "{from} no longer names {to}: drop it from IMPORT_EXCEPTIONS");
+        assert!(
+            referenced,
+            "{from} no longer names {to}: drop it from IMPORT_EXCEPTIONS"
+        );
     }
 }
 
