@@ -1,11 +1,9 @@
 //! Positions, limits and round trips of the YAML reader and writer.
 
-use serde_json::Value as Json;
+use serde_json::{Value as Json, json};
 
 use super::write::{flow, key, string};
 use super::{Entry, Items, Kind, MAX_DEPTH, Node, parse, parse_items};
-
-use serde_json::json;
 
 fn value(text: &str) -> Json {
     parse(text).expect("parses").expect("a document").to_json()

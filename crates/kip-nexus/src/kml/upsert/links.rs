@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::graph::{BELONGS_TO_DOMAIN, OrInternal as _, Result};
 use crate::schema;
-use crate::search::{self};
+use crate::search;
 
 use crate::kml::changes::Op;
 use crate::kml::{Object, Writer, merged};
