@@ -4,8 +4,22 @@
 
 use serde_json::{Map, Value as Json};
 
-use crate::schema::{CONCEPT_KEYS, PROPOSITION_KEYS};
 use crate::yaml;
+
+/// The keys a concept item uses for itself (the writer, the schema and the
+/// reader all go by them; they live here, with the writer, so that the
+/// schema, which writes its example through this module, is not imported
+/// back).
+pub(crate) const CONCEPT_KEYS: [&str; 5] = ["type", "name", "action", "metadata", "attributes"];
+/// The keys a proposition item uses for itself.
+pub(crate) const PROPOSITION_KEYS: [&str; 6] = [
+    "type",
+    "source",
+    "target",
+    "action",
+    "metadata",
+    "attributes",
+];
 
 /// A concept by type and name, or a proposition by its ends.
 #[derive(Clone, Debug, PartialEq)]

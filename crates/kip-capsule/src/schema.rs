@@ -26,20 +26,8 @@ use kip_nexus::Nexus;
 use kip_nexus::{BELONGS_TO_DOMAIN, CONCEPT_TYPE, DOMAIN, PROPOSITION_TYPE};
 use serde_json::{Map, Value as Json, json};
 
-use crate::emit;
+use crate::emit::{self, CONCEPT_KEYS, PROPOSITION_KEYS};
 use crate::model::{Definition, Model, PropSpec};
-
-/// The keys a concept item uses for itself.
-pub(crate) const CONCEPT_KEYS: [&str; 5] = ["type", "name", "action", "metadata", "attributes"];
-/// The keys a proposition item uses for itself.
-pub(crate) const PROPOSITION_KEYS: [&str; 6] = [
-    "type",
-    "source",
-    "target",
-    "action",
-    "metadata",
-    "attributes",
-];
 
 /// `get_knowledge_schema` for the current nexus:
 /// `{"full_bundle_schema": …, "example_yaml": "…"}`.

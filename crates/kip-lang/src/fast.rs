@@ -22,8 +22,8 @@
 //! before recursing further, and pest's path reports the text.
 
 use crate::ast::*;
+use crate::lexeme::{is_identifier, is_type_name, unescape};
 use crate::nesting::MAX_DEPTH;
-use crate::parser::{is_identifier, is_type_name, unescape};
 
 /// Parses `source` if it is made only of the shapes this module knows.
 pub(crate) fn parse_script(source: &str) -> Option<Vec<Command>> {

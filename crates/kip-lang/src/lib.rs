@@ -25,6 +25,7 @@ mod bind;
 mod error;
 mod fast;
 mod format;
+mod lexeme;
 mod nesting;
 mod parser;
 mod position;
@@ -34,8 +35,8 @@ mod validate;
 pub use bind::{bind, placeholders, placeholders_of};
 pub use error::{ErrorCode, Errors, KipError};
 pub use format::{Comment, WIDTH, format_commands, format_source, scan_comments};
+pub use lexeme::{is_identifier, is_type_name};
 pub use nesting::{MAX_DEPTH, json_depth};
-pub use parser::{is_identifier, is_type_name};
 pub use position::Position;
 pub use validate::{bound_vars, expr_vars};
 

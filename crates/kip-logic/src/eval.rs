@@ -11,7 +11,7 @@ use kip_nexus::{DataSource, ElementId, LogicProperty, Snapshot};
 use serde_json::{Map, Value as Json, json};
 
 use crate::operator::instance_params;
-use crate::resolve::Instance;
+use crate::types::Instance;
 use crate::window::{self, Step};
 
 /// The metric's values, one per instance: a number (instant) or a series

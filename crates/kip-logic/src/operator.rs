@@ -13,7 +13,7 @@ use serde_json::{Map, Value as Json, json};
 
 use crate::error::{Code, ResolveError};
 use crate::llm::clip;
-use crate::resolve::Instance;
+use crate::types::Instance;
 
 /// How long an operator may take.
 const TIMEOUT: Duration = Duration::from_secs(60);

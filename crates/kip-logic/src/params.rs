@@ -73,16 +73,9 @@ pub fn all_missing(prop: &LogicProperty) -> Vec<MissingParam> {
 
 /// Checks `given` for `prop`; the checked inputs on success.
 pub fn check(prop: &LogicProperty, given: &Json) -> Result<Map<String, Json>, Problem> {
-    let at = |name: &str| format!("dynamic_params.{}.{name}", prop.name);
-    let invalid = |code: KipCode, path: String, message: String, hint: &str| {
-        Problem::Invalid(
-            ResolveError::kip(code, message, hint)
-                .with_data("path", path)
-                .with_data("property", prop.name.clone()),
-        )
-    };
     let Some(obj) = given.as_object() else {
         return Err(invalid(
+            prop,
             KipCode::InvalidValueType,
             format!("dynamic_params.{}", prop.name),
             format!(
@@ -96,8 +89,9 @@ pub fn check(prop: &LogicProperty, given: &Json) -> Result<Map<String, Json>, Pr
         if !prop.inputs().any(|p| &p.name == key) {
             let inputs: Vec<&str> = prop.inputs().map(|p| p.name.as_str()).collect();
             return Err(invalid(
+                prop,
                 KipCode::ConstraintViolation,
-                at(key),
+                at(prop, key),
                 format!("`{key}` is not an input parameter of `{}`", prop.name),
                 &format!("Its inputs are: {}.", inputs.join(", ")),
             ));
@@ -110,8 +104,9 @@ pub fn check(prop: &LogicProperty, given: &Json) -> Result<Map<String, Json>, Pr
             Some(v) if !v.is_null() => {
                 if !p.ty.accepts(v) {
                     return Err(invalid(
+                        prop,
                         KipCode::InvalidValueType,
-                        at(&p.name),
+                        at(prop, &p.name),
                         format!(
                             "`{}` of `{}` must be {}, found {v}",
                             p.name,
@@ -132,68 +127,104 @@ pub fn check(prop: &LogicProperty, given: &Json) -> Result<Map<String, Json>, Pr
         }
     }
     if prop.kind == LogicKind::Metric {
-        let instant = out.get("instant").and_then(Json::as_bool);
-        match out.get("step") {
-            Some(Json::String(s)) if !STEPS.contains(&s.as_str()) => {
-                return Err(invalid(
-                    KipCode::ConstraintViolation,
-                    at("step"),
-                    format!("`step` must be one of {}, found \"{s}\"", STEPS.join(", ")),
-                    "Use one calendar unit: day, week, month, quarter or year.",
-                ));
-            }
-            None if instant == Some(false) => {
-                if let Some(p) = prop.inputs().find(|p| p.name == "step") {
-                    lacking.push(missing(
-                        p,
-                        Some("instant: false asks for a series, which needs a step"),
-                    ));
-                }
-            }
-            _ => {}
-        }
-        if !lacking.is_empty() {
-            return Err(Problem::Missing(lacking));
-        }
-        let start = out.get("start").and_then(Json::as_i64).unwrap_or_default();
-        let end = out.get("end").and_then(Json::as_i64).unwrap_or_default();
-        if !window::in_range(start) || !window::in_range(end) {
-            return Err(invalid(
-                KipCode::ConstraintViolation,
-                at("start"),
-                format!("`start` ({start}) or `end` ({end}) is not a time the calendar holds"),
-                "Give ms since 1970-01-01T00:00:00Z.",
-            ));
-        }
-        if start > end {
-            return Err(invalid(
-                KipCode::ConstraintViolation,
-                at("start"),
-                format!("`start` ({start}) is after `end` ({end})"),
-                "Swap them: start ≤ end.",
-            ));
-        }
-        if instant == Some(false)
-            && let Some(step) = out
-                .get("step")
-                .and_then(Json::as_str)
-                .and_then(Step::from_name)
-            && let Err(n) = window::buckets(start, end, step)
-        {
-            return Err(invalid(
-                KipCode::ResourceExhausted,
-                at("step"),
-                format!(
-                    "the series of `{}` would have more than {MAX_BUCKETS} buckets ({n} or more)",
-                    prop.name
-                ),
-                "Use a larger step (week, month, quarter, year) or a shorter window.",
-            ));
-        }
+        check_metric(prop, &out, lacking)?;
     } else if !lacking.is_empty() {
         return Err(Problem::Missing(lacking));
     }
     Ok(out)
+}
+
+/// A metric's system inputs among the checked ones `out`: a known step,
+/// one when a series is asked for, a window the calendar holds and whose
+/// series is not too long; then nothing required may be `lacking`.
+fn check_metric(
+    prop: &LogicProperty,
+    out: &Map<String, Json>,
+    mut lacking: Vec<MissingParam>,
+) -> Result<(), Problem> {
+    let instant = out.get("instant").and_then(Json::as_bool);
+    match out.get("step") {
+        Some(Json::String(s)) if !STEPS.contains(&s.as_str()) => {
+            return Err(invalid(
+                prop,
+                KipCode::ConstraintViolation,
+                at(prop, "step"),
+                format!("`step` must be one of {}, found \"{s}\"", STEPS.join(", ")),
+                "Use one calendar unit: day, week, month, quarter or year.",
+            ));
+        }
+        None if instant == Some(false) => {
+            if let Some(p) = prop.inputs().find(|p| p.name == "step") {
+                lacking.push(missing(
+                    p,
+                    Some("instant: false asks for a series, which needs a step"),
+                ));
+            }
+        }
+        _ => {}
+    }
+    if !lacking.is_empty() {
+        return Err(Problem::Missing(lacking));
+    }
+    let start = out.get("start").and_then(Json::as_i64).unwrap_or_default();
+    let end = out.get("end").and_then(Json::as_i64).unwrap_or_default();
+    if !window::in_range(start) || !window::in_range(end) {
+        return Err(invalid(
+            prop,
+            KipCode::ConstraintViolation,
+            at(prop, "start"),
+            format!("`start` ({start}) or `end` ({end}) is not a time the calendar holds"),
+            "Give ms since 1970-01-01T00:00:00Z.",
+        ));
+    }
+    if start > end {
+        return Err(invalid(
+            prop,
+            KipCode::ConstraintViolation,
+            at(prop, "start"),
+            format!("`start` ({start}) is after `end` ({end})"),
+            "Swap them: start ≤ end.",
+        ));
+    }
+    if instant == Some(false)
+        && let Some(step) = out
+            .get("step")
+            .and_then(Json::as_str)
+            .and_then(Step::from_name)
+        && let Err(n) = window::buckets(start, end, step)
+    {
+        return Err(invalid(
+            prop,
+            KipCode::ResourceExhausted,
+            at(prop, "step"),
+            format!(
+                "the series of `{}` would have more than {MAX_BUCKETS} buckets ({n} or more)",
+                prop.name
+            ),
+            "Use a larger step (week, month, quarter, year) or a shorter window.",
+        ));
+    }
+    Ok(())
+}
+
+/// Where an input of `prop` is in a request.
+fn at(prop: &LogicProperty, name: &str) -> String {
+    format!("dynamic_params.{}.{name}", prop.name)
+}
+
+/// A problem with an input of `prop`, at `path`.
+fn invalid(
+    prop: &LogicProperty,
+    code: KipCode,
+    path: String,
+    message: String,
+    hint: &str,
+) -> Problem {
+    Problem::Invalid(
+        ResolveError::kip(code, message, hint)
+            .with_data("path", path)
+            .with_data("property", prop.name.clone()),
+    )
 }
 
 /// The inputs an LLM's `_error` answer names (whole words), else every

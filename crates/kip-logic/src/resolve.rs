@@ -40,14 +40,6 @@ pub struct Resolver {
     account_type: String,
 }
 
-/// A requested instance, found.
-#[derive(Debug)]
-pub(crate) struct Instance {
-    pub id: ConceptId,
-    pub name: String,
-    pub attributes: Map<String, Json>,
-}
-
 /// A requested property on its way through the steps.
 #[derive(Debug)]
 pub(crate) struct Prop {
@@ -203,66 +195,7 @@ impl Resolver {
             .unwrap_or_default()
         });
         let (declared, instances) = self.read_definition(&request).map_err(traced)?;
-        if request.properties.is_empty() {
-            return Err(traced(
-                ResolveError::kip(
-                    KipCode::ConstraintViolation,
-                    "no properties requested",
-                    format!(
-                        "Name one or more logic properties of `{}` in `properties`.",
-                        request.ot_id
-                    ),
-                )
-                .with_data("available", names(&declared)),
-            ));
-        }
-        let mut props = Vec::new();
-        let mut unknown = Vec::new();
-        for name in &request.properties {
-            if props.iter().any(|p: &Prop| &p.def.name == name) {
-                continue;
-            }
-            match declared.iter().find(|p| &p.name == name) {
-                Some(def) => {
-                    let span_id = random_id();
-                    let span = tracing::info_span!("logic_property", property = %name, kind = def.kind.as_str(), span_id = %span_id, trace_id = %trace_id);
-                    props.push(Prop {
-                        def: def.clone(),
-                        span,
-                        span_id,
-                        params: None,
-                        from: ParamsFrom::Request,
-                        llm_calls: 0,
-                        repairs: 0,
-                        params_ms: 0.0,
-                        eval_ms: 0.0,
-                        fetched: None,
-                    });
-                }
-                None => unknown.push(name.clone()),
-            }
-        }
-        if !unknown.is_empty() {
-            let available = names(&declared);
-            return Err(traced(
-                ResolveError::kip(
-                    KipCode::AttributeUndefined,
-                    format!(
-                        "`{}` declares no logic propert{} {}",
-                        request.ot_id,
-                        if unknown.len() == 1 { "y" } else { "ies" },
-                        unknown.join(", ")
-                    ),
-                    if available.is_empty() {
-                        format!("`{}` declares no logic properties at all.", request.ot_id)
-                    } else {
-                        format!("Its logic properties are: {}.", available.join(", "))
-                    },
-                )
-                .with_data("unknown", unknown)
-                .with_data("available", available),
-            ));
-        }
+        let mut props = requested(&request, &declared, &trace_id).map_err(traced)?;
         // The request's own parameters, checked; what is missing collected.
         let mut missing = Vec::new();
         let given = request.dynamic_params.clone().unwrap_or_default();
@@ -632,4 +565,70 @@ fn missing_error(missing: Vec<MissingInputs>, llm: bool) -> ResolveError {
     );
     e.missing = missing;
     e
+}
+
+/// The properties `request` names, each once, with a tracing span under
+/// `trace_id`; an error if it names none or one `declared` does not hold.
+fn requested(
+    request: &ResolveRequest,
+    declared: &[LogicProperty],
+    trace_id: &str,
+) -> Result<Vec<Prop>, ResolveError> {
+    if request.properties.is_empty() {
+        return Err(ResolveError::kip(
+            KipCode::ConstraintViolation,
+            "no properties requested",
+            format!(
+                "Name one or more logic properties of `{}` in `properties`.",
+                request.ot_id
+            ),
+        )
+        .with_data("available", names(declared)));
+    }
+    let mut props = Vec::new();
+    let mut unknown = Vec::new();
+    for name in &request.properties {
+        if props.iter().any(|p: &Prop| &p.def.name == name) {
+            continue;
+        }
+        match declared.iter().find(|p| &p.name == name) {
+            Some(def) => {
+                let span_id = random_id();
+                let span = tracing::info_span!("logic_property", property = %name, kind = def.kind.as_str(), span_id = %span_id, trace_id = %trace_id);
+                props.push(Prop {
+                    def: def.clone(),
+                    span,
+                    span_id,
+                    params: None,
+                    from: ParamsFrom::Request,
+                    llm_calls: 0,
+                    repairs: 0,
+                    params_ms: 0.0,
+                    eval_ms: 0.0,
+                    fetched: None,
+                });
+            }
+            None => unknown.push(name.clone()),
+        }
+    }
+    if !unknown.is_empty() {
+        let available = names(declared);
+        return Err(ResolveError::kip(
+            KipCode::AttributeUndefined,
+            format!(
+                "`{}` declares no logic propert{} {}",
+                request.ot_id,
+                if unknown.len() == 1 { "y" } else { "ies" },
+                unknown.join(", ")
+            ),
+            if available.is_empty() {
+                format!("`{}` declares no logic properties at all.", request.ot_id)
+            } else {
+                format!("Its logic properties are: {}.", available.join(", "))
+            },
+        )
+        .with_data("unknown", unknown)
+        .with_data("available", available));
+    }
+    Ok(props)
 }

@@ -180,3 +180,14 @@ pub struct MissingInputs {
     pub property: String,
     pub params: Vec<MissingParam>,
 }
+
+/// A requested instance, found: what the resolver hands the evaluation of
+/// a metric and the call of an operator. Internal, not a wire type; it is
+/// here, beside the request it answers, so that those steps need not import
+/// the resolver that calls them.
+#[derive(Debug)]
+pub(crate) struct Instance {
+    pub id: kip_nexus::ConceptId,
+    pub name: String,
+    pub attributes: Map<String, Json>,
+}

@@ -17,13 +17,34 @@
 
 use std::collections::HashMap;
 
+use kip_lang::Position;
 use kip_lang::ast::{
     Arg, ConceptMatcher, Group, Pattern as Clause, PredicateExpr, PropositionMatcher, Span, Term,
     Var,
 };
 use serde::Serialize;
 
-use crate::explain::Range;
+/// A source range as the UI needs it to point at a clause.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Range {
+    pub line: usize,
+    pub column: usize,
+    pub offset: usize,
+    pub length: usize,
+}
+
+impl Range {
+    pub fn of(source: &str, span: Span) -> Range {
+        let p = Position::of(source, span.start);
+        Range {
+            line: p.line,
+            column: p.column,
+            offset: span.start,
+            length: span.len(),
+        }
+    }
+}
 
 /// The diagram of one WHERE block and the blocks nested in it.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]

@@ -17,7 +17,8 @@ use kip_store::ElementId;
 use crate::graph::{Graph, Result};
 use crate::kql::{Atom, CompiledGroup, Executor, Failed, PredTest, Row, Slot, Val, path_value};
 
-use super::{Cause, Fix, Range};
+use super::report::{Cause, Fix};
+use crate::pattern::Range;
 
 /// A clause of the source, for the causes that point at it.
 struct Clause<'s> {

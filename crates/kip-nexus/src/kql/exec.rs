@@ -19,18 +19,17 @@ use std::time::Instant;
 
 use kip_lang::ast::*;
 use kip_lang::{ErrorCode, KipError};
-use kip_store::{ConceptId, ElementId, PropositionId};
+use kip_store::ConceptId;
 use serde_json::json;
 
 use crate::explain::Explain;
 use crate::filter::{self, RegexCache};
 use crate::graph::{Graph, Result};
 
-use super::compile::{Atom, CompiledGroup, ConceptTest, PredTest, Slot, Vars, compile};
-use super::index::IndexUse;
-use super::path::Walk;
+use super::compile::{Atom, CompiledGroup, ConceptTest, IndexUse, PredTest, Slot, Vars, compile};
 use super::plan;
-pub use super::read::path_value;
+use super::read::path_value;
+use super::row::{Row, Val, set};
 use super::trace::{Failed, Trace, atom_kind, input_copy};
 
 /// Index entries or edges a single command may touch before `KIP_4001`.
@@ -38,34 +37,13 @@ pub const WORK_BUDGET: u64 = 50_000_000;
 /// Intermediate rows a single command may hold before `KIP_4002`.
 pub const ROW_BUDGET: usize = 1_000_000;
 
-/// The value bound to a variable in a row.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Val {
-    Null,
-    Concept(ConceptId),
-    Prop(PropositionId),
-    /// A predicate, bound by a predicate variable `(?s, ?p, ?o)`.
-    Pred(u32),
+/// Nodes the path walks (`path.rs`) expanded and the longest walk they
+/// found, kept by the executor for `explain`.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Walk {
+    pub(super) nodes_visited: u64,
+    pub(super) depth_reached: u32,
 }
-
-impl Val {
-    pub(crate) fn element(self) -> Option<ElementId> {
-        match self {
-            Val::Concept(c) => Some(ElementId::Concept(c)),
-            Val::Prop(p) => Some(ElementId::Proposition(p)),
-            Val::Null | Val::Pred(_) => None,
-        }
-    }
-
-    pub(super) fn of(e: ElementId) -> Val {
-        match e {
-            ElementId::Concept(c) => Val::Concept(c),
-            ElementId::Proposition(p) => Val::Prop(p),
-        }
-    }
-}
-
-pub type Row = Vec<Val>;
 
 /// Executes compiled groups over a graph with a work meter.
 #[allow(missing_debug_implementations)] // holds a transaction
@@ -105,16 +83,6 @@ pub(super) fn rows_exceeded() -> KipError {
         ErrorCode::ResourceExhausted,
         format!("the query produced more than {ROW_BUDGET} intermediate rows"),
     )
-}
-
-pub(super) fn set(row: &mut Row, slot: Slot, val: Val) -> bool {
-    match row[slot] {
-        Val::Null => {
-            row[slot] = val;
-            true
-        }
-        existing => existing == val,
-    }
 }
 
 impl<'g, 't> Executor<'g, 't> {

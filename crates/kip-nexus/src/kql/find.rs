@@ -17,7 +17,9 @@ use crate::graph::{Graph, Result};
 use crate::{cursor, value};
 
 use super::compile::{Vars, compile};
-use super::exec::{Executor, Row, Val, path_value, solve_explained};
+use super::exec::{Executor, solve_explained};
+use super::read::path_value;
+use super::row::{Row, Val};
 
 /// Rows a FIND returns without LIMIT.
 pub const DEFAULT_PAGE: u64 = 1_000;

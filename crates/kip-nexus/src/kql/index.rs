@@ -1,4 +1,5 @@
-//! Choosing the attribute index for a type scan: a `?x {type: "T"}` clause
+//! Reading the attribute index for a type scan (the lookup is chosen when
+//! the block compiles, in `compile.rs`): a `?x {type: "T"}` clause
 //! whose block FILTERs `?x.attributes.k` or `?x.metadata.k` with `==`, `<`,
 //! `<=`, `>`, `>=`, `IN` or `STARTS_WITH` against literals, in a conjunct
 //! of the FILTER's top-level `&&`, reads the matching instances from the
@@ -11,33 +12,17 @@
 //! the scan's answer by construction. Candidates are visited in id order,
 //! the scan's order, so LIMIT and cursors cut the same pages.
 
-use std::cell::RefCell;
-
-use kip_lang::ast::{CompareOp, DotPath, Expr, Field, Func, Span, Value};
-use serde_json::Value as Json;
-
-use crate::graph::{AttrMatches, AttrQuery, FieldKind, Graph, Result};
+use crate::graph::{AttrMatches, AttrQuery, Graph, Result};
 
 use kip_store::ConceptId;
 
-use super::compile::{Atom, CompiledGroup, ConceptTest, Slot};
-use super::exec::{Executor, ROW_BUDGET, Row, Val, rows_exceeded};
+use super::compile::{Atom, CompiledGroup, ConceptTest, IndexUse};
+use super::exec::{Executor, ROW_BUDGET, rows_exceeded};
+use super::row::{Row, Val};
 
 /// Index entries read to estimate a lookup; a lookup with more matches is
 /// treated as unselective.
 pub(super) const PROBE: usize = 4096;
-
-/// An attribute-index lookup chosen for a type clause.
-#[derive(Debug)]
-pub(crate) struct IndexUse {
-    pub(super) kind: FieldKind,
-    pub(super) key: String,
-    pub(super) query: AttrQuery,
-    /// The condition as `explain` shows it (`attributes.score >= 10`).
-    pub(super) text: String,
-    /// The first [`PROBE`] entries, read once per command.
-    probe: RefCell<Option<AttrMatches>>,
-}
 
 impl IndexUse {
     /// The first [`PROBE`] matches (all of them when `complete`).
@@ -132,214 +117,6 @@ impl Iterator for Streamed<'_> {
         }
         self.pos += 1;
         Some(Ok(self.batch[self.pos - 1]))
-    }
-}
-
-/// The best index lookup the block's FILTERs allow for the variable `var`
-/// (`slot`): an equality or `IN` first, then a prefix, then a range (both
-/// bounds of one key combined).
-pub(super) fn choose(
-    var: &str,
-    slot: Slot,
-    filters: &[(Expr, Vec<Slot>, Span)],
-) -> Option<IndexUse> {
-    let mut conds = Vec::new();
-    for (expr, slots, _) in filters {
-        if slots.contains(&slot) {
-            conjuncts(expr, &mut |e| {
-                if let Some(c) = condition(var, e) {
-                    conds.push(c);
-                }
-            });
-        }
-    }
-    let rank = |q: &AttrQuery| match q {
-        AttrQuery::Equals(_) => 0,
-        AttrQuery::Prefix(_) => 1,
-        AttrQuery::Between { .. } => 2,
-    };
-    conds.sort_by_key(|c| rank(&c.query));
-    let mut best = conds.first()?.clone();
-    if let AttrQuery::Between { lower, upper } = &mut best.query {
-        // `k >= a && k < b`: one range instead of a half-open one.
-        for c in &conds[1..] {
-            let AttrQuery::Between { lower: l, upper: u } = &c.query else {
-                continue;
-            };
-            if c.kind != best.kind || c.key != best.key {
-                continue;
-            }
-            let same_type =
-                |a: &Json, b: &Json| std::mem::discriminant(a) == std::mem::discriminant(b);
-            let like = lower.clone().or(upper.clone());
-            let fits = |v: &Option<Json>| {
-                v.as_ref()
-                    .is_some_and(|v| like.as_ref().is_some_and(|w| same_type(v, w)))
-            };
-            if lower.is_none() && fits(l) {
-                *lower = l.clone();
-                best.text = format!("{} && {}", best.text, c.text);
-            } else if upper.is_none() && fits(u) {
-                *upper = u.clone();
-                best.text = format!("{} && {}", best.text, c.text);
-            }
-        }
-    }
-    Some(IndexUse {
-        kind: best.kind,
-        key: best.key,
-        query: best.query,
-        text: best.text,
-        probe: RefCell::default(),
-    })
-}
-
-#[derive(Clone, Debug)]
-struct Condition {
-    kind: FieldKind,
-    key: String,
-    query: AttrQuery,
-    text: String,
-}
-
-/// Calls `f` on each conjunct of the top-level `&&` of `expr`.
-fn conjuncts<'e>(expr: &'e Expr, f: &mut dyn FnMut(&'e Expr)) {
-    match expr {
-        Expr::And(l, r) => {
-            conjuncts(l, f);
-            conjuncts(r, f);
-        }
-        other => f(other),
-    }
-}
-
-/// `?var.attributes.k` or `?var.metadata.k`: the map and the key.
-fn field_of(var: &str, e: &Expr) -> Option<(FieldKind, String, String)> {
-    let Expr::Path(DotPath { var: v, field, .. }) = e else {
-        return None;
-    };
-    if v.name != var {
-        return None;
-    }
-    match field {
-        Field::Attributes(keys) if keys.len() == 1 => Some((
-            FieldKind::Attributes,
-            keys[0].clone(),
-            format!("attributes.{}", keys[0]),
-        )),
-        Field::Metadata(keys) if keys.len() == 1 => Some((
-            FieldKind::Metadata,
-            keys[0].clone(),
-            format!("metadata.{}", keys[0]),
-        )),
-        _ => None,
-    }
-}
-
-/// A literal the index can look up: a boolean, a number or a string.
-fn scalar(e: &Expr) -> Option<Json> {
-    let Expr::Value(v, _) = e else {
-        return None;
-    };
-    match v {
-        Value::Bool(_) | Value::Number(_) | Value::String(_) => v.to_json(),
-        _ => None,
-    }
-}
-
-fn condition(var: &str, e: &Expr) -> Option<Condition> {
-    match e {
-        Expr::Compare(op, l, r) => {
-            let (op, path, lit) = match (field_of(var, l), scalar(r)) {
-                (Some(p), Some(v)) => (*op, p, v),
-                _ => (flip(*op)?, field_of(var, r)?, scalar(l)?),
-            };
-            let (kind, key, shown) = path;
-            let text = format!("{shown} {} {lit}", op_text(op));
-            let query = match op {
-                CompareOp::Eq => AttrQuery::Equals(vec![lit]),
-                CompareOp::Lt | CompareOp::Le => AttrQuery::Between {
-                    lower: None,
-                    upper: Some(lit),
-                },
-                CompareOp::Gt | CompareOp::Ge => AttrQuery::Between {
-                    lower: Some(lit),
-                    upper: None,
-                },
-                CompareOp::Ne => return None,
-            };
-            Some(Condition {
-                kind,
-                key,
-                query,
-                text,
-            })
-        }
-        Expr::Call(call) => {
-            let [target, arg] = call.args.as_slice() else {
-                return None;
-            };
-            let (kind, key, shown) = field_of(var, target)?;
-            let (query, text) = match call.func {
-                Func::StartsWith => {
-                    let Some(Json::String(p)) = scalar(arg) else {
-                        return None;
-                    };
-                    let text = format!("STARTS_WITH({shown}, {})", Json::String(p.clone()));
-                    (AttrQuery::Prefix(p), text)
-                }
-                Func::In => {
-                    let Expr::Value(Value::Array(items), _) = arg else {
-                        return None;
-                    };
-                    let mut values = Vec::new();
-                    for item in items {
-                        match item {
-                            Value::Bool(_) | Value::Number(_) | Value::String(_) => {
-                                values.push(item.to_json()?);
-                            }
-                            // A null item equals nothing; an array or object
-                            // item could equal a value the index lacks.
-                            Value::Null => {}
-                            _ => return None,
-                        }
-                    }
-                    let text = format!("IN({shown}, {})", Json::Array(values.clone()));
-                    (AttrQuery::Equals(values), text)
-                }
-                _ => return None,
-            };
-            Some(Condition {
-                kind,
-                key,
-                query,
-                text,
-            })
-        }
-        _ => None,
-    }
-}
-
-/// `lit op path` as `path op' lit`.
-fn flip(op: CompareOp) -> Option<CompareOp> {
-    Some(match op {
-        CompareOp::Eq => CompareOp::Eq,
-        CompareOp::Lt => CompareOp::Gt,
-        CompareOp::Le => CompareOp::Ge,
-        CompareOp::Gt => CompareOp::Lt,
-        CompareOp::Ge => CompareOp::Le,
-        CompareOp::Ne => return None,
-    })
-}
-
-fn op_text(op: CompareOp) -> &'static str {
-    match op {
-        CompareOp::Eq => "==",
-        CompareOp::Ne => "!=",
-        CompareOp::Lt => "<",
-        CompareOp::Le => "<=",
-        CompareOp::Gt => ">",
-        CompareOp::Ge => ">=",
     }
 }
 

@@ -10,8 +10,10 @@
 //!   cheapest next;
 //! - `exec` is the [`Executor`]: joins, FILTER placement, NOT / OPTIONAL /
 //!   UNION, the work meter;
+//! - `row` is what the executor joins: a [`Val`] per variable slot;
 //! - `path` walks hop-range paths breadth-first;
-//! - `trace` records the `explain` profile of the top-level block;
+//! - `trace` holds the `explain` profile of the top-level block, which
+//!   `record` fills;
 //! - `find` turns solution rows into the FIND result: groups, order, page,
 //!   columns.
 //!
@@ -25,11 +27,15 @@ mod index;
 mod path;
 mod plan;
 mod read;
+mod record;
+mod row;
 mod trace;
 
 pub use compile::{CompiledGroup, Slot, Vars, compile};
-pub use exec::{Executor, Row, Val, path_value, solve};
+pub use exec::{Executor, solve};
 pub use find::{DEFAULT_PAGE, find};
+pub use read::path_value;
+pub use row::{Row, Val};
 
 pub(crate) use compile::{Atom, PredTest};
 pub(crate) use trace::Failed;

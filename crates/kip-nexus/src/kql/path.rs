@@ -11,14 +11,8 @@ use kip_store::ElementId;
 use crate::graph::Result;
 
 use super::compile::Slot;
-use super::exec::{Executor, ROW_BUDGET, Row, Val, rows_exceeded, set};
-
-/// Nodes a path walk expanded and the longest walk it found.
-#[derive(Debug, Default, Clone, Copy)]
-pub(super) struct Walk {
-    pub(super) nodes_visited: u64,
-    pub(super) depth_reached: u32,
-}
+use super::exec::{Executor, ROW_BUDGET, rows_exceeded};
+use super::row::{Row, Val, set};
 
 impl Executor<'_, '_> {
     /// The elements one hop from `from` along `preds` (forward or backward).

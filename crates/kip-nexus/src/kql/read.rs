@@ -9,7 +9,7 @@ use serde_json::Value as Json;
 
 use crate::graph::{FieldKind, Graph, Result};
 
-use super::exec::Val;
+use super::row::Val;
 
 /// The JSON value of a dot path for the value bound to its variable.
 pub fn path_value(graph: &Graph<'_>, path: &DotPath, val: Val) -> Result<Json> {

@@ -7,9 +7,10 @@ use kip_store::ElementId;
 use serde::Serialize;
 use serde_json::{Map, Value as Json, json};
 
-use super::{
-    Append, CommandRecord, Draft, Entry, EntryType, NewEntry, TraceFilter, TraceNote,
-    TraceSettings, check_words, from_body, matches, parse_entry_id,
+use super::append::{Append, CommandRecord, Draft};
+use super::entry::{
+    Entry, EntryType, NewEntry, TraceFilter, TraceNote, TraceSettings, check_words, from_body,
+    matches, parse_entry_id, to_body,
 };
 use crate::Nexus;
 use crate::clock::now;
@@ -336,7 +337,7 @@ impl Nexus {
                         entry.flags.push(f.clone());
                     }
                 }
-                self.store.set_trace_body(txn, n, &super::to_body(&entry))?;
+                self.store.set_trace_body(txn, n, &to_body(&entry))?;
                 let append = Append {
                     store: &self.store,
                     settings: &settings,
@@ -384,19 +385,16 @@ impl Nexus {
             .map_err(|e| e.0)
     }
 
-    /// [`Nexus::revert`]'s work inside a write transaction the caller
-    /// holds (`revert_to` reverts several entries in one).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn revert_in(
+    /// Entry `n` (`id`) and the changes it made, if it can be reverted: a
+    /// TRACE entry with changes, not already reverted, and (unless
+    /// `force`) with no later write over its elements.
+    fn revertible(
         &self,
-        txn: &mut kip_store::RwTxn<'_>,
+        txn: &kip_store::RoTxn<'_>,
         n: u64,
         id: &str,
-        originator: &str,
         force: bool,
-        settings: &TraceSettings,
-        started: std::time::Instant,
-    ) -> std::result::Result<Reverted, TxnError> {
+    ) -> std::result::Result<(Entry, Vec<ElementChange>), TxnError> {
         let body = self
             .store
             .trace_entry(txn, n)?
@@ -435,6 +433,23 @@ impl Nexus {
                 ));
             }
         }
+        Ok((entry, changes))
+    }
+
+    /// [`Nexus::revert`]'s work inside a write transaction the caller
+    /// holds (`revert_to` reverts several entries in one).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn revert_in(
+        &self,
+        txn: &mut kip_store::RwTxn<'_>,
+        n: u64,
+        id: &str,
+        originator: &str,
+        force: bool,
+        settings: &TraceSettings,
+        started: std::time::Instant,
+    ) -> std::result::Result<Reverted, TxnError> {
+        let (entry, changes) = self.revertible(txn, n, id, force)?;
         let mut w = Writer::new(&self.store, txn, "", now());
         w.collect_changes();
         w.restore(&changes)?;
@@ -482,15 +497,13 @@ impl Nexus {
         // the entry it had reverted counts as live again.
         let mut marked = entry.clone();
         set_data(&mut marked, "reverted_by", Some(json!(new.id)));
-        self.store
-            .set_trace_body(txn, n, &super::to_body(&marked))?;
+        self.store.set_trace_body(txn, n, &to_body(&marked))?;
         if let Some(m) = data_str(&entry, "reverts").and_then(|m| parse_entry_id(&m).ok())
             && let Some(body) = self.store.trace_entry(txn, m)?
         {
             let mut target = from_body(m, body)?;
             set_data(&mut target, "reverted_by", None);
-            self.store
-                .set_trace_body(txn, m, &super::to_body(&target))?;
+            self.store.set_trace_body(txn, m, &to_body(&target))?;
         }
         Ok(Reverted {
             reverted: id.to_owned(),

@@ -17,8 +17,8 @@ use kip_lang::{ErrorCode, KipError};
 use kip_store::ElementId;
 use serde::Serialize;
 
+use super::entry::{EntryType, from_body, parse_entry_id};
 use super::ops::Reverted;
-use super::{EntryType, from_body, parse_entry_id};
 use crate::Nexus;
 use crate::graph::{Result, TxnError};
 
