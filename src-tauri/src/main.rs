@@ -64,16 +64,7 @@ const ORIGIN: &str = "kip-explorer";
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let prefs_file = kip_api::paths::prefs_file();
-    let remembered = match &prefs_file {
-        Some(file) => {
-            let (remembered, warning) = kip_api::prefs::load(file);
-            if let Some(warning) = warning {
-                eprintln!("kip-explorer: {warning}");
-            }
-            remembered
-        }
-        None => serde_json::Map::new(),
-    };
+    let remembered = remembered(prefs_file.as_deref());
     let kip_db_set = std::env::var_os("KIP_DB").is_some_and(|v| !v.is_empty());
     let start = prefs::startup(&remembered, args.db, args.capsules, kip_db_set);
     let (db, capsules) = folders(start.db, start.capsules)?;
@@ -118,31 +109,7 @@ fn main() -> anyhow::Result<()> {
                     .inner_size(start.size.0, start.size.1)
                     .min_inner_size(prefs::MIN_SIZE.0, prefs::MIN_SIZE.1)
                     .build()?;
-            let drop_host = host.clone();
-            let drop_handle = handle.clone();
-            let size_window = window.clone();
-            let size_file = prefs_file.clone();
-            window.on_window_event(move |event| match event {
-                WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) => {
-                    live::import_dropped(drop_handle.clone(), drop_host.api(), paths.clone());
-                }
-                // The size in logical pixels, as the window opens next time.
-                WindowEvent::Resized(size) => {
-                    let scale = size_window.scale_factor().unwrap_or(1.0);
-                    if size.width > 0
-                        && size.height > 0
-                        && !size_window.is_maximized().unwrap_or(false)
-                    {
-                        let logical = size.to_logical::<f64>(scale);
-                        prefs::remember(
-                            size_file.as_deref(),
-                            prefs::WINDOW,
-                            prefs::size_value(logical.width, logical.height),
-                        );
-                    }
-                }
-                _ => {}
-            });
+            follow_window(&window, host.clone(), prefs_file.clone());
             // Change notices and the scheduled backup, for as long as the app runs.
             app.manage(live::start_chores(handle.clone(), host.api())?);
             // Watching starts after the window exists, so the first pass's
@@ -170,6 +137,43 @@ fn main() -> anyhow::Result<()> {
             }
         });
     Ok(())
+}
+
+/// The preferences remembered in `file` (none when the platform has no
+/// config folder; a corrupt file is reported and read as none).
+fn remembered(file: Option<&std::path::Path>) -> serde_json::Map<String, serde_json::Value> {
+    let Some(file) = file else {
+        return serde_json::Map::new();
+    };
+    let (remembered, warning) = kip_api::prefs::load(file);
+    if let Some(warning) = warning {
+        eprintln!("kip-explorer: {warning}");
+    }
+    remembered
+}
+
+/// What the window's own events do: files dropped on it are imported;
+/// its size is remembered (in logical pixels, as it opens next time).
+fn follow_window(window: &tauri::WebviewWindow, host: watch::Host, prefs_file: Option<PathBuf>) {
+    let handle = window.app_handle().clone();
+    let size_window = window.clone();
+    window.on_window_event(move |event| match event {
+        WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) => {
+            live::import_dropped(handle.clone(), host.api(), paths.clone());
+        }
+        WindowEvent::Resized(size) => {
+            let scale = size_window.scale_factor().unwrap_or(1.0);
+            if size.width > 0 && size.height > 0 && !size_window.is_maximized().unwrap_or(false) {
+                let logical = size.to_logical::<f64>(scale);
+                prefs::remember(
+                    prefs_file.as_deref(),
+                    prefs::WINDOW,
+                    prefs::size_value(logical.width, logical.height),
+                );
+            }
+        }
+        _ => {}
+    });
 }
 
 /// Who the trace names for the app's requests.

@@ -44,16 +44,26 @@ fn error_codes(out: &mut String) {
     out.push_str(&format!("export type ErrorCode = {};\n", codes.join(" | ")));
 }
 
+/// Declares each type given, in order.
+macro_rules! declare {
+    ($cfg:expr, $out:expr; $($t:ty),* $(,)?) => { $( declaration::<$t>($cfg, $out); )* };
+}
+
 /// The whole generated file.
 pub(crate) fn generate() -> String {
     // Counts and sequence numbers stay far below 2^53: plain numbers.
     let cfg = Config::new().with_large_int("number");
     let mut out = String::from(HEADER);
-    macro_rules! declare {
-        ($($t:ty),* $(,)?) => { $( declaration::<$t>(&cfg, &mut out); )* };
-    }
     error_codes(&mut out);
-    declare!(
+    request_types(&cfg, &mut out);
+    engine_types(&cfg, &mut out);
+    out.push_str(&crate::ops::typescript(&cfg));
+    out
+}
+
+/// The API's own requests and responses.
+fn request_types(cfg: &Config, out: &mut String) {
+    declare!(cfg, out;
         ApiError,
         Operation,
         crate::NoBody,
@@ -112,6 +122,12 @@ pub(crate) fn generate() -> String {
         SettingsGetRequest,
         SettingsPutRequest,
         SettingsResponse,
+    );
+}
+
+/// The engine's and the trace's types the answers carry.
+fn engine_types(cfg: &Config, out: &mut String) {
+    declare!(cfg, out;
         kip_nexus::Explain,
         kip_nexus::Step,
         kip_nexus::Cause,
@@ -143,8 +159,6 @@ pub(crate) fn generate() -> String {
         kip_nexus::Reverted,
         kip_nexus::RevertedTo,
     );
-    out.push_str(&crate::ops::typescript(&cfg));
-    out
 }
 
 fn committed_path() -> PathBuf {

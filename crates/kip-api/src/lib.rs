@@ -37,6 +37,7 @@ mod ops;
 pub mod paths;
 mod paths_between;
 pub mod prefs;
+mod promote;
 mod settings;
 pub mod tools;
 mod trace;
@@ -60,10 +61,12 @@ pub use maintenance::store_check;
 pub use neighbourhood::{DEFAULT_PAGE, MAX_PAGE};
 pub use ops::{Effect, NoBody, Operation, Query, Route};
 pub use paths_between::{DEFAULT_MAX_HOPS, DEFAULT_PATHS, LINK_BUDGET, MAX_HOPS, MAX_PATHS};
+pub use promote::{
+    INVOLVES, MAX_PROMOTED_ENTRIES, MAX_PROMOTED_LINKS, TracePromoteRequest, TracePromoteResponse,
+};
 pub use trace::{
-    INVOLVES, MAX_PROMOTED_ENTRIES, MAX_PROMOTED_LINKS, TraceAddRequest, TraceEntryRequest,
-    TraceFlagRequest, TraceImportRequest, TraceImportResponse, TracePromoteRequest,
-    TracePromoteResponse, TraceRevertRequest, TraceRevertToRequest, jsonl_line,
+    TraceAddRequest, TraceEntryRequest, TraceFlagRequest, TraceImportRequest, TraceImportResponse,
+    TraceRevertRequest, TraceRevertToRequest, jsonl_line,
 };
 pub use types::*;
 pub use validate::position;

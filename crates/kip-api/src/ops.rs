@@ -308,7 +308,7 @@ operations! {
     /// Promotes entries to one episodic memory, an `Event` concept.
     TracePromote = "trace_promote", Effect::Writes("promoting trace entries"),
     at "/api/trace/promote",
-    fn(api, r: TracePromoteRequest) -> TracePromoteResponse { trace::promote(api, &r) }
+    fn(api, r: TracePromoteRequest) -> TracePromoteResponse { crate::promote::promote(api, &r) }
 
     /// Puts an element back as one of its trace entries left it: every
     /// later write that touched it, reverted newest first in one transaction.

@@ -44,51 +44,14 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Cmd {
     /// Execute KIP against the nexus and print the KIP response.
-    Exec {
-        /// The command text, or `-` for standard input.
-        command: Option<String>,
-        /// Parameters for `:name` placeholders, as a JSON object.
-        #[arg(long, value_name = "JSON")]
-        params: Option<String>,
-        /// Validate (KQL/META) or preview in an aborted transaction (KML).
-        #[arg(long)]
-        dry_run: bool,
-        /// Also print how a FIND was evaluated and, if it found nothing, why.
-        #[arg(long)]
-        explain: bool,
-        /// A full execute_kip arguments object from FILE, or `-` for standard input.
-        #[arg(long, value_name = "FILE", conflicts_with_all = ["command", "params", "dry_run", "explain"])]
-        request: Option<PathBuf>,
-    },
+    Exec(cmd::exec::Args),
     /// The cognitive trace: who changed the nexus, when and why; review and revert.
     Trace {
         #[command(subcommand)]
         action: cmd::trace::Action,
     },
     /// Build the generated benchmark graph (once per --db) and measure the import, the store's size, its opening and the BRIEF §6 workloads; --scale: at several sizes.
-    Bench {
-        /// Concepts in the generated graph.
-        #[arg(long, default_value_t = 200_000)]
-        concepts: u64,
-        /// Propositions in the generated graph.
-        #[arg(long, default_value_t = 1_000_000)]
-        propositions: u64,
-        /// Runs of each workload.
-        #[arg(long, default_value_t = 200)]
-        iterations: usize,
-        /// Also write the JSON report to FILE.
-        #[arg(long, value_name = "FILE")]
-        json: Option<PathBuf>,
-        /// Run at each size (propositions, over a fifth as many concepts), each in a child process, and print how every cost grows.
-        #[arg(long, value_name = "P,P,…", value_delimiter = ',', conflicts_with_all = ["concepts", "propositions"])]
-        scale: Vec<u64>,
-        /// With --scale: the folder holding one store per size (built once, reused after; default: the temporary folder's kip-bench-scale).
-        #[arg(long, value_name = "DIR", requires = "scale")]
-        db_root: Option<PathBuf>,
-        /// Time opening the nexus of --db and print it as JSON (run by bench itself in a child process).
-        #[arg(long, hide = true, conflicts_with_all = ["scale", "json"])]
-        measure_open: bool,
-    },
+    Bench(cmd::bench::Args),
     /// Import `.kip` capsules and `.yaml`/`.yml` bundles (files or folders), each file whole or not at all; one JSON report per file.
     Import {
         /// Files or folders.
@@ -98,32 +61,7 @@ enum Cmd {
     /// Print get_knowledge_schema: the JSON Schema of a YAML bundle for this nexus, and an example.
     Schema,
     /// Compute logic properties (metrics, operators) of a concept type for some of its instances; parameters from --params, else the LLM of KIP_LLM_URL, else a MISSING_INPUT_PARAMS answer listing them.
-    Resolve {
-        /// The concept type.
-        #[arg(long = "type", value_name = "TYPE")]
-        ty: String,
-        /// An instance by name (or id, C:12); repeatable.
-        #[arg(long = "instance", value_name = "NAME", required = true)]
-        instances: Vec<String>,
-        /// A logic property of the type; repeatable.
-        #[arg(long = "property", value_name = "P", required = true)]
-        properties: Vec<String>,
-        /// Parameters per property: {"<property>": {"<param>": value}}.
-        #[arg(long, value_name = "JSON")]
-        params: Option<String>,
-        /// The question, for the LLM.
-        #[arg(long, value_name = "TEXT")]
-        query: Option<String>,
-        /// Additional context for the LLM (facts, constraints, time hints).
-        #[arg(long, value_name = "TEXT")]
-        context: Option<String>,
-        /// "Now" in ms since the epoch (default: the clock).
-        #[arg(long, value_name = "MS")]
-        now_ms: Option<i64>,
-        /// Also print debug: the parameters used, timings, span ids.
-        #[arg(long)]
-        debug: bool,
-    },
+    Resolve(cmd::resolve::Args),
     /// Watch a folder: import what it holds, then every capsule written or moved into it; one JSON event per line.
     Watch {
         /// The folder.
@@ -241,66 +179,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     db::set_originator(cli.originator);
     match cli.command {
         Cmd::Trace { action } => cmd::trace::run(db, action),
-        Cmd::Exec {
-            command,
-            params,
-            dry_run,
-            explain,
-            request,
-        } => cmd::exec::run(
-            db,
-            cmd::exec::Args {
-                command,
-                params,
-                dry_run,
-                explain,
-                request,
-            },
-        ),
-        Cmd::Bench {
-            concepts,
-            propositions,
-            iterations,
-            json,
-            scale,
-            db_root,
-            measure_open,
-        } => cmd::bench::run(
-            db,
-            cmd::bench::Args {
-                concepts,
-                propositions,
-                iterations,
-                json,
-                scale,
-                db_root,
-                measure_open,
-            },
-        ),
+        Cmd::Exec(args) => cmd::exec::run(db, args),
+        Cmd::Bench(args) => cmd::bench::run(db, args),
         Cmd::Import { paths } => cmd::import::run(db, &paths),
         Cmd::Schema => cmd::schema::run(db),
-        Cmd::Resolve {
-            ty,
-            instances,
-            properties,
-            params,
-            query,
-            context,
-            now_ms,
-            debug,
-        } => cmd::resolve::run(
-            db,
-            cmd::resolve::Args {
-                ty,
-                instances,
-                properties,
-                params,
-                query,
-                context,
-                now_ms,
-                debug,
-            },
-        ),
+        Cmd::Resolve(args) => cmd::resolve::run(db, args),
         Cmd::Watch {
             dir,
             debounce_ms,

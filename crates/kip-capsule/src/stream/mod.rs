@@ -36,11 +36,11 @@ use kip_nexus::bulk::Part;
 use kip_nexus::{Graph, Nexus, Origin};
 use serde_json::Map;
 
-use crate::source::cannot_read;
 use crate::model::Model;
 use crate::ops;
 use crate::report::{ImportError, ImportReport, Phase};
 use crate::semantic::{Checker, KIP_ROLES};
+use crate::source::cannot_read;
 use crate::text::LineIndex;
 
 pub(crate) use lex::file_hash;

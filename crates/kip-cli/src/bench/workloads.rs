@@ -9,6 +9,14 @@ pub type MakeQuery = Box<dyn FnMut(&mut Rng) -> String>;
 /// The measured workloads: a label, the query maker and the p50 budget in
 /// milliseconds (NaN where BRIEF §6 sets none).
 pub fn workloads(per_type: u64) -> Vec<(&'static str, MakeQuery, f64)> {
+    let mut all = graph_workloads(per_type);
+    all.extend(filter_workloads(per_type));
+    all.extend(write_workloads());
+    all
+}
+
+/// Reads that walk the graph, search it and describe it.
+fn graph_workloads(per_type: u64) -> Vec<(&'static str, MakeQuery, f64)> {
     vec![
         (
             "one-hop FIND from a named concept",
@@ -70,6 +78,12 @@ pub fn workloads(per_type: u64) -> Vec<(&'static str, MakeQuery, f64)> {
             Box::new(|_: &mut Rng| "FIND(COUNT(?d)) WHERE { ?d {type: \"Drug\"} }".to_owned()),
             5.0,
         ),
+    ]
+}
+
+/// FILTERs over a 50,000-concept type: by the attribute index, and by scans.
+fn filter_workloads(per_type: u64) -> Vec<(&'static str, MakeQuery, f64)> {
+    vec![
         (
             "FILTER scan over a type (LIMIT 10)",
             Box::new(|r: &mut Rng| {
@@ -130,6 +144,12 @@ pub fn workloads(per_type: u64) -> Vec<(&'static str, MakeQuery, f64)> {
             }),
             f64::NAN,
         ),
+    ]
+}
+
+/// One small write, committed and as a dry run.
+fn write_workloads() -> Vec<(&'static str, MakeQuery, f64)> {
+    vec![
         (
             "single small UPSERT, durable commit",
             Box::new(|r: &mut Rng| {

@@ -8,16 +8,28 @@ use std::process::ExitCode;
 use crate::stdio::out;
 
 /// `kip bench`'s arguments.
+#[derive(Debug, clap::Args)]
 pub struct Args {
+    /// Concepts in the generated graph.
+    #[arg(long, default_value_t = 200_000)]
     pub concepts: u64,
+    /// Propositions in the generated graph.
+    #[arg(long, default_value_t = 1_000_000)]
     pub propositions: u64,
+    /// Runs of each workload.
+    #[arg(long, default_value_t = 200)]
     pub iterations: usize,
+    /// Also write the JSON report to FILE.
+    #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Sizes in propositions: run at each, in child processes.
+    /// Run at each size (propositions, over a fifth as many concepts), each in a child process, and print how every cost grows.
+    #[arg(long, value_name = "P,P,…", value_delimiter = ',', conflicts_with_all = ["concepts", "propositions"])]
     pub scale: Vec<u64>,
-    /// With `scale`: the folder of the stores, one per size.
+    /// With --scale: the folder holding one store per size (built once, reused after; default: the temporary folder's kip-bench-scale).
+    #[arg(long, value_name = "DIR", requires = "scale")]
     pub db_root: Option<PathBuf>,
-    /// Only time opening the nexus of `--db` (bench's own child process).
+    /// Time opening the nexus of --db and print it as JSON (run by bench itself in a child process).
+    #[arg(long, hide = true, conflicts_with_all = ["scale", "json"])]
     pub measure_open: bool,
 }
 

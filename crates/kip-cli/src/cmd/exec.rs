@@ -9,15 +9,21 @@ use serde_json::Value as Json;
 use crate::stdio::{out, read_input};
 
 /// The arguments of `kip exec`.
-#[derive(Debug)]
+#[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The command text, `-` (or absent) for standard input.
+    /// The command text, or `-` for standard input.
     pub command: Option<String>,
-    /// `--params`: a JSON object.
+    /// Parameters for `:name` placeholders, as a JSON object.
+    #[arg(long, value_name = "JSON")]
     pub params: Option<String>,
+    /// Validate (KQL/META) or preview in an aborted transaction (KML).
+    #[arg(long)]
     pub dry_run: bool,
+    /// Also print how a FIND was evaluated and, if it found nothing, why.
+    #[arg(long)]
     pub explain: bool,
-    /// `--request`: a whole request from a file, or `-` for standard input.
+    /// A full execute_kip arguments object from FILE, or `-` for standard input.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["command", "params", "dry_run", "explain"])]
     pub request: Option<PathBuf>,
 }
 

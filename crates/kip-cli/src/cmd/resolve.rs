@@ -12,15 +12,31 @@ use kip_api::{ApiError, Identity, ResolveOptions, ResolveRequest};
 use crate::stdio::{out, print_error};
 
 /// The arguments of `kip resolve`.
-#[derive(Debug)]
+#[derive(Debug, clap::Args)]
 pub struct Args {
+    /// The concept type.
+    #[arg(long = "type", value_name = "TYPE")]
     pub ty: String,
+    /// An instance by name (or id, C:12); repeatable.
+    #[arg(long = "instance", value_name = "NAME", required = true)]
     pub instances: Vec<String>,
+    /// A logic property of the type; repeatable.
+    #[arg(long = "property", value_name = "P", required = true)]
     pub properties: Vec<String>,
+    /// Parameters per property: {"<property>": {"<param>": value}}.
+    #[arg(long, value_name = "JSON")]
     pub params: Option<String>,
+    /// The question, for the LLM.
+    #[arg(long, value_name = "TEXT")]
     pub query: Option<String>,
+    /// Additional context for the LLM (facts, constraints, time hints).
+    #[arg(long, value_name = "TEXT")]
     pub context: Option<String>,
+    /// "Now" in ms since the epoch (default: the clock).
+    #[arg(long, value_name = "MS")]
     pub now_ms: Option<i64>,
+    /// Also print debug: the parameters used, timings, span ids.
+    #[arg(long)]
     pub debug: bool,
 }
 
