@@ -151,15 +151,15 @@ impl std::fmt::Display for ErrorCode {
 /// error. `data` carries positions (`line`, `column`, `offset`, `length`),
 /// `suggestions`, `errors` (all problems of a text), or a `path`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, thiserror::Error)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[error("{code}: {message}")]
 pub struct ApiError {
-    #[cfg_attr(test, ts(type = "ErrorCode"))]
+    #[cfg_attr(feature = "ts", ts(type = "ErrorCode"))]
     pub code: ErrorCode,
     pub message: String,
     pub hint: String,
     #[serde(default, skip_serializing_if = "Map::is_empty")]
-    #[cfg_attr(test, ts(optional, type = "{ [key in string]?: JsonValue }"))]
+    #[cfg_attr(feature = "ts", ts(optional, type = "{ [key in string]?: JsonValue }"))]
     pub data: Map<String, Json>,
 }
 

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use kip_nexus::Nexus;
 
-use crate::{Api, ApiError, StoreCheck, maintenance};
+use crate::{Api, ApiError, StoreCheck};
 
 /// How often the scheduled backup is looked at (it is due at most hourly).
 const BACKUP_CHECK: Duration = Duration::from_secs(60);
@@ -167,17 +167,13 @@ pub fn opened_elsewhere(dir: &Path) -> Result<Option<u32>, ApiError> {
 /// refused while a process has it open unless `force`), answering the
 /// restored store's check.
 pub fn restore(src: &Path, dest: &Path, force: bool) -> Result<StoreCheck, ApiError> {
-    Ok(maintenance::store_check(kip_nexus::restore(
-        src, dest, force,
-    )?))
+    Ok(kip_nexus::restore(src, dest, force)?)
 }
 
 /// Checks the store staged in `staging` (its file `source`) and renames it
 /// into place in `dest`, answering its check.
 pub fn install_staged(staging: &Path, dest: &Path, source: &Path) -> Result<StoreCheck, ApiError> {
-    Ok(maintenance::store_check(kip_nexus::install_staged(
-        staging, dest, source,
-    )?))
+    Ok(kip_nexus::install_staged(staging, dest, source)?)
 }
 
 #[cfg(test)]

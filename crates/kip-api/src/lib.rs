@@ -24,7 +24,7 @@
 //! LLM or an operator's service: it calls `kip-logic`'s blocking entry
 //! point, which runs its async work on a small runtime of its own.
 
-#[cfg(test)]
+#[cfg(all(test, feature = "ts"))]
 mod bindings;
 mod capsule;
 mod changes;
@@ -57,7 +57,6 @@ pub use host::{Chores, Log, Session, install_staged, opened_elsewhere, restore};
 pub use kip_capsule::{ImportReport, KnowledgeSchema};
 pub use kip_nexus::MAX_TRACE_PAGE;
 pub use local::capsule_files;
-pub use maintenance::store_check;
 pub use neighbourhood::{DEFAULT_PAGE, MAX_PAGE};
 pub use ops::{Effect, NoBody, Operation, Query, Route};
 pub use paths_between::{DEFAULT_MAX_HOPS, DEFAULT_PATHS, LINK_BUDGET, MAX_HOPS, MAX_PATHS};

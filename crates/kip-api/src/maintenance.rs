@@ -9,46 +9,16 @@
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use kip_nexus::{CheckReport, Nexus};
+use kip_nexus::Nexus;
 
 use crate::error::{ApiError, ErrorCode};
-use crate::types::{
-    BackupDone, BackupRequest, BackupResponse, BackupSchedule, StoreCheck, StoreCounts,
-    StoreViolation,
-};
+use crate::types::{BackupDone, BackupRequest, BackupResponse, BackupSchedule, StoreCheck};
 
 /// The host-state key of the schedule.
 pub(crate) const SCHEDULE_KEY: &str = "host/backup_schedule";
 
 pub(crate) fn check_store(nexus: &Nexus) -> Result<StoreCheck, ApiError> {
-    Ok(store_check(nexus.check_store()?))
-}
-
-/// The API's form of the store's report.
-pub fn store_check(r: CheckReport) -> StoreCheck {
-    StoreCheck {
-        ok: r.ok,
-        counts: StoreCounts {
-            concepts: r.counts.concepts,
-            propositions: r.counts.propositions,
-            names: r.counts.names,
-            documents: r.counts.documents,
-            postings: r.counts.postings,
-            terms: r.counts.terms,
-            changes: r.counts.changes,
-            last_change_seq: r.counts.last_change_seq,
-        },
-        violations: r
-            .violations
-            .into_iter()
-            .map(|v| StoreViolation {
-                invariant: v.invariant.to_owned(),
-                database: v.database.to_owned(),
-                detail: v.detail,
-            })
-            .collect(),
-        unlisted: r.unlisted,
-    }
+    Ok(nexus.check_store()?)
 }
 
 fn now_secs() -> u64 {

@@ -81,7 +81,7 @@ impl Answer<KipResponse> for Json {
 
 /// No body: the operation reads none (any body is ignored).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct NoBody;
 
 impl<'de> serde::Deserialize<'de> for NoBody {
@@ -106,7 +106,7 @@ macro_rules! operations {
         /// The operations of the API, by their wire name (`/api/<name>`
         /// over HTTP, the operation of the desktop shell's `api_call`).
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
-        #[cfg_attr(test, derive(ts_rs::TS))]
+        #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
         pub enum Operation {
             $( $(#[doc = $doc])* #[serde(rename = $name)] $variant, )*
         }
@@ -166,7 +166,7 @@ macro_rules! operations {
         }
 
         /// The TypeScript map from wire name to request and response types.
-        #[cfg(test)]
+        #[cfg(all(test, feature = "ts"))]
         pub(crate) fn typescript(cfg: &ts_rs::Config) -> String {
             use ts_rs::TS as _;
             let mut out = String::from(

@@ -13,28 +13,28 @@ use crate::error::{ApiError, ErrorCode, KipCode};
 /// Genesis `Event` concept linked by `involves` to the concepts the
 /// entries touched (BRIEF §7).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct TracePromoteRequest {
     /// The entries (`T:…`), in any order.
     pub ids: Vec<String>,
     /// The Event's name (default: "Trace session <start> by <originators>").
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub name: Option<String>,
     /// The Event's `event_class` (default `TraceSession`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub event_class: Option<String>,
     /// The Event's `outcome`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub outcome: Option<String>,
 }
 
 /// What `trace_promote` wrote.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TracePromoteResponse {
     /// The Event concept's id (`C:…`).
     pub event: String,

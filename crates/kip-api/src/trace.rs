@@ -3,15 +3,14 @@
 //! exported trace. Entries name [`crate::Api`]'s originator unless a request
 //! says otherwise.
 
-use kip_nexus::{NewTraceEntry, Nexus, Reverted, RevertedTo, TraceEntry};
+use kip_nexus::{Nexus, Reverted, RevertedTo, TraceEntry};
 use serde::{Deserialize, Serialize};
-use serde_json::Value as Json;
 
 use crate::error::ApiError;
 
 /// `trace_entry`: one entry by id.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct TraceEntryRequest {
     /// `T:…`.
@@ -19,30 +18,12 @@ pub struct TraceEntryRequest {
 }
 
 /// `trace_add`: a THINK or SAY entry (an agent's reasoning, a curator's
-/// note). `originator` defaults to the host's.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
-#[serde(deny_unknown_fields)]
-pub struct TraceAddRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
-    pub originator: Option<String>,
-    /// `THINK` or `SAY`.
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub message: String,
-    #[serde(default)]
-    pub tag: Vec<String>,
-    #[serde(default)]
-    pub flags: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional, type = "Record<string, unknown>"))]
-    pub data: Option<Json>,
-}
+/// note); `originator` defaults to the host's. The engine's own type.
+pub use kip_nexus::NewTraceEntry as TraceAddRequest;
 
 /// `trace_flag`: the review state of an entry.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct TraceFlagRequest {
     pub id: String,
@@ -56,7 +37,7 @@ pub struct TraceFlagRequest {
 
 /// `trace_revert`: undo the write an entry describes.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct TraceRevertRequest {
     pub id: String,
@@ -68,7 +49,7 @@ pub struct TraceRevertRequest {
 /// `trace_revert_to`: put an element back as entry `to` left it ("revert
 /// to here" in an element's history).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct TraceRevertToRequest {
     /// The element (`C:…` / `P:…`).
@@ -82,7 +63,7 @@ pub struct TraceRevertToRequest {
 
 /// `trace_import`: an exported trace, JSON Lines.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct TraceImportRequest {
     pub jsonl: String,
@@ -90,7 +71,7 @@ pub struct TraceImportRequest {
 
 /// What `trace_import` did.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TraceImportResponse {
     pub imported: u64,
 }
@@ -98,17 +79,10 @@ pub struct TraceImportResponse {
 pub(crate) fn add(
     nexus: &Nexus,
     originator: &str,
-    r: TraceAddRequest,
+    mut r: TraceAddRequest,
 ) -> Result<TraceEntry, ApiError> {
-    let new = NewTraceEntry {
-        originator: r.originator.unwrap_or_else(|| originator.to_owned()),
-        kind: r.kind,
-        message: r.message,
-        tag: r.tag,
-        flags: r.flags,
-        data: r.data,
-    };
-    Ok(nexus.trace_add(&new)?)
+    r.originator.get_or_insert_with(|| originator.to_owned());
+    Ok(nexus.trace_add(&r)?)
 }
 
 pub(crate) fn revert(

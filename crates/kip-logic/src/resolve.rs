@@ -133,11 +133,6 @@ impl Resolver {
         self
     }
 
-    /// Whether an LLM is configured (and usable).
-    pub fn has_llm(&self) -> bool {
-        matches!(self.llm, Ok(Some(_)))
-    }
-
     /// Every step, async.
     pub async fn resolve(&self, request: ResolveRequest) -> Result<ResolveResponse, ResolveError> {
         let mut prepared = self.prepare(request)?;

@@ -330,7 +330,7 @@ fn bad_entries_get_a_coded_error_and_change_nothing() {
     let (_dir, nexus) = fresh();
     let last = nexus.last_trace_id().expect("ok");
     let good = NewTraceEntry {
-        originator: "claude".into(),
+        originator: Some("claude".into()),
         kind: "THINK".into(),
         message: "I plan to add Aspirin.".into(),
         tag: vec!["ActionPlan".into()],
@@ -362,7 +362,11 @@ fn bad_entries_get_a_coded_error_and_change_nothing() {
             ..good.clone()
         },
         NewTraceEntry {
-            originator: "".into(),
+            originator: Some("".into()),
+            ..good.clone()
+        },
+        NewTraceEntry {
+            originator: None,
             ..good.clone()
         },
     ];

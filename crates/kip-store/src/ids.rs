@@ -49,14 +49,6 @@ impl ElementId {
             ElementId::Proposition(_) => None,
         }
     }
-
-    /// The proposition id, if this element is a proposition.
-    pub fn as_proposition(self) -> Option<PropositionId> {
-        match self {
-            ElementId::Proposition(p) => Some(p),
-            ElementId::Concept(_) => None,
-        }
-    }
 }
 
 impl fmt::Display for ConceptId {

@@ -9,7 +9,7 @@ use super::ElementRef;
 
 /// The watched capsule folder as a host sees it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct WatchStatus {
     /// The folder, or `null` when this host watches none.
     pub folder: Option<String>,
@@ -19,33 +19,33 @@ pub struct WatchStatus {
     pub files: Vec<WatchedFile>,
     /// Why the folder is not watched, or the last trouble watching it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub note: Option<String>,
 }
 
 /// One file of the watched folder.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct WatchedFile {
     pub path: String,
     pub status: FileStatus,
     /// The last import's errors (`{code, message, path?, line?, column?, hint, suggestions?}`).
-    #[cfg_attr(test, ts(type = "Array<JsonValue>"))]
+    #[cfg_attr(feature = "ts", ts(type = "Array<JsonValue>"))]
     pub errors: Vec<Json>,
     /// The last import report, when there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional, type = "JsonValue"))]
+    #[cfg_attr(feature = "ts", ts(optional, type = "JsonValue"))]
     pub report: Option<Json>,
     /// How far the import under way is (large files, while `importing`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub progress: Option<ImportProgress>,
 }
 
 /// How far a file's import is: the importer's latest report (a few a
 /// second at most).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ImportProgress {
     /// `parsing`, `validating` or `applying`.
     pub phase: String,
@@ -77,7 +77,7 @@ impl From<&kip_capsule::Progress> for ImportProgress {
 
 /// Where a watched file stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum FileStatus {
     /// Seen, not yet imported.
@@ -94,68 +94,36 @@ pub enum FileStatus {
 
 /// What `check_store` found: the store's invariants (every index entry has
 /// its record and vice versa, counters equal counts, text postings match
-/// documents, the change log is gapless).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
-pub struct StoreCheck {
-    /// No invariant is violated.
-    pub ok: bool,
-    pub counts: StoreCounts,
-    /// Each violation (at most 1,000; `unlisted` counts the rest).
-    pub violations: Vec<StoreViolation>,
-    pub unlisted: u64,
-}
-
-/// The sizes `check_store` read.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
-pub struct StoreCounts {
-    pub concepts: u64,
-    pub propositions: u64,
-    pub names: u64,
-    pub documents: u64,
-    pub postings: u64,
-    pub terms: u64,
-    pub changes: u64,
-    pub last_change_seq: u64,
-}
-
-/// One broken invariant of the store.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
-pub struct StoreViolation {
-    /// e.g. `record-has-index-entry`, `counter-equals-count`.
-    pub invariant: String,
-    /// The database where it shows.
-    pub database: String,
-    pub detail: String,
-}
+/// documents, the change log is gapless), as the store reports them.
+pub use kip_nexus::{
+    CheckCounts as StoreCounts, CheckReport as StoreCheck, Violation as StoreViolation,
+};
 
 /// `backup`: copy the nexus now and/or set the scheduled backup. With no
 /// field, backs up now into the scheduled folder.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct BackupRequest {
     /// The folder that receives the backups (each one in a new subfolder
     /// `kip-backup-<seq>-<unix seconds>`); default: the scheduled folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub dest: Option<String>,
     /// Back up now (default `true`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub now: Option<bool>,
     /// Set the schedule: back up into `dest` every this many hours (the
     /// host runs it while it is open); `0` turns the schedule off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub every_hours: Option<u32>,
 }
 
 /// One backup written.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct BackupDone {
     /// The copy's data file.
     pub path: String,
@@ -168,7 +136,7 @@ pub struct BackupDone {
 
 /// The scheduled backup, as the nexus's host state remembers it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct BackupSchedule {
     pub dest: String,
     pub every_hours: u32,
@@ -178,7 +146,7 @@ pub struct BackupSchedule {
 
 /// What `backup` did, and the schedule now in force.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct BackupResponse {
     pub backup: Option<BackupDone>,
     pub schedule: Option<BackupSchedule>,
@@ -186,33 +154,33 @@ pub struct BackupResponse {
 
 /// Find the shortest paths between two elements.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct PathsRequest {
     pub from: ElementRef,
     pub to: ElementRef,
     /// The longest path looked for, in links (default 4, at most 8).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub max_hops: Option<u32>,
     /// Walk only links with these predicates (default: every predicate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub predicates: Option<Vec<String>>,
     /// Follow links only from subject to object (default `false`: a path
     /// may walk a link either way, as a curator reads "connected").
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub directed: Option<bool>,
     /// At most this many paths (default 10, at most 100).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub limit: Option<u32>,
 }
 
 /// The shortest paths found: all of the same, smallest length.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PathsResponse {
     /// The length in links of every path returned; `null` when no path of
     /// at most `max_hops` links exists (or none was found within the budget).
@@ -221,7 +189,7 @@ pub struct PathsResponse {
     pub paths: Vec<GraphPath>,
     /// Every element on the returned paths (concepts and links), each once,
     /// as FIND returns it for a bare `?x`.
-    #[cfg_attr(test, ts(type = "Array<JsonValue>"))]
+    #[cfg_attr(feature = "ts", ts(type = "Array<JsonValue>"))]
     pub elements: Vec<Json>,
     /// More paths may exist: the path limit was reached, or the search
     /// stopped at its budget of links examined.
@@ -232,7 +200,7 @@ pub struct PathsResponse {
 
 /// One path: `nodes[i]` and `nodes[i + 1]` are joined by `links[i]`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct GraphPath {
     /// Element ids from `from` to `to`.
     pub nodes: Vec<String>,
@@ -242,31 +210,31 @@ pub struct GraphPath {
 
 /// Read a client's settings.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct SettingsGetRequest {
     /// Only keys starting with this (default: every key).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub prefix: Option<String>,
 }
 
 /// Store one setting.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct SettingsPutRequest {
     /// Letters, digits and `._-/`, at most 200 bytes (e.g. `ui.styles`).
     pub key: String,
     /// Any JSON of at most 1 MiB; `null` forgets the key.
-    #[cfg_attr(test, ts(type = "JsonValue"))]
+    #[cfg_attr(feature = "ts", ts(type = "JsonValue"))]
     pub value: Json,
 }
 
 /// Settings by key.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SettingsResponse {
-    #[cfg_attr(test, ts(type = "{ [key in string]?: JsonValue }"))]
+    #[cfg_attr(feature = "ts", ts(type = "{ [key in string]?: JsonValue }"))]
     pub values: Map<String, Json>,
 }

@@ -17,117 +17,35 @@ pub use kip_logic::{
 };
 
 /// The arguments of `execute_kip` (seed 001 §6.1): exactly one of `command`
-/// and `commands`, optional `parameters` and `dry_run`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
-#[serde(deny_unknown_fields)]
-pub struct ExecuteRequest {
-    /// One KIP command text. Mutually exclusive with `commands`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
-    pub command: Option<String>,
-    /// A batch run in order, stopping at the first error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
-    pub commands: Option<Vec<BatchItem>>,
-    /// Values for `:name` placeholders (shared by a batch's commands).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional, type = "{ [key in string]?: JsonValue }"))]
-    pub parameters: Option<Map<String, Json>>,
-    /// Validate (KQL, META) or preview in an aborted transaction (KML).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
-    pub dry_run: Option<bool>,
-    /// An extension of KIP Explorer: also return how a FIND was evaluated
-    /// (plan, rows per step, samples) and, when it found nothing, why.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
-    pub explain: Option<bool>,
-    /// An extension of KIP Explorer: why the caller sends this command; it
-    /// becomes a THINK `DecisionRationale` entry of the cognitive trace,
-    /// linked to the command's own entry.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
-    pub reason: Option<String>,
-}
-
-/// One command of a batch: a text using the shared parameters, or an object
-/// whose own parameters override the shared ones.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
-#[serde(untagged)]
-pub enum BatchItem {
-    Text(String),
-    WithParameters {
-        command: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[cfg_attr(test, ts(optional, type = "{ [key in string]?: JsonValue }"))]
-        parameters: Option<Map<String, Json>>,
-    },
-}
-
-impl ExecuteRequest {
-    /// A request for one command.
-    pub fn command(text: impl Into<String>) -> ExecuteRequest {
-        ExecuteRequest {
-            command: Some(text.into()),
-            ..ExecuteRequest::default()
-        }
-    }
-}
-
-impl From<ExecuteRequest> for kip_nexus::ExecuteKip {
-    fn from(r: ExecuteRequest) -> kip_nexus::ExecuteKip {
-        kip_nexus::ExecuteKip {
-            command: r.command,
-            commands: r.commands.map(|items| {
-                items
-                    .into_iter()
-                    .map(|item| match item {
-                        BatchItem::Text(t) => kip_nexus::BatchItem::Text(t),
-                        BatchItem::WithParameters {
-                            command,
-                            parameters,
-                        } => kip_nexus::BatchItem::WithParameters {
-                            command,
-                            parameters,
-                        },
-                    })
-                    .collect()
-            }),
-            parameters: r.parameters,
-            dry_run: r.dry_run,
-            explain: r.explain,
-            reason: r.reason,
-        }
-    }
-}
+/// and `commands`, optional `parameters` and `dry_run` — the engine's own
+/// request type.
+pub use kip_nexus::{BatchItem, ExecuteKip as ExecuteRequest};
 
 /// A KIP response (seed 001 §6.2): `result` on success, `error` on failure,
 /// `next_cursor` when more rows exist. A batch's `result` is an array of
 /// such objects, one per executed command.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct KipResponse {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional, type = "JsonValue"))]
+    #[cfg_attr(feature = "ts", ts(optional, type = "JsonValue"))]
     pub result: Option<Json>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub error: Option<ApiError>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub next_cursor: Option<String>,
     /// With `explain: true` on a FIND: the plan, rows per step and, for an
     /// empty result (or a refused query), why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional, type = "Explain"))]
+    #[cfg_attr(feature = "ts", ts(optional, type = "Explain"))]
     pub explain: Option<Json>,
 }
 
 /// Check KIP text for an editor.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct ValidateRequest {
     /// The editor's whole text (one or more commands).
@@ -136,13 +54,13 @@ pub struct ValidateRequest {
     /// checked (the editor may not know them yet); when present, a missing
     /// one is a `KIP_3001` diagnostic.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional, type = "{ [key in string]?: JsonValue }"))]
+    #[cfg_attr(feature = "ts", ts(optional, type = "{ [key in string]?: JsonValue }"))]
     pub parameters: Option<Map<String, Json>>,
 }
 
 /// All problems found in a text, each with its exact range.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ValidateResponse {
     /// No diagnostics.
     pub ok: bool,
@@ -159,7 +77,7 @@ pub struct ValidateResponse {
     /// The WHERE block of a single FIND, DELETE, UPDATE, MERGE or EXPORT as a diagram, when the
     /// text parses (drawn by the console's query debugger as the user types).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional, type = "Pattern"))]
+    #[cfg_attr(feature = "ts", ts(optional, type = "Pattern"))]
     pub pattern: Option<Json>,
     /// Each command of the text, in source order: what it is, whether it
     /// writes and its placeholders. Empty when the text does not parse (the
@@ -169,7 +87,7 @@ pub struct ValidateResponse {
 
 /// One command of a text, as the engine parsed it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CommandOutline {
     pub kind: CommandKind,
     /// Whether running the command changes the nexus (UPSERT, DELETE): an
@@ -185,7 +103,7 @@ pub struct CommandOutline {
 
 /// What a command does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum CommandKind {
     /// KQL: `FIND`.
@@ -198,7 +116,7 @@ pub enum CommandKind {
 
 /// One `:name` placeholder, whose value comes from `parameters`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Placeholder {
     /// The name without the `:`.
     pub name: String,
@@ -210,9 +128,9 @@ pub struct Placeholder {
 
 /// One problem in a text, with the range an editor underlines.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Diagnostic {
-    #[cfg_attr(test, ts(type = "ErrorCode"))]
+    #[cfg_attr(feature = "ts", ts(type = "ErrorCode"))]
     pub code: crate::ErrorCode,
     pub message: String,
     pub hint: String,
@@ -226,7 +144,7 @@ pub struct Diagnostic {
 
 /// A position in a text in every unit an editor may need.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TextPosition {
     /// 1-based line.
     pub line: u32,
@@ -240,7 +158,7 @@ pub struct TextPosition {
 
 /// An element, by id or by its concept identity.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(untagged)]
 pub enum ElementRef {
     /// `{"id": "C:12"}` or `{"id": "P:7"}`.
@@ -248,7 +166,7 @@ pub enum ElementRef {
     /// `{"type": "Drug", "name": "Aspirin"}`.
     Concept {
         #[serde(rename = "type")]
-        #[cfg_attr(test, ts(rename = "type"))]
+        #[cfg_attr(feature = "ts", ts(rename = "type"))]
         ty: String,
         name: String,
     },
@@ -256,7 +174,7 @@ pub enum ElementRef {
 
 /// Which end of a link the element is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     /// The element is the subject: `(element, predicate, ?neighbour)`.
@@ -268,34 +186,34 @@ pub enum Direction {
 /// An element's neighbourhood: its links counted by predicate and
 /// direction, and, when `predicate` is given, one page of those links.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct NeighbourhoodRequest {
     pub element: ElementRef,
     /// The predicate whose links to page through.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub predicate: Option<String>,
     /// With `predicate`: which direction (default `outgoing`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub direction: Option<Direction>,
     /// Links to skip (default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub offset: Option<u64>,
     /// Page size (default 50, at most 1,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub limit: Option<u32>,
 }
 
 /// The answer to a [`NeighbourhoodRequest`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct NeighbourhoodResponse {
     /// The element's full object (as FIND returns it for a bare `?x`).
-    #[cfg_attr(test, ts(type = "JsonValue"))]
+    #[cfg_attr(feature = "ts", ts(type = "JsonValue"))]
     pub element: Json,
     /// Links where the element is the subject, counted per predicate
     /// (largest count first, then by name).
@@ -306,12 +224,12 @@ pub struct NeighbourhoodResponse {
     pub total_incoming: u64,
     /// The requested page, when a predicate was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub page: Option<LinkPage>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PredicateCount {
     pub predicate: String,
     pub count: u64,
@@ -320,7 +238,7 @@ pub struct PredicateCount {
 /// One page of an element's links with one predicate in one direction:
 /// "showing `links.length` of `total`".
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LinkPage {
     pub predicate: String,
     pub direction: Direction,
@@ -333,25 +251,25 @@ pub struct LinkPage {
     pub links: Vec<Link>,
     /// The `offset` of the next page, if there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub next_offset: Option<u64>,
 }
 
 /// A link and the element at its other end.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Link {
     /// The proposition object (`_type: "PropositionLink"`).
-    #[cfg_attr(test, ts(type = "JsonValue"))]
+    #[cfg_attr(feature = "ts", ts(type = "JsonValue"))]
     pub proposition: Json,
     /// The concept or proposition at the other end.
-    #[cfg_attr(test, ts(type = "JsonValue"))]
+    #[cfg_attr(feature = "ts", ts(type = "JsonValue"))]
     pub neighbour: Json,
 }
 
 /// Poll the change log.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct ChangesRequest {
     /// The last sequence number already seen (0 for "from the start of the log").
@@ -359,13 +277,13 @@ pub struct ChangesRequest {
     pub since: u64,
     /// At most this many entries (default and maximum 1,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub limit: Option<u32>,
 }
 
 /// New change-log entries, oldest first.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ChangesResponse {
     /// The sequence number of the last committed change.
     pub last_seq: u64,
@@ -379,7 +297,7 @@ pub struct ChangesResponse {
 
 /// One committed write, as the engine logged it in the same transaction.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Change {
     pub seq: u64,
     /// Who wrote: `kip-cli`, `kip-serve`, `kip-mcp`, `kip-explorer`, …
@@ -399,7 +317,7 @@ pub use kip_nexus::Stats as ChangeStats;
 
 /// Import one file's contents (a `.kip` capsule or a YAML knowledge bundle).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct ImportRequest {
     /// The file's name; its extension (`.kip`, `.yaml`, `.yml`) picks the
@@ -411,13 +329,13 @@ pub struct ImportRequest {
     /// aborted: the report says exactly what an import would do, and
     /// nothing is written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(test, ts(optional))]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub dry_run: Option<bool>,
 }
 
 /// What a host serves.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct NexusInfo {
     /// The nexus folder.
     pub path: String,
@@ -435,7 +353,7 @@ pub struct NexusInfo {
 
 /// Format KIP text.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct FormatRequest {
     pub text: String,
@@ -443,7 +361,7 @@ pub struct FormatRequest {
 
 /// The canonical form of a text (comments kept).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FormatResponse {
     pub formatted: String,
     /// The text was not already canonical.

@@ -123,10 +123,17 @@ pub struct TraceNote {
     pub data: Map<String, Json>,
 }
 
-/// A new entry written by a face (`record_trace`, `kip trace add`).
-#[derive(Clone, Debug, Default, Deserialize)]
+/// A new entry written by a face (`record_trace`, `kip trace add`, the
+/// `trace_add` operation: `TraceAddRequest` on the wire).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "TraceAddRequest"))]
+#[serde(deny_unknown_fields)]
 pub struct NewEntry {
-    pub originator: String,
+    /// Who acted; a host fills in its own originator when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub originator: Option<String>,
+    /// `THINK` or `SAY`.
     #[serde(rename = "type")]
     pub kind: String,
     pub message: String,
@@ -134,7 +141,8 @@ pub struct NewEntry {
     pub tag: Vec<String>,
     #[serde(default)]
     pub flags: Vec<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional, type = "Record<string, unknown>"))]
     pub data: Option<Json>,
 }
 
@@ -263,7 +271,7 @@ impl NewEntry {
                 "Use THINK (your reasoning) or SAY (a note to others); TRACE and SPACE entries are the engine's.",
             )
         })?;
-        check_originator(&self.originator)?;
+        check_originator(self.originator.as_deref().unwrap_or_default())?;
         check_message(&self.message)?;
         check_words("tag", &self.tag)?;
         check_words("flag", &self.flags)?;

@@ -272,7 +272,7 @@ impl Nexus {
             .with_hint("Record THINK (your reasoning) or SAY (a note to others)."));
         }
         self.append_draft(Draft {
-            originator: new.originator.clone(),
+            originator: new.originator.clone().unwrap_or_default(),
             kind,
             message: new.message.clone(),
             tag: new.tag.clone(),
@@ -531,7 +531,14 @@ impl Nexus {
                 .with_data("line", json!(i + 1))
             };
             let v: Json = serde_json::from_str(line).map_err(|e| bad(format!("not JSON: {e}")))?;
-            let new: NewEntry = serde_json::from_value(v.clone())
+            // An exported entry is a new one plus what the store gave it.
+            let mut fields = v.clone();
+            if let Some(o) = fields.as_object_mut() {
+                for given in ["id", "seq", "at"] {
+                    o.remove(given);
+                }
+            }
+            let new: NewEntry = serde_json::from_value(fields)
                 .map_err(|e| bad(format!("not a trace entry: {e}")))?;
             let kind = new.check().map_err(|e| bad(e.message))?;
             let at = v.get("at").and_then(Json::as_str).map(str::to_owned);
@@ -542,7 +549,7 @@ impl Nexus {
             drafts.push((
                 at,
                 Draft {
-                    originator: new.originator,
+                    originator: new.originator.unwrap_or_default(),
                     kind,
                     message: new.message,
                     tag: new.tag,

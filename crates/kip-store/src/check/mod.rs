@@ -45,8 +45,10 @@ use crate::error::{Lmdb as _, StoreError};
 /// At most this many violations are listed; the rest are only counted.
 pub const MAX_LISTED_VIOLATIONS: usize = 1000;
 
-/// What [`Store::check`] found.
+/// What [`Store::check`] found (`kip check-store`, the `check_store`
+/// operation: `StoreCheck` on the wire).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "StoreCheck"))]
 pub struct CheckReport {
     /// No invariant is violated.
     pub ok: bool,
@@ -60,6 +62,7 @@ pub struct CheckReport {
 
 /// The sizes of what [`Store::check`] read.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "StoreCounts"))]
 pub struct CheckCounts {
     pub concepts: u64,
     pub propositions: u64,
@@ -73,6 +76,7 @@ pub struct CheckCounts {
 
 /// One broken invariant.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "StoreViolation"))]
 pub struct Violation {
     /// Which invariant (see the module documentation for the list).
     pub invariant: &'static str,

@@ -30,16 +30,16 @@ export type Operation = "execute" | "execute_readonly" | "validate" | "schema" |
 export type NoBody = null;
 
 /**
- * The arguments of `execute_kip` (seed 001 §6.1): exactly one of `command`
- * and `commands`, optional `parameters` and `dry_run`.
+ * `{command | commands, parameters?, dry_run?}` (`ExecuteRequest` on the
+ * wire of `kip-api`).
  */
 export type ExecuteRequest = { 
 /**
- * One KIP command text. Mutually exclusive with `commands`.
+ * One KIP command. Mutually exclusive with `commands`.
  */
 command?: string, 
 /**
- * A batch run in order, stopping at the first error.
+ * A batch, run in order, stopping at the first error.
  */
 commands?: Array<BatchItem>, 
 /**
@@ -56,14 +56,14 @@ dry_run?: boolean,
  */
 explain?: boolean, 
 /**
- * An extension of KIP Explorer: why the caller sends this command; it
+ * An extension of KIP Explorer: why the caller sends this command. It
  * becomes a THINK `DecisionRationale` entry of the cognitive trace,
- * linked to the command's own entry.
+ * linked to the command's own entry (writes only).
  */
 reason?: string, };
 
 /**
- * One command of a batch: a text using the shared parameters, or an object
+ * One command of a batch: text using the shared parameters, or an object
  * whose own parameters override the shared ones.
  */
 export type BatchItem = string | { command: string, parameters?: { [key in string]?: JsonValue }, };
@@ -676,37 +676,48 @@ export type MissingParam = { name: string,
 type: string, hint: string, };
 
 /**
- * What `check_store` found: the store's invariants (every index entry has
- * its record and vice versa, counters equal counts, text postings match
- * documents, the change log is gapless).
+ * What [`Store::check`] found (`kip check-store`, the `check_store`
+ * operation: `StoreCheck` on the wire).
  */
 export type StoreCheck = { 
 /**
  * No invariant is violated.
  */
-ok: boolean, counts: StoreCounts, 
+ok: boolean, 
 /**
- * Each violation (at most 1,000; `unlisted` counts the rest).
+ * What was read.
  */
-violations: Array<StoreViolation>, unlisted: number, };
+counts: StoreCounts, 
+/**
+ * The violations, in the order found (at most [`MAX_LISTED_VIOLATIONS`]).
+ */
+violations: Array<StoreViolation>, 
+/**
+ * Violations found beyond those listed.
+ */
+unlisted: number, };
 
 /**
- * The sizes `check_store` read.
+ * The sizes of what [`Store::check`] read.
  */
 export type StoreCounts = { concepts: number, propositions: number, names: number, documents: number, postings: number, terms: number, changes: number, last_change_seq: number, };
 
 /**
- * One broken invariant of the store.
+ * One broken invariant.
  */
 export type StoreViolation = { 
 /**
- * e.g. `record-has-index-entry`, `counter-equals-count`.
+ * Which invariant (see the module documentation for the list).
  */
 invariant: string, 
 /**
  * The database where it shows.
  */
-database: string, detail: string, };
+database: string, 
+/**
+ * What exactly is wrong, naming the element, key or count.
+ */
+detail: string, };
 
 /**
  * `backup`: copy the nexus now and/or set the scheduled backup. With no
@@ -1079,10 +1090,14 @@ export type TraceEntryRequest = {
 id: string, };
 
 /**
- * `trace_add`: a THINK or SAY entry (an agent's reasoning, a curator's
- * note). `originator` defaults to the host's.
+ * A new entry written by a face (`record_trace`, `kip trace add`, the
+ * `trace_add` operation: `TraceAddRequest` on the wire).
  */
-export type TraceAddRequest = { originator?: string, 
+export type TraceAddRequest = { 
+/**
+ * Who acted; a host fills in its own originator when absent.
+ */
+originator?: string, 
 /**
  * `THINK` or `SAY`.
  */
