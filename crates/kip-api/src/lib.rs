@@ -235,13 +235,13 @@ impl Api {
         } else {
             Access::ReadWrite
         };
-        self.nexus.execute(&request.into(), &self.context(access))
+        self.nexus.execute(&request, &self.context(access))
     }
 
     /// `execute_kip_readonly`: KQL and META only, whatever the host allows.
     pub fn execute_readonly(&self, request: ExecuteRequest) -> Json {
         self.nexus
-            .execute(&request.into(), &self.context(Access::ReadOnly))
+            .execute(&request, &self.context(Access::ReadOnly))
     }
 
     fn context(&self, access: Access) -> Context {

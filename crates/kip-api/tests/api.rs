@@ -66,7 +66,7 @@ fn execute_returns_the_kip_response_and_read_only_refuses_kml() {
 }
 
 #[test]
-fn execute_requests_have_the_same_json_as_the_engines_arguments() {
+fn execute_requests_round_trip_their_json_and_refuse_typos() {
     let samples = [
         json!({"command": "DESCRIBE PRIMER"}),
         json!({"command": "FIND(?x) WHERE { ?x {type: :t} }", "parameters": {"t": "Drug"}, "dry_run": true}),
@@ -74,15 +74,11 @@ fn execute_requests_have_the_same_json_as_the_engines_arguments() {
     ];
     for sample in samples {
         let ours: ExecuteRequest = serde_json::from_value(sample.clone()).expect("ours parses");
-        let engine: kip_nexus::ExecuteKip =
-            serde_json::from_value(sample.clone()).expect("the engine's parses");
-        assert_eq!(kip_nexus::ExecuteKip::from(ours.clone()), engine);
         assert_eq!(serde_json::to_value(&ours).ok(), Some(sample));
     }
-    // Unknown fields are refused by both, so a typo is never silently ignored.
+    // Unknown fields are refused, so a typo is never silently ignored.
     let typo = json!({"comand": "DESCRIBE PRIMER"});
-    assert!(serde_json::from_value::<ExecuteRequest>(typo.clone()).is_err());
-    assert!(serde_json::from_value::<kip_nexus::ExecuteKip>(typo).is_err());
+    assert!(serde_json::from_value::<ExecuteRequest>(typo).is_err());
 }
 
 // ------------------------------------------------------------------ validate

@@ -241,22 +241,15 @@ impl KipMcp {
             }
             Operation::ResolveLogicProperties => {
                 let body = Json::Object(args.unwrap_or_default());
-                let api = self.api.clone();
-                return Ok(
-                    match tokio::task::spawn_blocking(move || {
-                        api.resolve_logic_properties_json(body)
-                    })
-                    .await
-                    {
-                        Ok(Ok(answer)) => CallToolResult::structured(answer),
-                        Ok(Err(error)) => CallToolResult::structured_error(error),
-                        Err(e) => error_result(&ApiError::new(
-                            ErrorCode::Kip(KipCode::InternalError),
-                            format!("the call failed: {e}"),
-                            "Retry; if it keeps failing, report it.",
-                        )),
-                    },
-                );
+                let answer = crate::runtime::off_runtime(self.api.clone(), move |api| {
+                    api.resolve_logic_properties_json(body)
+                })
+                .await;
+                return Ok(match answer {
+                    Ok(Ok(answer)) => CallToolResult::structured(answer),
+                    Ok(Err(error)) => CallToolResult::structured_error(error),
+                    Err(e) => error_result(&e),
+                });
             }
             Operation::TraceAdd => {
                 let mut request: TraceAddRequest = match arguments(name, args) {

@@ -193,8 +193,10 @@ pub(super) async fn resolve_logic_properties(
         Ok(b) => b,
         Err(e) => return error_response(&e),
     };
-    let outcome =
-        tokio::task::spawn_blocking(move || state.api.resolve_logic_properties_json(body)).await;
+    let outcome = crate::runtime::off_runtime(state.api, move |api| {
+        api.resolve_logic_properties_json(body)
+    })
+    .await;
     match outcome {
         Ok(Ok(answer)) => axum::Json(answer).into_response(),
         Ok(Err(error)) => {
@@ -204,11 +206,7 @@ pub(super) async fn resolve_logic_properties(
                 .unwrap_or(ErrorCode::Kip(KipCode::InternalError));
             (status_of(code), axum::Json(error)).into_response()
         }
-        Err(e) => error_response(&ApiError::new(
-            ErrorCode::Kip(KipCode::InternalError),
-            format!("the request failed: {e}"),
-            "Retry; if it keeps failing, report it with the request that caused it.",
-        )),
+        Err(e) => error_response(&e),
     }
 }
 
