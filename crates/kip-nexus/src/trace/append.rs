@@ -345,4 +345,3 @@ pub(super) fn rfc3339(t: std::time::SystemTime) -> String {
         })
         .unwrap_or_default()
 }
-
