@@ -18,16 +18,16 @@ use std::collections::HashMap;
 
 use kip_lang::ast::Command;
 use kip_lang::{ErrorCode, KipError};
-use kip_store::ElementId;
+use kip_store::{ConceptId, ElementId};
 use serde_json::json;
 
 use crate::clock::now;
 use crate::graph::{Graph, Result, TxnError};
 use crate::kml::{self, BeforeImage, Stats};
+use crate::nexus::Nexus;
 use crate::run::{Given, Mode, Outcome, RunOptions, mark_dry_run};
 use crate::trace;
 use crate::write::{EndOfWrite, Traced};
-use crate::{ConceptId, Nexus};
 
 pub use crate::known::{KnownConcepts, LinkKey};
 

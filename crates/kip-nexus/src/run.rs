@@ -21,9 +21,10 @@ use crate::bulk::KnownConcepts;
 use crate::clock::now;
 use crate::graph::{Graph, Result, TxnError};
 use crate::kml::{self, BeforeImage, Stats};
+use crate::nexus::Nexus;
 use crate::trace::{self, TraceNote};
 use crate::write::{EndOfWrite, Traced};
-use crate::{Nexus, export, kql, meta};
+use crate::{export, kql, meta};
 
 /// Who sent a command: recorded in the change log so that other processes
 /// can tell their own writes from others'.

@@ -8,10 +8,10 @@ use kip_lang::KipError;
 use kip_lang::ast::Command;
 use serde_json::json;
 
-use crate::Nexus;
 use crate::clock::now;
 use crate::graph::{Result, TxnError};
 use crate::kml::{BeforeImage, Stats};
+use crate::nexus::Nexus;
 use crate::run::RunOptions;
 use crate::trace::{self, Append, CommandRecord};
 
