@@ -25,7 +25,8 @@ use crate::clock::now;
 use crate::graph::{Graph, Result, TxnError};
 use crate::kml::{self, BeforeImage, Stats};
 use crate::nexus::Nexus;
-use crate::run::{Given, Mode, Outcome, RunOptions, mark_dry_run};
+use crate::options::{Mode, RunOptions};
+use crate::run::{Given, Outcome, mark_dry_run};
 use crate::trace;
 use crate::write::{EndOfWrite, Traced};
 

@@ -38,8 +38,8 @@
 //! SEARCH, `search` keeps the text index, `schema` knows the in-graph schema
 //! and the protected elements, `graph` is the read view of the store,
 //! `execute` handles `execute_kip` requests and `run` owns the
-//! transactions, `nexus` holds the [`Nexus`] handle and `backup` its
-//! copies. This file only declares the
+//! transactions, `options` says how commands run, `nexus` holds the
+//! [`Nexus`] handle and `backup` its copies. This file only declares the
 //! modules and re-exports: no module imports from it. This crate knows
 //! nothing of files, windows or sockets, and nothing above it sees
 //! `kip-store`.
@@ -60,6 +60,7 @@ mod kql;
 mod logic;
 mod meta;
 mod nexus;
+mod options;
 mod pattern;
 mod request;
 mod run;
@@ -87,9 +88,10 @@ pub use logic::{
     check_url as check_logic_url, declared as logic_properties,
 };
 pub use nexus::{ChangeLog, Nexus};
+pub use options::{Mode, Origin, RunOptions};
 pub use pattern::{Block, Edge, Filter, Node, Pattern, outline};
 pub use request::{BatchItem, ExecuteKip};
-pub use run::{Mode, Origin, Outcome, RunOptions, response};
+pub use run::{Outcome, response};
 pub use schema::{has_immutable_id, is_protected, type_list};
 pub use snapshot::Snapshot;
 pub use stats::Stats;

@@ -12,7 +12,7 @@ use crate::clock::now;
 use crate::graph::{Result, TxnError};
 use crate::kml::{BeforeImage, Stats};
 use crate::nexus::Nexus;
-use crate::run::RunOptions;
+use crate::options::RunOptions;
 use crate::trace::{self, Append, CommandRecord};
 
 /// What the end of a write needs to know about it (see
