@@ -31,5 +31,5 @@ pub use changes::{
     BeforeImage, ElementChange, End as ChangeEnd, Kind as ChangeKind, Op as ChangeOp,
     State as ChangeState,
 };
-pub(crate) use group::{Carry, RecentGroups};
+pub(crate) use group::{Carry, RecentGroups, WrittenLinks};
 pub use writer::{Writer, domain_counter};
