@@ -554,7 +554,6 @@ const LONG_FILES: &[(&str, &str)] = &[
     ("crates/kip-capsule/src/import.rs", PENDING_OPERATIONS),
     ("crates/kip-capsule/src/semantic.rs", PENDING_OPERATIONS),
     ("crates/kip-cli/src/serve.rs", PENDING_OPERATIONS),
-    ("crates/kip-nexus/src/run.rs", PENDING_OPERATIONS),
 ];
 
 /// The reason of the entries in files another change is reworking; that
@@ -582,11 +581,6 @@ const LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
         PENDING_OPERATIONS,
     ),
     ("crates/kip-cli/src/main.rs", "run", PENDING_OPERATIONS),
-    (
-        "crates/kip-nexus/src/run.rs",
-        "run_group",
-        PENDING_OPERATIONS,
-    ),
     ("src-tauri/src/main.rs", "main", PENDING_OPERATIONS),
 ];
 
@@ -792,79 +786,6 @@ const IMPORT_EXCEPTIONS: &[(&str, &str, &str)] = &[
     (
         "crates/kip-capsule/src/stream/lex.rs",
         "crates/kip-capsule/src/import.rs",
-        PENDING_SEAM,
-    ),
-    // The engine's root defines `Nexus` and the error helpers these use.
-    (
-        "crates/kip-nexus/src/execute.rs",
-        "crates/kip-nexus/src/lib.rs",
-        PENDING_SEAM,
-    ),
-    (
-        "crates/kip-nexus/src/kml/mod.rs",
-        "crates/kip-nexus/src/lib.rs",
-        PENDING_SEAM,
-    ),
-    (
-        "crates/kip-nexus/src/run.rs",
-        "crates/kip-nexus/src/lib.rs",
-        PENDING_SEAM,
-    ),
-    (
-        "crates/kip-nexus/src/trace/ops.rs",
-        "crates/kip-nexus/src/lib.rs",
-        PENDING_SEAM,
-    ),
-    (
-        "crates/kip-nexus/src/trace/revert_to.rs",
-        "crates/kip-nexus/src/lib.rs",
-        PENDING_SEAM,
-    ),
-    // `Writer` and its helpers live in kml/mod.rs; the writer's parts import
-    // them from there until they move to a leaf module beside them.
-    (
-        "crates/kip-nexus/src/kml/changes/writer.rs",
-        "crates/kip-nexus/src/kml/mod.rs",
-        PENDING_SEAM,
-    ),
-    (
-        "crates/kip-nexus/src/kml/delete.rs",
-        "crates/kip-nexus/src/kml/mod.rs",
-        PENDING_SEAM,
-    ),
-    (
-        "crates/kip-nexus/src/kml/merge.rs",
-        "crates/kip-nexus/src/kml/mod.rs",
-        PENDING_SEAM,
-    ),
-    (
-        "crates/kip-nexus/src/kml/restore.rs",
-        "crates/kip-nexus/src/kml/mod.rs",
-        PENDING_SEAM,
-    ),
-    (
-        "crates/kip-nexus/src/kml/update.rs",
-        "crates/kip-nexus/src/kml/mod.rs",
-        PENDING_SEAM,
-    ),
-    (
-        "crates/kip-nexus/src/kml/upsert/blocks.rs",
-        "crates/kip-nexus/src/kml/mod.rs",
-        PENDING_SEAM,
-    ),
-    (
-        "crates/kip-nexus/src/kml/upsert/concepts.rs",
-        "crates/kip-nexus/src/kml/mod.rs",
-        PENDING_SEAM,
-    ),
-    (
-        "crates/kip-nexus/src/kml/upsert/flush.rs",
-        "crates/kip-nexus/src/kml/mod.rs",
-        PENDING_SEAM,
-    ),
-    (
-        "crates/kip-nexus/src/kml/upsert/links.rs",
-        "crates/kip-nexus/src/kml/mod.rs",
         PENDING_SEAM,
     ),
 ];
