@@ -18,16 +18,17 @@ use std::collections::HashMap;
 
 use kip_lang::ast::Command;
 use kip_lang::{ErrorCode, KipError};
-use kip_store::ElementId;
+use kip_store::{ConceptId, ElementId};
 use serde_json::json;
 
 use crate::clock::now;
 use crate::graph::{Graph, Result, TxnError};
 use crate::kml::{self, BeforeImage, Stats};
-use crate::run::{Given, Mode, Outcome, RunOptions, mark_dry_run};
+use crate::nexus::Nexus;
+use crate::options::{Mode, RunOptions};
+use crate::run::{Given, Outcome, mark_dry_run};
 use crate::trace;
 use crate::write::{EndOfWrite, Traced};
-use crate::{ConceptId, Nexus};
 
 pub use crate::known::{KnownConcepts, LinkKey};
 
@@ -273,81 +274,19 @@ impl Nexus {
             let mut carry = kml::Carry::new(&recent);
             let mut texts: Vec<Ran> = Vec::new();
             while let Some(step) = next(texts.len(), carry.pending()) {
-                let t = match step {
-                    GroupStep::Text(t) => *t,
+                carry = match step {
+                    GroupStep::Text(t) => {
+                        let (ran, carry) = self.group_text(txn, *t, carry, &recent, traced.on())?;
+                        texts.push(ran);
+                        carry
+                    }
                     GroupStep::NotReady => {
                         let w = kml::Writer::new(&self.store, txn, "", now());
-                        carry = w.write_decided(carry)?;
-                        continue;
+                        w.write_decided(carry)?
                     }
                 };
-                let started = std::time::Instant::now();
-                if t.options.mode != Mode::Commit
-                    || t.commands.iter().any(|c| !matches!(c, Command::Upsert(_)))
-                {
-                    return Err(TxnError(KipError::new(
-                        ErrorCode::InternalError,
-                        "a group write runs committed UPSERTs only",
-                    )));
-                }
-                let known = t.options.known_in(&self.store, txn)?;
-                let mut stats = Stats::default();
-                for c in &t.commands {
-                    let Command::Upsert(u) = c else { continue };
-                    let mut w = kml::Writer::new(&self.store, txn, &t.text, now());
-                    w.known = known;
-                    w.recent = Some(&recent);
-                    if traced.on() {
-                        w.collect_before_image();
-                    }
-                    w.resume(carry);
-                    w.upsert(u)?;
-                    stats += w.stats;
-                    carry = w.suspend()?;
-                }
-                carry.forget_concepts();
-                let mut options = t.options;
-                // What the checks ahead found is this text's alone: not
-                // kept with the group's other texts until its end.
-                options.known = None;
-                texts.push(Ran {
-                    verbs: trace::verbs(&t.commands),
-                    head: trace::kept_head(&t.text).to_owned(),
-                    commands: t.commands.len(),
-                    options,
-                    stats,
-                    started,
-                });
-                if let Some(retire) = t.retire {
-                    // Freed here if the receiver is gone.
-                    let _ = retire.send(t.commands);
-                }
             }
-            let w = kml::Writer::new(&self.store, txn, "", now());
-            let mut carry = w.finish_group(carry)?;
-            let written = carry.take_written();
-            let mut images = carry.into_images().into_iter();
-            for (i, t) in texts.iter().enumerate() {
-                let mut image = BeforeImage::default();
-                for _ in 0..t.commands {
-                    image.extend(images.next().unwrap_or_default());
-                }
-                // The closed read folds go with the first entry.
-                let write = EndOfWrite {
-                    options: &t.options,
-                    traced: if i == 0 {
-                        traced
-                    } else {
-                        Traced {
-                            folds: &[],
-                            ..traced
-                        }
-                    },
-                    commit: true,
-                    started: t.started,
-                };
-                self.log_and_trace(txn, &write, t.verbs.clone(), &t.head, t.stats, &mut image)?;
-            }
+            let written = self.end_group(txn, carry, &texts, traced)?;
             created = Some((before, self.store.last_change_seq(txn)?, written));
             Ok(texts.iter().map(|t| t.stats).collect())
         };
@@ -359,6 +298,100 @@ impl Nexus {
             recent.record(before, after, written);
         }
         outcome
+    }
+
+    /// One text of a group write: its UPSERTs, each run by a writer that
+    /// takes the group up where the last one left it (see [`kml::Carry`]),
+    /// collecting their before-images when `traced`. Returns what the
+    /// text's change-log and TRACE entries are made of, and the carry.
+    fn group_text(
+        &self,
+        txn: &mut kip_store::RwTxn<'_>,
+        t: GroupText,
+        mut carry: kml::Carry,
+        recent: &kml::RecentGroups,
+        traced: bool,
+    ) -> std::result::Result<(Ran, kml::Carry), TxnError> {
+        let started = std::time::Instant::now();
+        if t.options.mode != Mode::Commit
+            || t.commands.iter().any(|c| !matches!(c, Command::Upsert(_)))
+        {
+            return Err(TxnError(KipError::new(
+                ErrorCode::InternalError,
+                "a group write runs committed UPSERTs only",
+            )));
+        }
+        let known = t.options.known_in(&self.store, txn)?;
+        let mut stats = Stats::default();
+        for c in &t.commands {
+            let Command::Upsert(u) = c else { continue };
+            let mut w = kml::Writer::new(&self.store, txn, &t.text, now());
+            w.known = known;
+            w.recent = Some(recent);
+            if traced {
+                w.collect_before_image();
+            }
+            w.resume(carry);
+            w.upsert(u)?;
+            stats += w.stats;
+            carry = w.suspend()?;
+        }
+        carry.forget_concepts();
+        let mut options = t.options;
+        // What the checks ahead found is this text's alone: not
+        // kept with the group's other texts until its end.
+        options.known = None;
+        let ran = Ran {
+            verbs: trace::verbs(&t.commands),
+            head: trace::kept_head(&t.text).to_owned(),
+            commands: t.commands.len(),
+            options,
+            stats,
+            started,
+        };
+        if let Some(retire) = t.retire {
+            // Freed here if the receiver is gone.
+            let _ = retire.send(t.commands);
+        }
+        Ok((ran, carry))
+    }
+
+    /// The end of a group write: writes everything its texts deferred (see
+    /// [`kml::Carry`]), then each text's change-log and TRACE entries with
+    /// its before-image, in order. Returns the links the group created.
+    fn end_group(
+        &self,
+        txn: &mut kip_store::RwTxn<'_>,
+        carry: kml::Carry,
+        texts: &[Ran],
+        traced: Traced<'_>,
+    ) -> std::result::Result<kml::WrittenLinks, TxnError> {
+        let w = kml::Writer::new(&self.store, txn, "", now());
+        let mut carry = w.finish_group(carry)?;
+        let written = carry.take_written();
+        let mut images = carry.into_images().into_iter();
+        for (i, t) in texts.iter().enumerate() {
+            let mut image = BeforeImage::default();
+            for _ in 0..t.commands {
+                image.extend(images.next().unwrap_or_default());
+            }
+            // The closed read folds go with the first entry.
+            let write = EndOfWrite {
+                options: &t.options,
+                traced: if i == 0 {
+                    traced
+                } else {
+                    Traced {
+                        folds: &[],
+                        ..traced
+                    }
+                },
+                commit: true,
+                started: t.started,
+            };
+            self.log_and_trace(txn, &write, t.verbs.clone(), &t.head, t.stats, &mut image)?;
+        }
+        Ok(written)
     }
 }
 

@@ -10,11 +10,13 @@ use kip_lang::ast::{Command, CommandKind};
 use kip_lang::{ErrorCode, Errors, KipError};
 use serde_json::{Map, Value as Json, json};
 
+use crate::explain;
 use crate::graph::Result;
+use crate::nexus::Nexus;
+use crate::options::{Mode, Origin, RunOptions};
 use crate::request::{BatchItem, ExecuteKip};
-use crate::run::{Mode, Origin, Outcome, RunOptions, response};
+use crate::run::{Outcome, response};
 use crate::trace::TraceNote;
-use crate::{Nexus, explain};
 
 /// What a caller may do: everything, or only KQL and META.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -17,102 +17,17 @@ use kip_lang::{ErrorCode, KipError};
 use kip_store::ElementId;
 use serde_json::{Value as Json, json};
 
-use crate::bulk::KnownConcepts;
 use crate::clock::now;
 use crate::graph::{Graph, Result, TxnError};
 use crate::kml::{self, BeforeImage, Stats};
-use crate::trace::{self, TraceNote};
+use crate::known::KnownConcepts;
+use crate::nexus::Nexus;
+use crate::options::{Mode, RunOptions};
+use crate::trace;
 use crate::write::{EndOfWrite, Traced};
-use crate::{Nexus, export, kql, meta};
-
-/// Who sent a command: recorded in the change log so that other processes
-/// can tell their own writes from others'.
-#[derive(Clone, Debug)]
-pub struct Origin {
-    pub name: String,
-}
-
-impl Origin {
-    pub fn new(name: impl Into<String>) -> Origin {
-        Origin { name: name.into() }
-    }
-}
-
-impl Default for Origin {
-    fn default() -> Origin {
-        Origin::new("library")
-    }
-}
-
-/// Whether a run's writes are kept.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Mode {
-    /// Run and commit.
-    #[default]
-    Commit,
-    /// Validate reads against the schema without running them; execute
-    /// writes exactly in a transaction that is then aborted (a preview).
-    DryRun,
-}
-
-impl Mode {
-    /// [`Mode::DryRun`] when `dry_run`, else [`Mode::Commit`].
-    pub fn dry_run_if(dry_run: bool) -> Mode {
-        if dry_run { Mode::DryRun } else { Mode::Commit }
-    }
-}
-
-/// How to run commands.
-#[derive(Clone, Debug, Default)]
-pub struct RunOptions {
-    pub mode: Mode,
-    /// Profile FIND queries (see `explain`).
-    pub explain: bool,
-    /// Who the change log says wrote.
-    pub origin: Origin,
-    /// Who the cognitive trace says acted, and what it adds.
-    pub trace: TraceNote,
-    /// Concepts the caller has already looked up, and the change-log
-    /// sequence number the write must find for them to hold (see
-    /// [`KnownConcepts`]).
-    pub known: Option<(std::sync::Arc<KnownConcepts>, u64)>,
-    /// The caller runs the commands again another way if this write fails
-    /// (and that run is traced): [`crate::bulk::Bulk::parts`] then leaves its
-    /// failure out of the trace, which would otherwise hold it twice.
-    pub retried_on_failure: bool,
-}
+use crate::{export, kql, meta};
 
 impl RunOptions {
-    /// Committing runs on behalf of `origin`.
-    pub fn new(origin: Origin) -> RunOptions {
-        RunOptions {
-            origin,
-            ..RunOptions::default()
-        }
-    }
-
-    pub fn with_mode(mut self, mode: Mode) -> RunOptions {
-        self.mode = mode;
-        self
-    }
-
-    /// Writes may take concept ids from `known` if the last change-log
-    /// entry they find is `change_seq` (see [`KnownConcepts`]).
-    pub fn with_known(
-        mut self,
-        known: std::sync::Arc<KnownConcepts>,
-        change_seq: u64,
-    ) -> RunOptions {
-        self.known = Some((known, change_seq));
-        self
-    }
-
-    /// See [`RunOptions::retried_on_failure`].
-    pub fn retried_on_failure(mut self) -> RunOptions {
-        self.retried_on_failure = true;
-        self
-    }
-
     /// The concepts a write in `txn` may take from [`RunOptions::known`].
     pub(crate) fn known_in(
         &self,
@@ -125,14 +40,6 @@ impl RunOptions {
         let now = store.last_change_seq(txn)?;
         known.rewind();
         Ok((now == *seq).then_some(&**known))
-    }
-
-    /// Who the trace names: the note's originator, else the origin.
-    pub fn originator(&self) -> &str {
-        self.trace
-            .originator
-            .as_deref()
-            .unwrap_or(&self.origin.name)
     }
 }
 

@@ -6,7 +6,8 @@ use kip_lang::ast::FindQuery;
 use serde_json::Value as Json;
 
 use crate::graph::{Graph, Result};
-use crate::{Nexus, kql};
+use crate::kql;
+use crate::nexus::Nexus;
 
 /// One consistent read snapshot that runs many parsed, bound FIND queries:
 /// what a caller needs when it evaluates one query for many instances and

@@ -8,11 +8,11 @@ use kip_lang::KipError;
 use kip_lang::ast::Command;
 use serde_json::json;
 
-use crate::Nexus;
 use crate::clock::now;
 use crate::graph::{Result, TxnError};
 use crate::kml::{BeforeImage, Stats};
-use crate::run::RunOptions;
+use crate::nexus::Nexus;
+use crate::options::RunOptions;
 use crate::trace::{self, Append, CommandRecord};
 
 /// What the end of a write needs to know about it (see

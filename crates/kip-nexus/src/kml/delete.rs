@@ -14,7 +14,8 @@ use crate::kql::{self, Val};
 use crate::{schema, search};
 
 use super::changes::Op;
-use super::{Writer, reserved_key_error};
+use super::object::reserved_key_error;
+use super::writer::Writer;
 
 impl Writer<'_, '_> {
     pub fn delete(&mut self, d: &Delete) -> Result<Json> {

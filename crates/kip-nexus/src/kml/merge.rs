@@ -19,7 +19,8 @@ use crate::kql::{self, Val};
 use crate::{schema, search};
 
 use super::changes::Op;
-use super::{Object, Writer};
+use super::object::Object;
+use super::writer::Writer;
 
 /// What a merge did, for its result.
 #[derive(Debug, Default)]

@@ -11,8 +11,8 @@
 use kip_lang::{ErrorCode, KipError};
 use kip_store::{ConceptId, ConceptRecord, ElementId, PropositionId, PropositionRecord};
 
-use super::Writer;
 use super::changes::{ElementChange, Kind, Op};
+use super::writer::Writer;
 use crate::graph::{BELONGS_TO_DOMAIN, OrInternal as _, Result};
 use crate::search;
 

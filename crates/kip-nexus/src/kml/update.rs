@@ -17,7 +17,8 @@ use crate::kql::{self, Val, path_value};
 use crate::{schema, search, value};
 
 use super::changes::Op;
-use super::{Object, Writer, reserved_key_error};
+use super::object::{Object, reserved_key_error};
+use super::writer::Writer;
 
 impl Writer<'_, '_> {
     pub fn update(&mut self, u: &Update) -> Result<Json> {

@@ -12,10 +12,10 @@ use super::entry::{
     Entry, EntryType, NewEntry, TraceFilter, TraceNote, TraceSettings, check_words, from_body,
     matches, parse_entry_id, to_body,
 };
-use crate::Nexus;
 use crate::clock::now;
 use crate::graph::{OrInternal as _, Result, TxnError};
 use crate::kml::{ChangeKind, ChangeOp, ElementChange, Writer};
+use crate::nexus::Nexus;
 
 /// The default and largest page of `trace_list`.
 pub const DEFAULT_TRACE_PAGE: usize = 100;

@@ -19,8 +19,8 @@ use serde::Serialize;
 
 use super::entry::{EntryType, from_body, parse_entry_id};
 use super::ops::Reverted;
-use crate::Nexus;
 use crate::graph::{Result, TxnError};
+use crate::nexus::Nexus;
 
 /// What [`Nexus::revert_to`] did.
 #[derive(Clone, Debug, Serialize)]

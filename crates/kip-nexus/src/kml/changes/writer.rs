@@ -5,7 +5,7 @@ use kip_store::{ConceptId, ConceptRecord, ElementId, PropositionId, PropositionR
 use serde_json::Value as Json;
 
 use crate::graph::Result;
-use crate::kml::Writer;
+use crate::kml::writer::Writer;
 
 use super::fold::{Changes, state, uncertain};
 use super::model::{BeforeImage, ElementChange, End, Kind, Op, State};

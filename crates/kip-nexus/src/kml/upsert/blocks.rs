@@ -11,7 +11,8 @@ use serde_json::{Value as Json, json};
 use crate::graph::{Graph, OrInternal as _, Result};
 use crate::schema;
 
-use crate::kml::{Object, Writer, json_object, merged};
+use crate::kml::object::{Object, json_object, merged, version_of};
+use crate::kml::writer::Writer;
 
 impl Writer<'_, '_> {
     pub fn upsert(&mut self, u: &Upsert) -> Result<Json> {
@@ -318,17 +319,11 @@ impl Writer<'_, '_> {
             ConceptMatcher::Type(_) | ConceptMatcher::Name(_) => None,
         };
         let Some(id) = id else { return Ok(0) };
-        self.graph(|g| {
-            Ok(g.concept(id)?
-                .map_or(0, |r| crate::kml::version_of(&r.metadata)))
-        })
+        self.graph(|g| Ok(g.concept(id)?.map_or(0, |r| version_of(&r.metadata))))
     }
 
     pub(super) fn proposition_version(&mut self, id: PropositionId) -> Result<u64> {
-        self.graph(|g| {
-            Ok(g.proposition(id)?
-                .map_or(0, |r| crate::kml::version_of(&r.metadata)))
-        })
+        self.graph(|g| Ok(g.proposition(id)?.map_or(0, |r| version_of(&r.metadata))))
     }
 
     /// `EXPECT VERSION n` (RC9 §2.11.2): the block runs only if the element

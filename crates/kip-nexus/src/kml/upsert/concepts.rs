@@ -10,7 +10,8 @@ use crate::graph::{CONCEPT_TYPE, OrInternal as _, Result};
 use crate::schema;
 
 use crate::kml::changes::Op;
-use crate::kml::{Object, Writer, merged};
+use crate::kml::object::{Object, merged};
+use crate::kml::writer::Writer;
 
 impl Writer<'_, '_> {
     pub(super) fn upsert_concept(

@@ -8,7 +8,8 @@ use crate::graph::{OrInternal as _, Result};
 use crate::search::{self, NameOf};
 
 use crate::kml::changes::Op;
-use crate::kml::{Object, Writer};
+use crate::kml::object::Object;
+use crate::kml::writer::Writer;
 
 impl Writer<'_, '_> {
     /// Decides `id`'s search document; written by

@@ -11,7 +11,8 @@ use crate::schema;
 use crate::search;
 
 use crate::kml::changes::Op;
-use crate::kml::{Object, Writer, merged};
+use crate::kml::object::{Object, merged, stamp_new_at};
+use crate::kml::writer::Writer;
 
 impl Writer<'_, '_> {
     /// Checks a link before it is written: the predicate is defined and
@@ -193,9 +194,7 @@ impl Writer<'_, '_> {
             object: o,
         });
         let now = &self.now;
-        let shared = self
-            .pending
-            .share_new(meta, now, |m| crate::kml::stamp_new_at(m, now));
+        let shared = self.pending.share_new(meta, now, |m| stamp_new_at(m, now));
         self.pending.meta.push(shared);
         if let Some(group) = &self.group {
             self.pending.commands.push(group.command);
