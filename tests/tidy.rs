@@ -773,24 +773,6 @@ fn the_function_size_rule_fails_on_a_long_function() {
 /// to file, reason). Each is a cycle's edge or an upward import that only a
 /// change to a file another change is reworking can remove.
 const IMPORT_EXCEPTIONS: &[(&str, &str, &str)] = &[
-    // The import pipeline calls the piped and the streamed imports, which
-    // use its helpers (`cannot_read`, `hash_text`, `Reporter`,
-    // `run_options`) until they move to a leaf beside them.
-    (
-        "crates/kip-capsule/src/piped.rs",
-        "crates/kip-capsule/src/import.rs",
-        PENDING_SEAM,
-    ),
-    (
-        "crates/kip-capsule/src/stream/mod.rs",
-        "crates/kip-capsule/src/import.rs",
-        PENDING_SEAM,
-    ),
-    (
-        "crates/kip-capsule/src/stream/lex.rs",
-        "crates/kip-capsule/src/import.rs",
-        PENDING_SEAM,
-    ),
     // The engine's root defines `Nexus` and the error helpers these use.
     (
         "crates/kip-nexus/src/execute.rs",

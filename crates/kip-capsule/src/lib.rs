@@ -36,6 +36,7 @@
 //! database, beside the graph. It knows nothing of windows, sockets or wire
 //! formats.
 
+mod apply;
 mod bundle;
 mod emit;
 mod export;
