@@ -548,7 +548,6 @@ const MAX_FUNCTION_LINES: usize = 100;
 /// Source files allowed over [`MAX_FILE_LINES`]: (path, reason).
 const LONG_FILES: &[(&str, &str)] = &[
     ("crates/kip-api/src/types.rs", PENDING_OPERATIONS),
-    ("crates/kip-capsule/src/import.rs", PENDING_OPERATIONS),
     ("crates/kip-capsule/src/semantic.rs", PENDING_OPERATIONS),
     ("crates/kip-cli/src/serve.rs", PENDING_OPERATIONS),
     ("crates/kip-nexus/src/run.rs", PENDING_OPERATIONS),
@@ -568,11 +567,6 @@ const LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
          checked for exhaustiveness",
     ),
     ("crates/kip-api/src/trace.rs", "promote", PENDING_OPERATIONS),
-    (
-        "crates/kip-capsule/src/import.rs",
-        "import_group",
-        PENDING_OPERATIONS,
-    ),
     (
         "crates/kip-cli/src/bench/workloads.rs",
         "workloads",
