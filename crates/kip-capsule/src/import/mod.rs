@@ -11,15 +11,19 @@
 //! something the checks let through, a full disk) leaves the graph as it
 //! was.
 //!
-//! The pipeline by job: [`file`] imports one file, from its text or its
-//! path, and hands it by format to [`kip`] (capsules) or [`yaml`]
-//! (bundles); [`pipeline`] imports many files, reading and checking the
-//! next ([`prepared`], with the reader's checks in [`ahead`]) while the
-//! nexus applies the current one, and [`group`] writes a run of additive
-//! capsules in one transaction. What the piped and streamed imports share
+//! The pipeline by job: [`file`](mod@file) imports one file, from its
+//! text or its path, and hands it by format to [`kip`] (capsules) or
+//! [`yaml`] (bundles); [`pipeline`] imports many files, reading and
+//! checking the next ([`prepared`], with the reader's checks in
+//! [`ahead`]) while the nexus applies the current one, and [`group`]
+//! writes a run of additive capsules in one transaction. What the piped and streamed imports share
 //! with these (options, progress, the write) is [`crate::apply`]'s.
 //!
 //! This module only assembles its children: it owns no item of its own.
+//!
+//! [`Nexus::run`]: kip_nexus::Nexus::run
+//! [`Nexus::run_parts`]: kip_nexus::Nexus::run_parts
+//! [`Nexus::run_group`]: kip_nexus::Nexus::run_group
 
 mod ahead;
 mod file;
