@@ -36,6 +36,7 @@
 //! database, beside the graph. It knows nothing of windows, sockets or wire
 //! formats.
 
+mod apply;
 mod bundle;
 mod emit;
 mod export;
@@ -53,13 +54,14 @@ mod text;
 mod watch;
 mod yaml;
 
+pub use apply::{ImportOptions, PROGRESS_EVERY};
 pub use export::{ExportFormat, ExportOptions, export};
 pub use files::{
     DEFAULT_MAX_FILE_MIB, MAX_FILE_VAR, capsule_files, is_capsule_file, max_file_bytes,
 };
 pub use import::{
-    ImportOptions, PROGRESS_EVERY, import_path, import_path_with, import_paths_with, import_source,
-    import_streamed, import_text, import_text_with,
+    import_path, import_path_with, import_paths_with, import_source, import_streamed, import_text,
+    import_text_with,
 };
 pub use report::{Format, ImportError, ImportReport, MAX_ERRORS, Phase, Progress, Status};
 pub use schema::{KnowledgeSchema, knowledge_schema};

@@ -25,8 +25,8 @@ use kip_lang::{ErrorCode, KipError};
 use kip_nexus::bulk::Part;
 use kip_nexus::{Graph, Nexus, Origin};
 
+use crate::apply::{Reporter, op_end, run_options};
 use crate::bundle::{self, Streamed};
-use crate::import::{Reporter, op_end, run_options};
 use crate::model::Model;
 use crate::ops::{self, Op};
 use crate::report::{ImportReport, Phase};

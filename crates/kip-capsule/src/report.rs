@@ -286,6 +286,13 @@ impl ImportReport {
         serde_json::to_value(self).unwrap_or_else(|_| json!({"file": self.file}))
     }
 
+    /// Adds errors in file order (by line, then column), keeping at most
+    /// [`MAX_ERRORS`].
+    pub(crate) fn add_errors_sorted(&mut self, mut errors: Vec<ImportError>) {
+        errors.sort_by_key(|e| (e.line.unwrap_or(0), e.column.unwrap_or(0)));
+        self.add_errors(errors);
+    }
+
     /// Adds errors, keeping at most [`MAX_ERRORS`].
     pub(crate) fn add_errors(&mut self, errors: impl IntoIterator<Item = ImportError>) {
         for e in errors {

@@ -2,7 +2,8 @@
 //! limit, the byte-order mark, UTF-8 and the content hash are decided here
 //! for every way in — text an agent or a browser sent, a file's bytes the
 //! watcher took up, a file by its path for `kip import` and a dropped file.
-//! What happens to the text afterwards is `import.rs`'s.
+//! What happens to the text afterwards is the import's
+//! ([`crate::import`]).
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};

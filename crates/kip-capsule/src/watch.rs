@@ -45,8 +45,9 @@ use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, ne
 use serde::Serialize;
 use serde_json::{Value as Json, json};
 
+use crate::apply::ImportOptions;
 use crate::files::{capsule_files, is_capsule_file};
-use crate::import::{ImportOptions, import_read};
+use crate::import::import_read;
 use crate::report::{ImportReport, Progress, Status};
 use crate::source::{Read, Source};
 

@@ -99,7 +99,7 @@ pub(crate) fn import(
     path: &Path,
     report: &mut ImportReport,
     origin: &Origin,
-    progress: &crate::import::Reporter<'_>,
+    progress: &crate::apply::Reporter<'_>,
     part_bytes: usize,
 ) {
     let size = std::fs::metadata(path).map_or(0, |m| m.len());
@@ -117,7 +117,7 @@ pub(crate) fn import(
         let _ = open_text(path).and_then(|f| f.take(4096).read_to_end(&mut head));
         String::from_utf8_lossy(&head).into_owned()
     };
-    let run = crate::import::run_options(origin, &report.file, progress.options);
+    let run = crate::apply::run_options(origin, &report.file, progress.options);
     let cuttable: BTreeSet<usize> = suffixes.keys().copied().collect();
     let max_bytes = usize::try_from(crate::files::max_file_bytes())
         .unwrap_or(usize::MAX)
@@ -162,7 +162,7 @@ struct Source<'a> {
     max_bytes: usize,
     cuttable: &'a BTreeSet<usize>,
     suffixes: &'a HashMap<usize, Suffix>,
-    progress: &'a crate::import::Reporter<'a>,
+    progress: &'a crate::apply::Reporter<'a>,
 }
 
 /// Reads, parses, binds and checks part `n` for the nexus to apply
