@@ -391,18 +391,27 @@ impl Work {
         false
     }
 
-    /// Takes up one file; returns whether an import changed the graph.
-    fn one(&self, file: &Path) -> bool {
+    /// Whether `file` needs importing, once it has settled: `Some(large)`
+    /// (large: its progress is worth showing) unless it is gone, cannot be
+    /// imported at all (a bundle above the size limit: reported here), or
+    /// holds what was already imported (reported as unchanged). The text
+    /// read to hash it is not kept: the import reads it again, so a folder
+    /// of many files never holds them all.
+    fn due(&self, file: &Path) -> Option<bool> {
         if !self.settled(file) {
-            return self.removed(file);
+            self.removed(file);
+            return None;
         }
         let read = crate::source::read(&Source::Path(file));
-        let hash = match &read {
-            Read::Text { report, .. } => report.hash.clone(),
+        let (hash, large) = match &read {
+            Read::Text { report, text } => (report.hash.clone(), text.len() >= PROGRESS_MIN_BYTES),
             // Not UTF-8: it fails like any other import, once per content.
-            Read::Failed(report) if !report.hash.is_empty() => report.hash.clone(),
+            Read::Failed(report) if !report.hash.is_empty() => (report.hash.clone(), false),
             // Unread: too large (a bundle), or gone since it settled.
-            Read::Failed(_) if !file.is_file() => return self.removed(file),
+            Read::Failed(_) if !file.is_file() => {
+                self.removed(file);
+                return None;
+            }
             Read::Failed(_) => {
                 let report = import_read(
                     &self.nexus,
@@ -416,12 +425,15 @@ impl Work {
                     file: file.to_path_buf(),
                     report,
                 });
-                return false;
+                return None;
             }
             // A capsule is read part by part.
             Read::Stream(_) => match crate::stream::file_hash(file) {
-                Ok(hash) => hash,
-                Err(_) => return self.removed(file),
+                Ok(hash) => (hash, true),
+                Err(_) => {
+                    self.removed(file);
+                    return None;
+                }
             },
         };
         let known = self.known(file);
@@ -433,19 +445,30 @@ impl Work {
                 file: file.to_path_buf(),
                 report: k.report.clone(),
             });
-            return false;
+            return None;
         }
-        self.emit(WatchEvent::Importing {
-            file: file.to_path_buf(),
-        });
-        let large = match &read {
-            Read::Text { text, .. } => text.len() >= PROGRESS_MIN_BYTES,
-            _ => true,
+        Some(large)
+    }
+
+    /// Imports the files that are due, in order, each whole or not at all,
+    /// as `kip import` does (`import_paths_with`: the next file is parsed
+    /// while the current one is applied, additive capsules are written in
+    /// one group). Each file's events come in its order: `Importing`, its
+    /// progress if it is large, then `Imported` or `Failed`. Answers, per
+    /// file, whether its import changed the graph.
+    fn import_due(&self, files: &[(PathBuf, bool)]) -> Vec<bool> {
+        let Some((first, _)) = files.first() else {
+            return Vec::new();
         };
+        let paths: Vec<PathBuf> = files.iter().map(|(f, _)| f.clone()).collect();
+        let current = std::cell::Cell::new(0usize);
         let on_progress = |p: Progress| {
-            if large {
+            let i = p.file.unwrap_or(current.get());
+            // Only the file whose import is under way: the reader checks
+            // the next one ahead, before that one is announced.
+            if i == current.get() && files[i].1 {
                 self.emit(WatchEvent::Progress {
-                    file: file.to_path_buf(),
+                    file: paths[i].clone(),
                     progress: p,
                 });
             }
@@ -455,13 +478,30 @@ impl Work {
             progress: Some(&on_progress),
             originator: Some(&self.options.originator),
         };
-        let report = import_read(
+        let mut changed = Vec::with_capacity(paths.len());
+        self.emit(WatchEvent::Importing {
+            file: first.clone(),
+        });
+        crate::import::import_paths_with(
             &self.nexus,
-            read,
+            &paths,
             &self.options.origin,
             &options,
-            Instant::now(),
+            |report| {
+                let i = current.get();
+                changed.push(self.finish(&paths[i], report));
+                current.set(i + 1);
+                if let Some(next) = paths.get(i + 1) {
+                    self.emit(WatchEvent::Importing { file: next.clone() });
+                }
+            },
         );
+        changed
+    }
+
+    /// Remembers a file's import and reports it; answers whether it changed
+    /// the graph.
+    fn finish(&self, file: &Path, report: ImportReport) -> bool {
         self.remember(file, &report);
         let changed = report.is_imported() && report.stats.changed();
         let event = if report.is_imported() {
@@ -479,6 +519,33 @@ impl Work {
         changed
     }
 
+    /// Takes up `files` in order: those that are due are imported together
+    /// ([`Work::import_due`]). Answers the files tried since the graph last
+    /// changed, and whether it changed.
+    fn take_up_once(&self, files: &[PathBuf], tried: &mut HashSet<PathBuf>) -> bool {
+        let mut due = Vec::new();
+        let mut order = Vec::new();
+        for f in files {
+            match self.due(f) {
+                Some(large) => {
+                    order.push(Some(due.len()));
+                    due.push((f.clone(), large));
+                }
+                None => order.push(None),
+            }
+        }
+        let changes = self.import_due(&due);
+        let mut changed = false;
+        for (f, slot) in files.iter().zip(order) {
+            if slot.is_some_and(|i| changes.get(i).copied().unwrap_or(false)) {
+                changed = true;
+                tried.clear();
+            }
+            tried.insert(f.clone());
+        }
+        changed
+    }
+
     /// Takes up files in order, then retries the folder's failed files
     /// that have not been tried since the graph last changed (one may have
     /// been waiting for a type another file defines).
@@ -487,18 +554,10 @@ impl Work {
             self.emit(WatchEvent::Queued { file: f.clone() });
         }
         let mut tried: HashSet<PathBuf> = HashSet::new();
-        let mut changed = false;
-        for f in files {
-            if self.one(f) {
-                changed = true;
-                tried.clear();
-            }
-            tried.insert(f.clone());
-        }
+        let mut changed = self.take_up_once(files, &mut tried);
         // Every round either turns a failed file into an imported one (the
         // graph changed) or ends the retries, so this terminates.
         while changed {
-            changed = false;
             let failed: Vec<PathBuf> = self
                 .remembered()
                 .into_iter()
@@ -508,13 +567,7 @@ impl Work {
             for f in &failed {
                 self.emit(WatchEvent::Queued { file: f.clone() });
             }
-            for f in &failed {
-                if self.one(f) {
-                    changed = true;
-                    tried.clear();
-                }
-                tried.insert(f.clone());
-            }
+            changed = self.take_up_once(&failed, &mut tried);
         }
     }
 

@@ -490,3 +490,86 @@ fn events_serialise_for_a_ui() {
         serde_json::json!({"event": "ready", "files": 3})
     );
 }
+
+#[test]
+fn a_folder_of_many_capsules_is_taken_up_as_one_import_with_each_files_events_in_order() {
+    let (_d, nexus) = fresh();
+    let nexus = Arc::new(nexus);
+    let root = tempfile::tempdir().expect("dir");
+    let dir = root.path().join("capsules");
+    std::fs::create_dir(&dir).expect("mkdir");
+    std::fs::copy(
+        examples_dir().join("10_medical_schema.kip"),
+        dir.join("10_medical_schema.kip"),
+    )
+    .expect("copy");
+    // Additive capsules that name concepts of one another, and one broken
+    // file among them: the others still land, each whole.
+    let names: Vec<String> = (0..6).map(|i| format!("2{i}_drugs.kip")).collect();
+    for (i, name) in names.iter().enumerate() {
+        let link = if i == 0 {
+            String::new()
+        } else {
+            format!(
+                r#" SET PROPOSITIONS {{ ("treats", {{type: "Symptom", name: "Batch symptom {}"}}) }}"#,
+                i - 1
+            )
+        };
+        write(
+            &dir,
+            name,
+            &format!(
+                "UPSERT {{\n  CONCEPT {{ {{type: \"Symptom\", name: \"Batch symptom {i}\"}} }}\n  CONCEPT {{ {{type: \"Drug\", name: \"Batch drug {i}\"}}{link} }}\n}}\n"
+            ),
+        );
+    }
+    write(
+        &dir,
+        "23b_broken.kip",
+        "UPSERT { CONCEPT ?x { {type: \"Drug\"",
+    );
+
+    let (_watcher, rx) = start(&nexus, &dir);
+    let events = until(&rx, "the first pass", ready);
+    let outcome = |name: &str| {
+        events.iter().find_map(|e| match e {
+            WatchEvent::Imported { file, .. } if named(file, name) => Some("imported"),
+            WatchEvent::Failed { file, .. } if named(file, name) => Some("failed"),
+            _ => None,
+        })
+    };
+    for name in &names {
+        assert_eq!(outcome(name), Some("imported"), "{name}: {events:#?}");
+    }
+    assert_eq!(outcome("23b_broken.kip"), Some("failed"), "{events:#?}");
+    for i in 0..6 {
+        assert_eq!(count(&nexus, "Drug", &format!("Batch drug {i}")), 1);
+    }
+    // Each file: Importing, then its outcome, before the next file starts;
+    // files in the folder's order.
+    let steps: Vec<(String, &str)> = events
+        .iter()
+        .filter_map(|e| {
+            let step = match e {
+                WatchEvent::Importing { .. } => "importing",
+                WatchEvent::Imported { .. } | WatchEvent::Failed { .. } => "done",
+                _ => return None,
+            };
+            Some((files_of(std::slice::from_ref(e)).concat(), step))
+        })
+        .collect();
+    let mut expected = Vec::new();
+    let mut order: Vec<String> = names.clone();
+    order.push("23b_broken.kip".into());
+    order.push("10_medical_schema.kip".into());
+    order.sort();
+    for name in &order {
+        expected.push((name.clone(), "importing"));
+        expected.push((name.clone(), "done"));
+    }
+    // The broken file is tried again once the files after it changed the
+    // graph (it might have waited for a type they define).
+    expected.push(("23b_broken.kip".into(), "importing"));
+    expected.push(("23b_broken.kip".into(), "done"));
+    assert_eq!(steps, expected, "{events:#?}");
+}
