@@ -14,7 +14,7 @@ use kip_store::{
     ConceptId, ConceptRecord, ElementId, Namespace, PropositionId, PropositionRecord, RoTxn, Store,
     StoreError,
 };
-use serde_json::{Map, Value as Json, json};
+use serde_json::{Value as Json, json};
 
 pub type Result<T> = std::result::Result<T, KipError>;
 
@@ -453,13 +453,5 @@ impl<'t> Graph<'t> {
                 }))
             }
         }
-    }
-
-    /// The attributes of a concept (empty if it does not exist).
-    pub fn concept_attributes(&self, c: ConceptId) -> Result<Map<String, Json>> {
-        Ok(self
-            .concept(c)?
-            .map(|r| r.attributes.clone())
-            .unwrap_or_default())
     }
 }

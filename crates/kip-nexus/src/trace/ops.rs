@@ -114,11 +114,6 @@ fn range_elements(first: ElementId, last: ElementId) -> impl Iterator<Item = Ele
 }
 
 impl Nexus {
-    /// The trace's settings (retention, flags, on/off).
-    pub fn trace_settings(&self) -> TraceSettings {
-        self.tracer.settings()
-    }
-
     /// Replaces the trace's settings for this process.
     pub fn set_trace_settings(&self, settings: TraceSettings) {
         if let Ok(mut s) = self.tracer.settings.lock() {
