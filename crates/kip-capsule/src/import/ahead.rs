@@ -66,8 +66,17 @@ pub(super) fn parse_and_check_kip(ahead: &mut Ahead<'_>, text: &str) -> Parsed {
             let definitions = all_ops.as_deref().unwrap_or_default();
             let mut checker = Checker::new(g, &model, text, &lines, KIP_ROLES, false, definitions)
                 .with_found(found);
+            // The first error ends the checks ahead: a failing check is
+            // run again by the writer, against the state the file will
+            // meet (an earlier file of the import may create what this one
+            // names), so every further error and its "did you mean" would
+            // be work thrown away — for a file of links to concepts that
+            // the file before it creates, the whole file's.
             for op in definitions {
                 checker.op(op)?;
+                if !checker.errors.is_empty() {
+                    return Ok(None);
+                }
             }
             if let Some(lowering) = &mut lowering {
                 let mut ops = Vec::new();
@@ -75,6 +84,9 @@ pub(super) fn parse_and_check_kip(ahead: &mut Ahead<'_>, text: &str) -> Parsed {
                     additive_ops &= additive(&ops);
                     for op in &ops {
                         checker.op(op)?;
+                        if !checker.errors.is_empty() {
+                            return Ok(None);
+                        }
                     }
                 }
             }
