@@ -32,6 +32,15 @@ pub fn import_paths_with(
     options: &ImportOptions<'_>,
     mut each: impl FnMut(ImportReport),
 ) {
+    if let [path] = paths {
+        // One file gains nothing from a pipeline, and alone it is applied
+        // command by command, which is what its progress counts (a group
+        // write reports no items).
+        each(about_file(options, 0, |options| {
+            super::file::import_path_with(nexus, path, origin, options)
+        }));
+        return;
+    }
     let dry_run = options.dry_run;
     // The writer's `clean_since` (below), which the reader's memory of
     // found concepts must not predate (see `FoundConcepts`).
