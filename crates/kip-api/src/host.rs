@@ -78,10 +78,12 @@ impl Api {
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
         let api = self.clone();
+        // Read here, not on the thread: a write committed before the thread
+        // first runs must still be reported.
+        let mut since = api.last_change_seq().unwrap_or(0);
         std::thread::Builder::new()
             .name("kip-host-chores".into())
             .spawn(move || {
-                let mut since = api.last_change_seq().unwrap_or(0);
                 let mut backup_due = Instant::now() + BACKUP_CHECK;
                 while !stopped.load(Ordering::Relaxed) {
                     std::thread::sleep(poll);
@@ -208,8 +210,11 @@ mod tests {
         assert_eq!(spaces(&api).len(), before + 2);
     }
 
+    /// Regression: the chores read the change log's number on their own
+    /// thread, so a write committed before that thread first ran (a loaded
+    /// machine) was never reported.
     #[test]
-    fn chores_report_a_write_by_its_sequence_numbers() {
+    fn chores_report_a_write_by_its_sequence_numbers_even_one_made_before_they_first_run() {
         let dir = tempfile::tempdir().expect("tempdir");
         let api = Api::open(dir.path(), "test").expect("open");
         let (tx, rx) = std::sync::mpsc::channel();
