@@ -85,6 +85,87 @@ fn post_kip_accepts_the_method_envelope_of_existing_clients() {
     assert_eq!(r["error"]["code"], "API_UNKNOWN_OPERATION");
 }
 
+/// The official KIP MCP bridge's third tool (BRIEF §5): `list_logs` pages
+/// the cognitive trace oldest first through `POST /kip`.
+#[test]
+fn list_logs_pages_the_trace_oldest_first_through_the_bridges_envelope() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let server = Server::start(db.path(), &["--addr", "127.0.0.1:0"]);
+    for name in ["Ann", "Bo", "Cy"] {
+        let upsert = format!(
+            "UPSERT {{ CONCEPT ?p {{ {{type: \"Person\", name: \"{name}\"}} SET ATTRIBUTES {{ person_class: \"Human\" }} }} }}"
+        );
+        let (_, r) = server.post(
+            "/kip",
+            &json!({"method": "execute_kip", "params": {"command": upsert}}),
+        );
+        assert!(r["result"].is_object(), "{r}");
+    }
+    let logs =
+        |params: Json| server.post("/kip", &json!({"method": "list_logs", "params": params}));
+
+    // Every page, following the cursors, gives the whole trace once, in order.
+    let (status, all) = server.get("/api/trace?limit=500");
+    assert_eq!(status, 200);
+    let mut expected: Vec<Json> = all["entries"].as_array().expect("entries").clone();
+    expected.reverse();
+    let mut seen: Vec<Json> = Vec::new();
+    let mut cursor: Option<Json> = None;
+    loop {
+        let mut params = json!({"limit": 2});
+        if let Some(c) = &cursor {
+            params["cursor"] = c.clone();
+        }
+        let (status, page) = logs(params);
+        assert_eq!(status, 200, "{page}");
+        let result = page["result"].as_array().expect("result");
+        assert!(result.len() <= 2, "{page}");
+        seen.extend(result.iter().cloned());
+        match page.get("next_cursor") {
+            Some(c) => cursor = Some(c.clone()),
+            None => break,
+        }
+    }
+    let ids = |entries: &[Json]| -> Vec<String> {
+        entries
+            .iter()
+            .map(|e| e["id"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    assert!(
+        expected.len() >= 4,
+        "the three writes and the server's start: {expected:?}"
+    );
+    assert_eq!(ids(&seen), ids(&expected));
+    assert!(
+        seen.iter()
+            .any(|e| e["message"].as_str().is_some_and(|m| m.contains("UPSERT")))
+    );
+
+    // The default page is ten entries; a page never holds more than 100;
+    // 0 asks for an empty page.
+    let (_, page) = logs(json!({}));
+    assert_eq!(
+        page["result"].as_array().map(Vec::len),
+        Some(expected.len().min(10))
+    );
+    let (_, page) = logs(json!({"limit": 1000}));
+    assert_eq!(
+        page["result"].as_array().map(Vec::len),
+        Some(expected.len().min(100))
+    );
+    let (status, page) = logs(json!({"limit": 0}));
+    assert_eq!(status, 200);
+    assert_eq!(page["result"], json!([]));
+
+    // A forged cursor is the client's mistake, with KIP's error shape.
+    let (status, e) = logs(json!({"cursor": "T:1; DROP"}));
+    assert_eq!(status, 400, "{e}");
+    assert_eq!(e["error"]["code"], "KIP_1001");
+    let (status, e) = logs(json!({"limit": "ten"}));
+    assert_eq!(status, 400, "{e}");
+}
+
 #[test]
 fn the_other_operations_are_served_under_api() {
     let db = tempfile::tempdir().expect("temp dir");

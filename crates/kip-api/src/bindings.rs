@@ -150,6 +150,8 @@ fn engine_types(cfg: &Config, out: &mut String) {
         crate::TraceRevertToRequest,
         crate::TraceImportRequest,
         crate::TraceImportResponse,
+        crate::ListLogsRequest,
+        crate::ListLogsResponse,
         crate::TracePromoteRequest,
         crate::TracePromoteResponse,
         kip_nexus::TraceFilter,

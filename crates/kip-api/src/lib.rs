@@ -64,7 +64,8 @@ pub use promote::{
     INVOLVES, MAX_PROMOTED_ENTRIES, MAX_PROMOTED_LINKS, TracePromoteRequest, TracePromoteResponse,
 };
 pub use trace::{
-    TraceAddRequest, TraceEntryRequest, TraceFlagRequest, TraceImportRequest, TraceImportResponse,
+    LIST_LOGS_DEFAULT, LIST_LOGS_MAX, ListLogsRequest, ListLogsResponse, TraceAddRequest,
+    TraceEntryRequest, TraceFlagRequest, TraceImportRequest, TraceImportResponse,
     TraceRevertRequest, TraceRevertToRequest, jsonl_line,
 };
 pub use types::*;

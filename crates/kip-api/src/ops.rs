@@ -22,9 +22,9 @@ use crate::error::ApiError;
 use crate::trace;
 use crate::types::*;
 use crate::{
-    Api, TraceAddRequest, TraceEntryRequest, TraceFlagRequest, TraceImportRequest,
-    TraceImportResponse, TracePromoteRequest, TracePromoteResponse, TraceRevertRequest,
-    TraceRevertToRequest,
+    Api, ListLogsRequest, ListLogsResponse, TraceAddRequest, TraceEntryRequest, TraceFlagRequest,
+    TraceImportRequest, TraceImportResponse, TracePromoteRequest, TracePromoteResponse,
+    TraceRevertRequest, TraceRevertToRequest,
 };
 
 /// What an operation may do to the nexus folder: the one read-only gate.
@@ -309,6 +309,11 @@ operations! {
     TracePromote = "trace_promote", Effect::Writes("promoting trace entries"),
     at "/api/trace/promote",
     fn(api, r: TracePromoteRequest) -> TracePromoteResponse { crate::promote::promote(api, &r) }
+
+    /// The cognitive trace oldest first, a page at a time: the official KIP
+    /// MCP bridge's `list_logs` (also `POST /kip` with that method).
+    ListLogs = "list_logs", Effect::Reads,
+    fn(api, r: ListLogsRequest) -> ListLogsResponse { trace::list_logs(&api.nexus, &r) }
 
     /// Puts an element back as one of its trace entries left it: every
     /// later write that touched it, reverted newest first in one transaction.

@@ -6,7 +6,7 @@
 use kip_nexus::{Nexus, Reverted, RevertedTo, TraceEntry};
 use serde::{Deserialize, Serialize};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode, KipCode};
 
 /// `trace_entry`: one entry by id.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -99,6 +99,82 @@ pub(crate) fn revert_to(
     r: &TraceRevertToRequest,
 ) -> Result<RevertedTo, ApiError> {
     Ok(nexus.revert_to(&r.element, &r.to, originator, r.force)?)
+}
+
+/// `list_logs`: the official KIP MCP bridge's log tool (BRIEF §5,
+/// `specs/kip-v1.0-rc11/mcp-bridge/README.md`), the cognitive trace oldest
+/// first, a page at a time.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct ListLogsRequest {
+    /// Where the previous page ended (its `next_cursor`); none: the start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub cursor: Option<String>,
+    /// Entries per page: default [`LIST_LOGS_DEFAULT`], at most
+    /// [`LIST_LOGS_MAX`]; 0 answers an empty page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub limit: Option<u64>,
+}
+
+/// One page of `list_logs`: `{result: [entries…], next_cursor?}`.
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ListLogsResponse {
+    pub result: Vec<TraceEntry>,
+    /// Pass as `cursor` for the next page; absent after the last entry.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub next_cursor: Option<String>,
+}
+
+/// `list_logs`' page size when none is asked for.
+pub const LIST_LOGS_DEFAULT: u64 = 10;
+/// `list_logs`' largest page.
+pub const LIST_LOGS_MAX: u64 = 100;
+
+/// The prefix of a `list_logs` cursor: `log:` and the id of the page's last entry.
+const LOG_CURSOR: &str = "log:T:";
+
+pub(crate) fn list_logs(nexus: &Nexus, r: &ListLogsRequest) -> Result<ListLogsResponse, ApiError> {
+    let after = match &r.cursor {
+        None => 0,
+        Some(c) => c
+            .strip_prefix(LOG_CURSOR)
+            .and_then(|n| n.parse::<u64>().ok())
+            .ok_or_else(|| {
+                ApiError::new(
+                    ErrorCode::Kip(KipCode::InvalidSyntax),
+                    format!("`{c}` is not a cursor list_logs gave"),
+                    "Pass the `next_cursor` of the previous page unchanged, or no cursor to start from the oldest entry.",
+                )
+                .with_data("cursor", serde_json::json!(c))
+            })?,
+    };
+    let limit = r.limit.unwrap_or(LIST_LOGS_DEFAULT).min(LIST_LOGS_MAX);
+    if limit == 0 {
+        return Ok(ListLogsResponse {
+            result: Vec::new(),
+            next_cursor: r.cursor.clone(),
+        });
+    }
+    let page = nexus.trace_list(&kip_nexus::TraceFilter {
+        after: Some(format!("T:{after}")),
+        limit: Some(limit as usize),
+        ..kip_nexus::TraceFilter::default()
+    })?;
+    let next_cursor = match page.entries.last() {
+        Some(last) if page.entries.len() as u64 == limit && last.id != page.last_id => {
+            Some(format!("log:{}", last.id))
+        }
+        _ => None,
+    };
+    Ok(ListLogsResponse {
+        result: page.entries,
+        next_cursor,
+    })
 }
 
 /// An entry as one line of JSON Lines (the seed's field names).

@@ -332,11 +332,12 @@ pub(super) async fn kip_method(
     let operation = match call_.method.as_str() {
         "execute_kip" => Operation::Execute,
         "execute_kip_readonly" => Operation::ExecuteReadonly,
+        "list_logs" => Operation::ListLogs,
         other => {
             let e = ApiError::new(
                 ErrorCode::UnknownOperation,
                 format!("unknown method `{other}`"),
-                "Use `execute_kip` or `execute_kip_readonly`.",
+                "Use `execute_kip`, `execute_kip_readonly` or `list_logs`.",
             );
             return error_response(&e);
         }

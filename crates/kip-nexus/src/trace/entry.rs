@@ -184,7 +184,8 @@ pub struct TraceFilter {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub before: Option<String>,
-    /// Entries newer than this id, oldest first (for live updates).
+    /// Entries newer than this id, oldest first (for live updates; `T:0`,
+    /// the `last_id` of an empty trace: from the first entry).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub after: Option<String>,

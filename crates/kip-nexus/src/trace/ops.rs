@@ -181,7 +181,12 @@ impl Nexus {
             .unwrap_or(DEFAULT_TRACE_PAGE)
             .clamp(1, MAX_TRACE_PAGE);
         let before = filter.before.as_deref().map(parse_entry_id).transpose()?;
-        let after = filter.after.as_deref().map(parse_entry_id).transpose()?;
+        // `T:0` is the `last_id` of an empty trace: after it, everything.
+        let after = filter
+            .after
+            .as_deref()
+            .map(|a| if a == "T:0" { Ok(0) } else { parse_entry_id(a) })
+            .transpose()?;
         let element: Option<ElementId> = match &filter.element {
             Some(e) => Some(e.parse().map_err(|_| {
                 KipError::new(

@@ -22,7 +22,7 @@ export type ApiError = { code: ErrorCode, message: string, hint: string, data?: 
  * The operations of the API, by their wire name (`/api/<name>`
  * over HTTP, the operation of the desktop shell's `api_call`).
  */
-export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "prefs_get" | "prefs_put" | "trace_promote" | "trace_revert_to";
+export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "prefs_get" | "prefs_put" | "trace_promote" | "list_logs" | "trace_revert_to";
 
 /**
  * No body: the operation reads none (any body is ignored).
@@ -1154,6 +1154,31 @@ export type TraceImportRequest = { jsonl: string, };
 export type TraceImportResponse = { imported: number, };
 
 /**
+ * `list_logs`: the official KIP MCP bridge's log tool (BRIEF §5,
+ * `specs/kip-v1.0-rc11/mcp-bridge/README.md`), the cognitive trace oldest
+ * first, a page at a time.
+ */
+export type ListLogsRequest = { 
+/**
+ * Where the previous page ended (its `next_cursor`); none: the start.
+ */
+cursor?: string, 
+/**
+ * Entries per page: default [`LIST_LOGS_DEFAULT`], at most
+ * [`LIST_LOGS_MAX`]; 0 answers an empty page.
+ */
+limit?: number, };
+
+/**
+ * One page of `list_logs`: `{result: [entries…], next_cursor?}`.
+ */
+export type ListLogsResponse = { result: Array<TraceEntry>, 
+/**
+ * Pass as `cursor` for the next page; absent after the last entry.
+ */
+next_cursor?: string, };
+
+/**
  * `trace_promote`: a selection of entries becomes one episodic memory, a
  * Genesis `Event` concept linked by `involves` to the concepts the
  * entries touched (BRIEF §7).
@@ -1219,7 +1244,8 @@ element?: string,
  */
 before?: string, 
 /**
- * Entries newer than this id, oldest first (for live updates).
+ * Entries newer than this id, oldest first (for live updates; `T:0`,
+ * the `last_id` of an empty trace: from the first entry).
  */
 after?: string, limit?: number, };
 
@@ -1324,5 +1350,6 @@ export interface Operations {
   prefs_get: { request: SettingsGetRequest; response: SettingsResponse };
   prefs_put: { request: SettingsPutRequest; response: SettingsResponse };
   trace_promote: { request: TracePromoteRequest; response: TracePromoteResponse };
+  list_logs: { request: ListLogsRequest; response: ListLogsResponse };
   trace_revert_to: { request: TraceRevertToRequest; response: RevertedTo };
 }
