@@ -236,10 +236,50 @@ fn primer(g: &Graph<'_>) -> Result<Json> {
         "identity": identity,
         "domain_map": domain_map,
         "total_domains": total_domains,
+        "search_modes": SEARCH_MODES,
+        "capabilities": capabilities(),
     }))
 }
 
-pub fn search_command(g: &Graph<'_>, source: &str, s: &Search) -> Result<Json> {
+/// What this engine accepts and where its limits are, for an agent to read
+/// before it relies on them (BRIEF §3: `DESCRIBE PRIMER` states
+/// `search_modes` and `capabilities`).
+fn capabilities() -> Json {
+    json!({
+        "kip": "v1.0-RC2, with the RC9–RC11 additions",
+        "statements": ["FIND", "UPSERT", "UPDATE", "MERGE", "DELETE", "DESCRIBE", "SEARCH", "EXPORT"],
+        "features": [
+            "predicate variables (?s, ?p, ?o)",
+            "multi-key ORDER BY",
+            "CURSOR pagination",
+            "EXPECT VERSION (KIP_3005 on conflict)",
+            "SEARCH MODE and THRESHOLD",
+            "dry_run previews",
+            "explain (a FIND's plan and why it found nothing)",
+            "reason (a write's THINK entry in the trace)",
+        ],
+        "semantic_search": false,
+        "limits": {
+            "find_rows_without_limit": crate::kql::DEFAULT_PAGE,
+            "query_rows": crate::kql::ROW_BUDGET,
+            "query_steps": crate::kql::WORK_BUDGET,
+            "nesting_depth": kip_lang::MAX_DEPTH,
+            "search_limit_default": DEFAULT_SEARCH_LIMIT,
+        },
+    })
+}
+
+/// `SEARCH`'s `LIMIT` when none is given.
+const DEFAULT_SEARCH_LIMIT: u64 = 10;
+
+/// The search modes this nexus serves (RC10 §5.2.1): keyword only, until
+/// it has an embedding source; `DESCRIBE PRIMER` says so.
+pub const SEARCH_MODES: &[&str] = &["keyword"];
+
+/// `SEARCH`: the hits, best first, and a warning when the mode asked for
+/// is served by keyword (RC10 §5.2.1: an engine without semantic recall
+/// MUST treat `"semantic"` / `"hybrid"` as `"keyword"` rather than fail).
+pub fn search_command(g: &Graph<'_>, source: &str, s: &Search) -> Result<(Json, Option<String>)> {
     let term = lit(source, &s.term)?;
     let with_type = s.with_type.as_ref().map(|t| lit(source, t)).transpose()?;
     let propositions = s.target == SearchTarget::Proposition;
@@ -258,15 +298,24 @@ pub fn search_command(g: &Graph<'_>, source: &str, s: &Search) -> Result<Json> {
             return Err(e.at(source, arg.span()));
         }
     }
+    let mut warning = None;
     if let Some(arg) = &s.mode {
         let mode = lit(source, arg)?;
-        if mode != "keyword" {
-            return Err(KipError::new(
-                ErrorCode::UnsupportedVersion,
-                format!("MODE {mode:?} is not supported by this nexus: it has no embedding source, so it cannot search by meaning"),
-            )
-            .with_hint("Use MODE \"keyword\" (or leave MODE out): keyword search matches names, aliases, descriptions and other text attributes, with typo tolerance.")
-            .at(source, arg.span()));
+        match mode {
+            "keyword" => {}
+            "semantic" | "hybrid" => {
+                warning = Some(format!(
+                    "MODE {mode:?} was served as \"keyword\": this nexus has no embedding source, so it cannot search by meaning (DESCRIBE PRIMER lists the search_modes it serves)"
+                ));
+            }
+            other => {
+                return Err(KipError::new(
+                    ErrorCode::InvalidValueType,
+                    format!("unknown search mode {other:?}; expected \"keyword\", \"semantic\" or \"hybrid\""),
+                )
+                .with_hint("MODE is \"keyword\", \"semantic\" or \"hybrid\".")
+                .at(source, arg.span()));
+            }
         }
     }
     let threshold = match &s.threshold {
@@ -290,7 +339,7 @@ pub fn search_command(g: &Graph<'_>, source: &str, s: &Search) -> Result<Json> {
         .limit
         .as_ref()
         .and_then(|l| l.lit().copied())
-        .unwrap_or(10);
+        .unwrap_or(DEFAULT_SEARCH_LIMIT);
     let query = search::Query {
         propositions,
         term,
@@ -309,5 +358,5 @@ pub fn search_command(g: &Graph<'_>, source: &str, s: &Search) -> Result<Json> {
         }
         out.push(obj);
     }
-    Ok(Json::Array(out))
+    Ok((Json::Array(out), warning))
 }

@@ -51,6 +51,10 @@ pub struct Outcome {
     pub stats: Stats,
     /// The `explain` profile of a FIND, when asked for.
     pub explain: Option<Json>,
+    /// What the command did other than asked, for the caller to know (a
+    /// `SEARCH … MODE "semantic"` served by keyword): the response's
+    /// `warnings`.
+    pub warnings: Vec<String>,
 }
 
 impl Outcome {
@@ -60,6 +64,7 @@ impl Outcome {
             next_cursor: None,
             stats: Stats::default(),
             explain: None,
+            warnings: Vec::new(),
         }
     }
 }
@@ -303,7 +308,13 @@ fn read_command(
                 ..Outcome::of(out.result)
             })
         }
-        Command::Search(s) => Ok(Outcome::of(meta::search_command(g, source, s)?)),
+        Command::Search(s) => {
+            let (result, warning) = meta::search_command(g, source, s)?;
+            Ok(Outcome {
+                warnings: warning.into_iter().collect(),
+                ..Outcome::of(result)
+            })
+        }
         Command::Export(e) => {
             let out = export::export(g, source, e, secret)?;
             Ok(Outcome {
@@ -360,6 +371,9 @@ pub fn response(outcome: Result<Outcome>) -> Json {
             }
             if let Some(e) = o.explain {
                 r["explain"] = e;
+            }
+            if !o.warnings.is_empty() {
+                r["warnings"] = json!(o.warnings);
             }
             r
         }

@@ -736,22 +736,60 @@ fn rc10_search_scores_are_normalised_and_threshold_drops_weak_hits() {
     assert_eq!(none, json!([]));
 }
 
+/// RC10 §5.2.1: an engine without semantic capability MUST treat
+/// `"semantic"` / `"hybrid"` as `"keyword"` rather than failing, and SHOULD
+/// say what it serves (`DESCRIBE PRIMER`'s `search_modes`).
 #[test]
-fn semantic_and_hybrid_modes_are_not_supported_by_this_nexus() {
+fn semantic_and_hybrid_modes_are_served_by_keyword_with_a_warning_and_the_primer_says_so() {
     let (_dir, nexus) = fixture();
-    for command in [
-        r#"SEARCH CONCEPT "headache relief" MODE "semantic" THRESHOLD 0.75 LIMIT 10"#,
-        r#"SEARCH CONCEPT "深色模式" MODE "hybrid" LIMIT 10"#,
+    for (mode, rest) in [
+        ("semantic", "THRESHOLD 0.1 LIMIT 10"),
+        ("hybrid", "LIMIT 10"),
     ] {
-        let e = err(&nexus, command);
-        assert_eq!(e["code"], "KIP_1003", "{command}");
-        assert!(
-            e["message"]
-                .as_str()
-                .unwrap_or_default()
-                .contains("not supported by this nexus")
+        let asked = exec(
+            &nexus,
+            &format!(r#"SEARCH CONCEPT "aspirin headache" MODE "{mode}" {rest}"#),
         );
+        let keyword = exec(
+            &nexus,
+            &format!(r#"SEARCH CONCEPT "aspirin headache" MODE "keyword" {rest}"#),
+        );
+        assert!(asked.get("error").is_none(), "{asked:#}");
+        assert_eq!(asked["result"], keyword["result"], "{mode}");
+        assert!(
+            asked["result"]
+                .as_array()
+                .is_some_and(|hits| !hits.is_empty()),
+            "{asked:#}"
+        );
+        let warnings = asked["warnings"].as_array().expect("a warning");
+        assert!(
+            warnings[0]
+                .as_str()
+                .is_some_and(|w| w.contains(mode) && w.contains("keyword")),
+            "{warnings:?}"
+        );
+        assert!(keyword.get("warnings").is_none(), "{keyword:#}");
     }
+    // A mode bound from a parameter is checked too.
+    let e = exec_with(
+        &nexus,
+        r#"SEARCH CONCEPT "aspirin" MODE :mode"#,
+        json!({"mode": "telepathic"}),
+    );
+    assert_eq!(e["error"]["code"], "KIP_2004", "{e:#}");
+    let primer = ok(&nexus, "DESCRIBE PRIMER");
+    assert_eq!(primer["search_modes"], json!(["keyword"]));
+    assert_eq!(primer["capabilities"]["semantic_search"], json!(false));
+    assert!(
+        primer["capabilities"]["statements"]
+            .as_array()
+            .is_some_and(|s| s.contains(&json!("MERGE")))
+    );
+    assert_eq!(
+        primer["capabilities"]["limits"]["find_rows_without_limit"],
+        json!(1000)
+    );
 }
 
 // ---------------------------------------------------------------- EXPORT

@@ -32,7 +32,7 @@ mod row;
 mod trace;
 
 pub use compile::{CompiledGroup, Slot, Vars, compile};
-pub use exec::{Executor, solve};
+pub use exec::{Executor, ROW_BUDGET, WORK_BUDGET, solve};
 pub use find::{DEFAULT_PAGE, find};
 pub use read::path_value;
 pub use row::{Row, Val};
