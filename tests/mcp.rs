@@ -1,12 +1,13 @@
 //! `kip mcp` driven by a real MCP client (the official Rust SDK's client,
-//! over stdio, as desktop MCP clients launch it): the tool and resource
-//! lists, every tool with successes and errors, and read-only mode.
+//! over stdio, as desktop MCP clients launch it): the tool, resource and
+//! prompt lists, every tool with successes and errors, and read-only mode.
 
 use std::path::Path;
 
 use rmcp::ServiceExt as _;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ReadResourceRequestParams, ResourceContents,
+    CallToolRequestParams, CallToolResult, ContentBlock, GetPromptRequestParams,
+    ReadResourceRequestParams, ResourceContents,
 };
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
@@ -127,6 +128,7 @@ async fn an_mcp_client_lists_the_tools_and_resources_and_reads_both_resources() 
     assert_eq!(
         uris,
         [
+            "kip://docs/agent-guide",
             "kip://docs/syntax-reference",
             "kip://nexus/primer",
             "kip://trace/recent"
@@ -145,6 +147,49 @@ async fn an_mcp_client_lists_the_tools_and_resources_and_reads_both_resources() 
         .expect("read the reference");
     let reference = text_of(&reference.contents);
     assert!(reference.contains("KIP_1001") && reference.contains("upsert_concept_nodes"));
+    let guide = client
+        .read_resource(ReadResourceRequestParams::new("kip://docs/agent-guide"))
+        .await
+        .expect("read the guide");
+    let guide = text_of(&guide.contents);
+    assert!(guide.contains("DESCRIBE PRIMER") && guide.contains("MERGE CONCEPT"));
+
+    // Every tool says whether it reads only, may destroy, and may be repeated.
+    for tool in &tools {
+        let a = tool.annotations.as_ref().expect("annotations");
+        assert!(
+            a.read_only_hint.is_some()
+                && a.destructive_hint.is_some()
+                && a.idempotent_hint.is_some(),
+            "{}: {a:?}",
+            tool.name
+        );
+        assert_eq!(a.idempotent_hint, a.read_only_hint, "{}", tool.name);
+    }
+
+    // The bootstrap prompt of the official KIP MCP bridge: the guide, then
+    // the reference, ready to inject.
+    let prompts = client.list_all_prompts().await.expect("prompts/list");
+    let names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["kip_bootstrap"]);
+    let prompt = client
+        .get_prompt(GetPromptRequestParams::new("kip_bootstrap"))
+        .await
+        .expect("prompts/get");
+    let text = match &prompt.messages[0].content {
+        ContentBlock::Text(t) => t.text.clone(),
+        other => panic!("expected text, got {other:?}"),
+    };
+    assert!(
+        text.contains("DESCRIBE PRIMER") && text.contains("KIP_1001"),
+        "{text}"
+    );
+    assert!(
+        client
+            .get_prompt(GetPromptRequestParams::new("kip_nothing"))
+            .await
+            .is_err()
+    );
 
     // The Primer is live: a write shows up in the next read.
     call(

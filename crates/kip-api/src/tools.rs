@@ -17,6 +17,25 @@ pub const KIP_REFERENCE: &str = include_str!("../../../docs/kip-reference.md");
 
 /// The URI under which agent hosts publish [`KIP_REFERENCE`].
 pub const REFERENCE_URI: &str = "kip://docs/syntax-reference";
+
+/// How to use the memory well, written for agents: a session's steps,
+/// search, the sleep cycle's maintenance, the protected scope, errors.
+pub const AGENT_GUIDE: &str = include_str!("../../../docs/agent-guide.md");
+
+/// The URI under which agent hosts publish [`AGENT_GUIDE`].
+pub const GUIDE_URI: &str = "kip://docs/agent-guide";
+
+/// The name of the prompt that bootstraps an agent (the official KIP MCP
+/// bridge's `kip_bootstrap`).
+pub const BOOTSTRAP_PROMPT: &str = "kip_bootstrap";
+
+/// `kip_bootstrap`: a system prompt, ready to inject, that makes an agent
+/// use this memory: the guide, then the syntax reference.
+pub fn bootstrap() -> String {
+    format!(
+        "You have a long-term memory: the Cognitive Nexus behind the tools `execute_kip` and `execute_kip_readonly`. Use it as this guide and reference say.\n\n{AGENT_GUIDE}\n\n---\n\n{KIP_REFERENCE}"
+    )
+}
 /// The URI under which agent hosts publish the live `DESCRIBE PRIMER` result.
 pub const PRIMER_URI: &str = "kip://nexus/primer";
 

@@ -10,10 +10,12 @@
 //! a tool result with `isError: true` (so the model reads the code and the
 //! hint and corrects itself), not a protocol error.
 //!
-//! Resources: the KIP reference for LLMs (`kip://docs/syntax-reference`),
+//! Resources: the agent guide (`kip://docs/agent-guide`, how to use the
+//! memory well), the KIP reference for LLMs (`kip://docs/syntax-reference`),
 //! the live Primer (`kip://nexus/primer`, `DESCRIBE PRIMER` run at read
 //! time) and the latest entries of the cognitive trace
-//! (`kip://trace/recent`).
+//! (`kip://trace/recent`). Prompt: `kip_bootstrap`, the official KIP MCP
+//! bridge's bootstrap (the guide and the reference, ready to inject).
 //!
 //! The cognitive trace (BRIEF §7) names the client by its `clientInfo.name`
 //! (unless `--originator` says otherwise), marks it an agent (its writes
@@ -32,10 +34,11 @@ use kip_api::{
     tools,
 };
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt as _};
@@ -112,6 +115,8 @@ fn tool(def: tools::ToolDefinition) -> Tool {
     let mut annotations = ToolAnnotations::new()
         .read_only(read_only)
         .destructive(def.destructive)
+        // A tool that only reads may be called again with no further effect.
+        .idempotent(read_only)
         .open_world(false);
     annotations.title = Some(def.title.to_owned());
     Tool::new(def.name, def.description, Arc::new(schema))
@@ -314,6 +319,7 @@ impl ServerHandler for KipMcp {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
+                .enable_prompts()
                 .build(),
         )
         .with_server_info(
@@ -350,6 +356,11 @@ impl ServerHandler for KipMcp {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         Ok(ListResourcesResult::with_all_items(vec![
+            Resource::new(tools::GUIDE_URI, "kip-agent-guide")
+                .with_title("How to use your memory")
+                .with_description("A session's steps (wake up with DESCRIBE PRIMER, ground names, recall, learn with provenance), search, the sleep cycle's maintenance (MERGE, bounded UPDATE sweeps, EXPECT VERSION), what is protected, how to recover from errors.")
+                .with_mime_type("text/markdown")
+                .with_size(tools::AGENT_GUIDE.len() as u64),
             Resource::new(tools::REFERENCE_URI, "kip-syntax-reference")
                 .with_title("KIP syntax reference")
                 .with_description("KIP commands, result shapes, error codes and how to recover from each. Read once per session before writing KIP.")
@@ -373,6 +384,8 @@ impl ServerHandler for KipMcp {
     ) -> Result<ReadResourceResponse, McpError> {
         let uri = request.uri;
         let contents = match uri.as_str() {
+            tools::GUIDE_URI => ResourceContents::text(tools::AGENT_GUIDE, uri.clone())
+                .with_mime_type("text/markdown"),
             tools::REFERENCE_URI => ResourceContents::text(tools::KIP_REFERENCE, uri.clone())
                 .with_mime_type("text/markdown"),
             tools::PRIMER_URI => {
@@ -405,12 +418,51 @@ impl ServerHandler for KipMcp {
                 return Err(McpError::resource_not_found(
                     format!("no resource `{other}`"),
                     Some(
-                        json!({"uri": other, "resources": [tools::REFERENCE_URI, tools::PRIMER_URI, tools::TRACE_URI]}),
+                        json!({"uri": other, "resources": [tools::GUIDE_URI, tools::REFERENCE_URI, tools::PRIMER_URI, tools::TRACE_URI]}),
                     ),
                 ));
             }
         };
         Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let mut prompt = Prompt::new(
+            tools::BOOTSTRAP_PROMPT,
+            Some(
+                "A system prompt, ready to inject, that teaches an agent to use this memory: the agent guide and the KIP syntax reference.",
+            ),
+            None,
+        );
+        prompt.title = Some("Bootstrap an agent on this memory".to_owned());
+        Ok(ListPromptsResult::with_all_items(vec![prompt]))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        if request.name != tools::BOOTSTRAP_PROMPT {
+            return Err(McpError::invalid_params(
+                format!(
+                    "no prompt `{}`; the prompt is {}",
+                    request.name,
+                    tools::BOOTSTRAP_PROMPT
+                ),
+                None,
+            ));
+        }
+        let mut result = GetPromptResult::new(vec![PromptMessage::new_text(
+            Role::User,
+            tools::bootstrap(),
+        )]);
+        result.description = Some("How to use your long-term memory (KIP).".to_owned());
+        Ok(result.into())
     }
 }
 
