@@ -107,10 +107,18 @@ async fn an_mcp_client_lists_the_tools_and_resources_and_reads_both_resources() 
         .expect("properties")
         .keys()
         .collect();
-    // The spec's four, then KIP Explorer's `reason` (BRIEF §7).
+    // The spec's four, then KIP Explorer's `reason` (BRIEF §7) and
+    // `idempotency_key` (BRIEF §5).
     assert_eq!(
         params,
-        ["command", "commands", "parameters", "dry_run", "reason"]
+        [
+            "command",
+            "commands",
+            "parameters",
+            "dry_run",
+            "reason",
+            "idempotency_key"
+        ]
     );
     assert!(
         execute
@@ -582,4 +590,36 @@ async fn an_agent_is_traced_under_its_client_name_and_records_its_reasoning() {
         })
         .collect();
     assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
+}
+
+/// BRIEF §5: `execute_kip`'s `idempotency_key` makes a retried write apply
+/// once; the repeat answers the first response.
+#[tokio::test(flavor = "current_thread")]
+async fn a_retried_execute_kip_with_the_same_idempotency_key_applies_once() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let client = connect(db.path(), &[]).await;
+    let seed = call(
+        &client,
+        "execute_kip",
+        json!({"command": "UPSERT { CONCEPT ?d { {type: \"Domain\", name: \"Visits\"} SET ATTRIBUTES { visits: 0 } } }"}),
+    )
+    .await;
+    assert!(!is_error(&seed), "{seed:?}");
+    let add = json!({
+        "command": "UPDATE ?d SET ATTRIBUTES { visits: ADD(?d.attributes.visits, 1) } WHERE { ?d {type: \"Domain\", name: \"Visits\"} }",
+        "idempotency_key": "mcp-1"
+    });
+    let first = structured(&call(&client, "execute_kip", add.clone()).await);
+    let again = structured(&call(&client, "execute_kip", add).await);
+    assert_eq!(first, again);
+    let visits = structured(
+        &call(
+            &client,
+            "execute_kip_readonly",
+            json!({"command": "FIND(?d.attributes.visits) WHERE { ?d {type: \"Domain\", name: \"Visits\"} }", "idempotency_key": "ignored"}),
+        )
+        .await,
+    );
+    assert_eq!(visits["result"], json!([1]));
+    client.cancel().await.expect("close the session");
 }

@@ -204,3 +204,41 @@ fn check_store_sizes_accounts_for_every_database_and_page() {
     );
     assert!(sizes["file_bytes"].as_u64() >= sizes["used_bytes"].as_u64());
 }
+
+/// BRIEF §5: `kip exec --idempotency-key K` applies a write once; the
+/// repeat prints the first response; the key with another command is
+/// refused (exit 1, the error JSON).
+#[test]
+fn exec_with_an_idempotency_key_applies_a_write_once() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let seed = kip(
+        db.path(),
+        &[
+            "exec",
+            "UPSERT { CONCEPT ?d { {type: \"Domain\", name: \"Visits\"} SET ATTRIBUTES { visits: 0 } } }",
+        ],
+    );
+    assert!(seed.status.success(), "{seed:?}");
+    let add = "UPDATE ?d SET ATTRIBUTES { visits: ADD(?d.attributes.visits, 1) } WHERE { ?d {type: \"Domain\", name: \"Visits\"} }";
+    let first = kip(db.path(), &["exec", add, "--idempotency-key", "cli-1"]);
+    let again = kip(db.path(), &["exec", add, "--idempotency-key", "cli-1"]);
+    assert!(
+        first.status.success() && again.status.success(),
+        "{again:?}"
+    );
+    assert_eq!(json(&first), json(&again));
+    let visits = kip(
+        db.path(),
+        &[
+            "exec",
+            "FIND(?d.attributes.visits) WHERE { ?d {type: \"Domain\", name: \"Visits\"} }",
+        ],
+    );
+    assert_eq!(json(&visits)["result"], serde_json::json!([1]));
+    let other = kip(
+        db.path(),
+        &["exec", "DESCRIBE PRIMER", "--idempotency-key", "cli-1"],
+    );
+    assert_eq!(other.status.code(), Some(1));
+    assert_eq!(json(&other)["error"]["code"], "API_BAD_REQUEST");
+}

@@ -1507,3 +1507,66 @@ fn the_trace_is_listed_filtered_paged_added_to_flagged_and_reverted_over_http() 
     let (_, space) = server.get("/api/trace?type=SPACE&tag=SpaceAcquire");
     assert_eq!(space["entries"][0]["originator"], "http");
 }
+
+/// BRIEF §5: a write retried with the same `Idempotency-Key` (after a
+/// time-out, say) is applied once, over `POST /api/kip` and the bridge's
+/// `POST /kip`, and across a restart of the server; the key with another
+/// request is refused.
+#[test]
+fn a_write_retried_with_the_same_idempotency_key_is_applied_once() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let mut server = Server::start(db.path(), &["--addr", "127.0.0.1:0"]);
+    let (_, r) = server.post(
+        "/api/kip",
+        &json!({"command": "UPSERT { CONCEPT ?d { {type: \"Domain\", name: \"Visits\"} SET ATTRIBUTES { visits: 0 } } }"}),
+    );
+    assert!(r["result"].is_object(), "{r}");
+    let add = json!({"command": "UPDATE ?d SET ATTRIBUTES { visits: ADD(?d.attributes.visits, 1) } WHERE { ?d {type: \"Domain\", name: \"Visits\"} }"});
+    let visits = |server: &Server| {
+        server.post(
+            "/api/kip",
+            &json!({"command": "FIND(?d.attributes.visits) WHERE { ?d {type: \"Domain\", name: \"Visits\"} }"}),
+        )
+        .1["result"]
+            .clone()
+    };
+    let keyed = |server: &Server, path: &str, key: &str, body: &Json| {
+        server.request("POST", path, &[("Idempotency-Key", key)], Some(body))
+    };
+    let (status, first) = keyed(&server, "/api/kip", "retry-1", &add);
+    assert_eq!(status, 200, "{first}");
+    let (_, again) = keyed(&server, "/api/kip", "retry-1", &add);
+    assert_eq!(again, first);
+    assert_eq!(visits(&server), json!([1]));
+
+    // The bridge's envelope honours the header too.
+    let envelope = json!({"method": "execute_kip", "params": add});
+    keyed(&server, "/kip", "retry-2", &envelope);
+    keyed(&server, "/kip", "retry-2", &envelope);
+    assert_eq!(visits(&server), json!([2]));
+
+    // Keys are kept in the nexus: a restarted server still knows them.
+    drop(server);
+    server = Server::start(db.path(), &["--addr", "127.0.0.1:0"]);
+    let (_, after_restart) = keyed(&server, "/api/kip", "retry-1", &add);
+    assert_eq!(after_restart, first);
+    assert_eq!(visits(&server), json!([2]));
+
+    let (status, e) = keyed(
+        &server,
+        "/api/kip",
+        "retry-1",
+        &json!({"command": "DESCRIBE PRIMER"}),
+    );
+    assert_eq!(status, 400, "{e}");
+    assert_eq!(e["error"]["code"], "API_BAD_REQUEST");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("retry-1")),
+        "{e}"
+    );
+    // Without a key, the same request applies again, as it always did.
+    server.post("/api/kip", &add);
+    assert_eq!(visits(&server), json!([3]));
+}

@@ -64,8 +64,8 @@ impl Api {
     }
 
     /// Starts the host's background chores on a thread of their own: the
-    /// scheduled backup when it is due (checked every minute; none on a
-    /// read-only host) and, every `poll`, a look at the change log's
+    /// scheduled backup when it is due and the expired idempotency keys
+    /// forgotten (checked every minute; no backup on a read-only host) and, every `poll`, a look at the change log's
     /// sequence number. When it moved, `on_change(since, current)` is
     /// called and answers how far the host has consumed the log (the next
     /// call's `since`). They stop when the returned [`Chores`] is dropped.
@@ -94,6 +94,12 @@ impl Api {
                     }
                     if Instant::now() >= backup_due {
                         backup_due = Instant::now() + BACKUP_CHECK;
+                        if let Err(e) = api.forget_expired_idempotency_keys() {
+                            log(&format!(
+                                "forgetting expired idempotency keys failed: {}",
+                                e.message
+                            ));
+                        }
                         match api.run_scheduled_backup() {
                             Ok(Some(done)) => {
                                 log(&format!("scheduled backup written to {}", done.path));

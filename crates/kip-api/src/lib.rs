@@ -30,6 +30,7 @@ mod capsule;
 mod changes;
 mod error;
 mod host;
+mod idempotent;
 mod local;
 mod maintenance;
 mod neighbourhood;
@@ -54,6 +55,9 @@ use serde_json::{Value as Json, json};
 pub use changes::MAX_CHANGES_PER_REQUEST;
 pub use error::{ApiError, ErrorCode, KipCode};
 pub use host::{Chores, Log, Session, install_staged, opened_elsewhere, restore};
+pub use idempotent::{
+    KEEP_VAR as IDEMPOTENCY_KEEP_VAR, MAX_KEY_BYTES as MAX_IDEMPOTENCY_KEY_BYTES,
+};
 pub use kip_capsule::{ImportReport, KnowledgeSchema};
 pub use kip_nexus::MAX_TRACE_PAGE;
 pub use local::capsule_files;

@@ -64,6 +64,8 @@ pub mod param {
     pub const DRY_RUN: &str =
         "If `true`, only validates the command's syntax and logic without executing it.";
     /// An extension of KIP Explorer (BRIEF §7), not a parameter of the spec.
+    /// An extension of KIP Explorer (BRIEF §5), not a parameter of the spec.
+    pub const IDEMPOTENCY_KEY: &str = "Optional (a KIP Explorer extension): a unique string for this write, e.g. a UUID (reads ignore it). If you are not sure a write went through (a time-out), send the very same request with the same key: it is applied at most once, and the repeat answers the first response. Use a new key for every new write.";
     pub const REASON: &str = "Optional (a KIP Explorer extension): why you send this command, in one or two sentences in the first person. It is kept in the memory's trace as your reasoning (a THINK DecisionRationale entry linked to the command), so the user can review why the memory changed. Give it with every write.";
 }
 
@@ -227,7 +229,8 @@ fn execute_schema() -> Json {
             },
             "parameters": { "type": "object", "description": param::PARAMETERS },
             "dry_run": { "type": "boolean", "description": param::DRY_RUN },
-            "reason": { "type": "string", "description": param::REASON }
+            "reason": { "type": "string", "description": param::REASON },
+            "idempotency_key": { "type": "string", "description": param::IDEMPOTENCY_KEY }
         },
         "additionalProperties": false
     })
@@ -331,19 +334,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn execute_kip_has_exactly_the_parameters_of_the_spec() {
+    fn execute_kip_has_exactly_the_parameters_of_the_spec_and_our_two_extensions() {
         let schema = execute_kip().input_schema;
         let props = schema["properties"]
             .as_object()
             .cloned()
             .unwrap_or_default();
         let names: Vec<&str> = props.keys().map(String::as_str).collect();
-        // The spec's four, in its order, then KIP Explorer's one extension.
+        // The spec's four, in its order, then KIP Explorer's extensions.
         assert_eq!(
             names,
-            ["command", "commands", "parameters", "dry_run", "reason"]
+            [
+                "command",
+                "commands",
+                "parameters",
+                "dry_run",
+                "reason",
+                "idempotency_key"
+            ]
         );
         assert_eq!(props["reason"]["type"], "string");
+        assert_eq!(props["idempotency_key"]["type"], "string");
         assert_eq!(props["command"]["type"], "string");
         assert_eq!(props["commands"]["type"], "array");
         assert_eq!(props["parameters"]["type"], "object");

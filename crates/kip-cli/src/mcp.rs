@@ -199,17 +199,30 @@ impl KipMcp {
         // seed-shaped errors, an agent writing as itself).
         let outcome = match tool.operation {
             Operation::Execute | Operation::ExecuteReadonly => {
-                let request: ExecuteRequest = match arguments(name, args) {
+                let readonly = tool.operation == Operation::ExecuteReadonly;
+                // `execute_kip`'s own argument (BRIEF §5), not the request's.
+                let mut args = args.unwrap_or_default();
+                let key = match args.remove("idempotency_key") {
+                    Some(Json::String(k)) => Some(k),
+                    None => None,
+                    Some(_) => {
+                        return Ok(error_result(&ApiError::bad_request(
+                            name,
+                            "`idempotency_key` must be a string",
+                        )));
+                    }
+                };
+                let request: ExecuteRequest = match arguments(name, Some(args)) {
                     Ok(r) => r,
                     Err(e) => return Ok(error_result(&e)),
                 };
-                let readonly = tool.operation == Operation::ExecuteReadonly;
                 let batch = request.commands.is_some();
                 self.blocking(move |api| {
-                    Ok(if readonly {
-                        api.execute_readonly(request)
-                    } else {
-                        api.execute(request)
+                    Ok(match (readonly, key) {
+                        // Reads are safe to repeat: the key is not needed.
+                        (true, _) => api.execute_readonly(request),
+                        (false, Some(key)) => api.execute_once(request, &key)?,
+                        (false, None) => api.execute(request),
                     })
                 })
                 .await

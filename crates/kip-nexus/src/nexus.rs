@@ -162,6 +162,21 @@ impl Nexus {
             .kip()
     }
 
+    /// Remembers `value` under `key` unless something is there already, in
+    /// one write transaction: of two processes claiming the same key, one
+    /// wins. Answers what was there (`None`: the claim is this caller's).
+    pub fn claim_state(&self, key: &str, value: &Json) -> Result<Option<Json>> {
+        self.store
+            .write(|txn| {
+                if let Some(held) = self.store.get_state(txn, key)? {
+                    return Ok(Some(held));
+                }
+                self.store.put_state(txn, key, value)?;
+                Ok(None)
+            })
+            .kip()
+    }
+
     /// Forgets `key`; `true` if it was there.
     pub fn remove_state(&self, key: &str) -> Result<bool> {
         self.store

@@ -25,15 +25,25 @@ pub struct Args {
     /// A full execute_kip arguments object from FILE, or `-` for standard input.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["command", "params", "dry_run", "explain"])]
     pub request: Option<PathBuf>,
+    /// Apply this write at most once: repeated with the same key and request, it prints the first response without applying again (keys are kept 24 hours, KIP_IDEMPOTENCY_HOURS).
+    #[arg(long, value_name = "KEY")]
+    pub idempotency_key: Option<String>,
 }
 
 /// Prints the KIP response; exit 1 when it carries an error (for a batch:
 /// when any of its results does).
-pub fn run(db: Option<PathBuf>, args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(db: Option<PathBuf>, mut args: Args) -> anyhow::Result<ExitCode> {
+    let key = args.idempotency_key.take();
     let request = request(args)?;
     let batch = request.commands.is_some();
     let api = crate::db::open_api(db, "kip-cli")?;
-    let response = api.execute(request);
+    let response = match key {
+        Some(key) => match api.execute_once(request, &key) {
+            Ok(response) => response,
+            Err(e) => return crate::stdio::print_error(&e),
+        },
+        None => api.execute(request),
+    };
     out(&format!("{}\n", serde_json::to_string_pretty(&response)?));
     let failed = response.get("error").is_some()
         || response["result"]

@@ -53,7 +53,10 @@ pub(super) fn operation_routes(router: Router<AppState>) -> Router<AppState> {
                       headers: HeaderMap,
                       body: Result<Bytes, BytesRejection>| async move {
                     match read_body(body) {
-                        Ok(body) => call(named_by(state.api, &headers), op, op.name(), body).await,
+                        Ok(body) => {
+                            let key = idempotency_key(&headers);
+                            call(named_by(state.api, &headers), op, op.name(), body, key).await
+                        }
                         Err(r) => r,
                     }
                 },
@@ -271,8 +274,31 @@ pub(super) async fn execute_kip(
         Ok(b) => b,
         Err(r) => return r,
     };
+    let key = idempotency_key(&headers);
     let api = named_by(state.api, &headers);
-    call(api, Operation::Execute, "execute_kip", body).await
+    call(api, Operation::Execute, "execute_kip", body, key).await
+}
+
+/// The header that makes a write safe to retry (BRIEF §5): a repeat with
+/// the same key and request answers the first response, applied once.
+const IDEMPOTENCY_HEADER: &str = "idempotency-key";
+
+fn idempotency_key(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(IDEMPOTENCY_HEADER)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+}
+
+/// `execute` with an idempotency key, or any operation without one.
+fn run(api: &Api, operation: Operation, body: Json, key: Option<&str>) -> Result<Json, ApiError> {
+    match (operation, key) {
+        (Operation::Execute, Some(key)) => {
+            let request = serde_json::from_value(if body.is_null() { json!({}) } else { body })
+                .map_err(|e| ApiError::bad_request(operation.name(), e))?;
+            api.execute_once(request, key)
+        }
+        _ => api.call(operation, body),
+    }
 }
 
 /// The header that names who acts, for the cognitive trace (BRIEF §7).
@@ -295,12 +321,18 @@ fn named_by(api: Api, headers: &HeaderMap) -> Api {
     }
 }
 
-async fn call(api: Api, operation: Operation, name: &'static str, body: Bytes) -> Response {
+async fn call(
+    api: Api,
+    operation: Operation,
+    name: &'static str,
+    body: Bytes,
+    key: Option<String>,
+) -> Response {
     let body = match json_body(name, &body) {
         Ok(b) => b,
         Err(e) => return error_response(&e),
     };
-    match blocking(api, move |api| api.call(operation, body)).await {
+    match blocking(api, move |api| run(api, operation, body, key.as_deref())).await {
         Ok(answer) => axum::Json(answer).into_response(),
         Err(e) => error_response(&e),
     }
@@ -317,6 +349,7 @@ struct MethodCall {
 /// `POST /kip`: the `{method, params}` envelope of existing KIP clients.
 pub(super) async fn kip_method(
     State(state): State<AppState>,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let body = match read_body(body) {
@@ -342,7 +375,13 @@ pub(super) async fn kip_method(
             return error_response(&e);
         }
     };
-    match blocking(state.api, move |api| api.call(operation, call_.params)).await {
+    let key = idempotency_key(&headers);
+    let api = named_by(state.api, &headers);
+    match blocking(api, move |api| {
+        run(api, operation, call_.params, key.as_deref())
+    })
+    .await
+    {
         Ok(answer) => axum::Json(answer).into_response(),
         Err(e) => error_response(&e),
     }
@@ -370,7 +409,10 @@ pub(super) async fn operation_post(
         Err(r) => return r,
     };
     match operation_named(&name) {
-        Ok(op) => call(named_by(state.api, &headers), op, op.name(), body).await,
+        Ok(op) => {
+            let key = idempotency_key(&headers);
+            call(named_by(state.api, &headers), op, op.name(), body, key).await
+        }
         Err(e) => error_response(&e),
     }
 }
