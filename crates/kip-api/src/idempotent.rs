@@ -165,6 +165,16 @@ mod tests {
         (dir, api)
     }
 
+    /// A domain with a `visits` counter at 0, and the write that adds one.
+    fn counter(api: &Api) -> ExecuteRequest {
+        api.execute(ExecuteRequest::command(
+            r#"UPSERT { CONCEPT ?d { {type: "Domain", name: "Retry"} SET ATTRIBUTES { visits: 0 } } }"#,
+        ));
+        ExecuteRequest::command(
+            r#"UPDATE ?d SET ATTRIBUTES { visits: ADD(?d.attributes.visits, 1) } WHERE { ?d {type: "Domain", name: "Retry"} }"#,
+        )
+    }
+
     fn count(api: &Api) -> Json {
         api.execute(ExecuteRequest::command(
             r#"FIND(?d.attributes.visits) WHERE { ?d {type: "Domain", name: "Retry"} }"#,
@@ -175,12 +185,7 @@ mod tests {
     #[test]
     fn a_retried_write_with_the_same_key_applies_once_and_answers_the_first_response() {
         let (_dir, api) = api();
-        api.execute(ExecuteRequest::command(
-            r#"UPSERT { CONCEPT ?d { {type: "Domain", name: "Retry"} SET ATTRIBUTES { visits: 0 } } }"#,
-        ));
-        let add = ExecuteRequest::command(
-            r#"UPDATE ?d SET ATTRIBUTES { visits: ADD(?d.attributes.visits, 1) } WHERE { ?d {type: "Domain", name: "Retry"} }"#,
-        );
+        let add = counter(&api);
         let first = api.execute_once(add.clone(), "k-1").expect("first");
         let again = api.execute_once(add.clone(), "k-1").expect("retry");
         assert_eq!(first, again);
@@ -209,12 +214,7 @@ mod tests {
     #[test]
     fn concurrent_attempts_with_one_key_apply_once() {
         let (_dir, api) = api();
-        api.execute(ExecuteRequest::command(
-            r#"UPSERT { CONCEPT ?d { {type: "Domain", name: "Retry"} SET ATTRIBUTES { visits: 0 } } }"#,
-        ));
-        let add = ExecuteRequest::command(
-            r#"UPDATE ?d SET ATTRIBUTES { visits: ADD(?d.attributes.visits, 1) } WHERE { ?d {type: "Domain", name: "Retry"} }"#,
-        );
+        let add = counter(&api);
         let answers: Vec<Json> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..4)
                 .map(|_| {
