@@ -242,3 +242,64 @@ fn exec_with_an_idempotency_key_applies_a_write_once() {
     assert_eq!(other.status.code(), Some(1));
     assert_eq!(json(&other)["error"]["code"], "API_BAD_REQUEST");
 }
+
+fn official(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("data/kip-rc11-official")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// BRIEF §3, the owner's authority: the official RC11 Genesis and personas
+/// change the protected scope, so every client is refused (`KIP_3004`) but
+/// `kip import --owner` applies them, traced as the owner's; afterwards an
+/// ordinary client is still refused.
+#[test]
+fn the_owner_applies_the_official_genesis_and_personas_that_every_client_is_refused() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let genesis = official("Genesis.kip");
+    let refused = kip(db.path(), &["import", &genesis]);
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert_eq!(json(&refused)["errors"][0]["code"], "KIP_3004");
+    let (persona, system) = (official("persons/self.kip"), official("persons/system.kip"));
+    let refused = kip(db.path(), &["import", &persona]);
+    assert_eq!(json(&refused)["errors"][0]["code"], "KIP_3004");
+
+    let owned = kip(
+        db.path(),
+        &["import", "--owner", &genesis, &persona, &system],
+    );
+    assert!(owned.status.success(), "{owned:?}");
+    let reports: Vec<serde_json::Value> = String::from_utf8_lossy(&owned.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON report"))
+        .collect();
+    assert_eq!(reports.len(), 3);
+    assert!(
+        reports.iter().all(|r| r["status"] == "imported"),
+        "{reports:?}"
+    );
+    let id = kip(
+        db.path(),
+        &[
+            "exec",
+            "FIND(?s.attributes.id) WHERE { ?s {type: \"Person\", name: \"$self\"} }",
+        ],
+    );
+    // The persona file's own id (a placeholder a deployment replaces).
+    assert_eq!(json(&id)["result"], serde_json::json!(["uuc56-gyb"]));
+
+    // Traced as the owner's, one entry per file.
+    let traced = kip(db.path(), &["trace", "list", "--tag", "OwnerAuthority"]);
+    assert_eq!(String::from_utf8_lossy(&traced.stdout).lines().count(), 3);
+    // Every other client keeps meeting the protected scope.
+    let agent = kip(
+        db.path(),
+        &[
+            "exec",
+            "UPSERT { CONCEPT ?t { {type: \"$ConceptType\", name: \"$ConceptType\"} SET ATTRIBUTES { description: \"mine\" } } }",
+        ],
+    );
+    assert_eq!(json(&agent)["error"]["code"], "KIP_3004");
+}

@@ -41,6 +41,7 @@ fuzz_target!(|data: &[u8]| {
         dry_run: true,
         progress: None,
         originator: None,
+        owner: false,
     };
     let r = import_text_with(&fixture().nexus, "fuzz.yaml", text, &Origin::default(), &options);
     assert_eq!(r.is_imported(), r.errors.is_empty());

@@ -71,6 +71,7 @@ impl Api {
             dry_run: options.dry_run,
             progress: options.progress,
             originator: options.originator.or(Some(self.originator())),
+            owner: options.owner,
         })
     }
 
@@ -206,6 +207,7 @@ mod tests {
             dry_run: true,
             progress: None,
             originator: None,
+            owner: false,
         };
         assert!(api.import_file(&file, &dry_run).is_ok());
         assert!(matches!(

@@ -30,6 +30,9 @@ pub struct ImportOptions<'a> {
     /// Who the cognitive trace names for the import (else the origin's
     /// name): `watcher` for the watched folder, the host's originator.
     pub originator: Option<&'a str>,
+    /// Apply with the owner's authority over the protected scope (see
+    /// `kip_nexus::RunOptions::owner`): set only by `kip import --owner`.
+    pub owner: bool,
 }
 
 /// Runs `then` with `options` whose progress reports name file `index` of
@@ -51,6 +54,7 @@ pub(crate) fn about_file<R>(
         dry_run: options.dry_run,
         progress: options.progress.map(|_| &stamp as &dyn Fn(Progress)),
         originator: options.originator,
+        owner: options.owner,
     })
 }
 
@@ -60,6 +64,7 @@ impl std::fmt::Debug for ImportOptions<'_> {
             .field("dry_run", &self.dry_run)
             .field("progress", &self.progress.is_some())
             .field("originator", &self.originator)
+            .field("owner", &self.owner)
             .finish()
     }
 }
@@ -150,6 +155,11 @@ pub(crate) fn run_options(origin: &Origin, file: &str, options: &ImportOptions<'
     let mut run = RunOptions::new(origin.clone()).with_mode(Mode::dry_run_if(options.dry_run));
     run.trace.import = Some(file.to_owned());
     run.trace.originator = options.originator.map(str::to_owned);
+    if options.owner {
+        run.owner = true;
+        // The trace says whose authority changed the protected scope.
+        run.trace.tags.push("OwnerAuthority".to_owned());
+    }
     run
 }
 

@@ -477,6 +477,7 @@ impl Work {
             dry_run: false,
             progress: Some(&on_progress),
             originator: Some(&self.options.originator),
+            owner: false,
         };
         let mut changed = Vec::with_capacity(paths.len());
         self.emit(WatchEvent::Importing {

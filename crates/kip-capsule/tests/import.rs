@@ -355,6 +355,7 @@ fn a_dry_run_reports_what_would_change_and_writes_nothing() {
         dry_run: true,
         progress: None,
         originator: None,
+        owner: false,
     };
     let r = import_text_with(
         &nexus,
@@ -381,6 +382,7 @@ fn progress_reports_each_phase_in_order() {
         dry_run: false,
         progress: Some(&record),
         originator: None,
+        owner: false,
     };
     let r = import_text_with(&nexus, "big.yaml", &text, &origin(), &options);
     assert!(r.is_imported());
@@ -420,6 +422,7 @@ fn a_capsule_reports_bytes_checked_and_commands_written() {
         dry_run: false,
         progress: Some(&record),
         originator: None,
+        owner: false,
     };
     let r = import_text_with(&nexus, "many.kip", &text, &origin(), &options);
     assert!(r.is_imported(), "{:?}", r.errors);

@@ -90,6 +90,7 @@ fn dry(nexus: &Nexus, name: &str, text: &str) -> ImportReport {
         dry_run: true,
         progress: None,
         originator: None,
+        owner: false,
     };
     import_text_with(nexus, name, text, &origin(), &options)
 }
@@ -238,6 +239,7 @@ fn mutated_capsules_streamed_in_tiny_parts_never_panic_nor_write() {
             dry_run: true,
             progress: None,
             originator: None,
+            owner: false,
         };
         let part_bytes = 1 + rng.below(400);
         let r = kip_capsule::import_streamed(

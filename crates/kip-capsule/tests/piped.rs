@@ -61,6 +61,7 @@ fn import(nexus: &Nexus, name: &str, text: &str, dry_run: bool) -> (ImportReport
         dry_run,
         progress: Some(&record),
         originator: None,
+        owner: false,
     };
     let report = import_text_with(nexus, name, text, &origin(), &options);
     (report, seen.into_inner())

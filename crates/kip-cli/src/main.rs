@@ -57,6 +57,9 @@ enum Cmd {
         /// Files or folders.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
+        /// Apply as the nexus's owner: the protected scope (the meta-types, $self's and $system's id and core_directives) may change, e.g. an official Genesis refresh or a persona file. Traced with the tag OwnerAuthority, revertible like any write; no agent-facing face (MCP, HTTP) can do this.
+        #[arg(long)]
+        owner: bool,
     },
     /// Print get_knowledge_schema: the JSON Schema of a YAML bundle for this nexus, and an example.
     Schema,
@@ -181,7 +184,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Cmd::Trace { action } => cmd::trace::run(db, action),
         Cmd::Exec(args) => cmd::exec::run(db, args),
         Cmd::Bench(args) => cmd::bench::run(db, args),
-        Cmd::Import { paths } => cmd::import::run(db, &paths),
+        Cmd::Import { paths, owner } => cmd::import::run(db, &paths, owner),
         Cmd::Schema => cmd::schema::run(db),
         Cmd::Resolve(args) => cmd::resolve::run(db, args),
         Cmd::Watch {

@@ -175,6 +175,42 @@ impl KipMcp {
         }
     }
 
+    /// `execute_kip` / `execute_kip_readonly`: the request, with
+    /// `execute_kip`'s own `idempotency_key` (BRIEF §5) taken out of it.
+    async fn execute_tool(
+        &self,
+        name: &str,
+        readonly: bool,
+        args: Option<Map<String, Json>>,
+    ) -> CallToolResult {
+        let mut args = args.unwrap_or_default();
+        let key = match args.remove("idempotency_key") {
+            Some(Json::String(k)) => Some(k),
+            None => None,
+            Some(_) => {
+                return error_result(&ApiError::bad_request(
+                    name,
+                    "`idempotency_key` must be a string",
+                ));
+            }
+        };
+        let request: ExecuteRequest = match arguments(name, Some(args)) {
+            Ok(r) => r,
+            Err(e) => return error_result(&e),
+        };
+        let batch = request.commands.is_some();
+        self.blocking(move |api| {
+            Ok(match (readonly, key) {
+                // Reads are safe to repeat: the key is not needed.
+                (true, _) => api.execute_readonly(request),
+                (false, Some(key)) => api.execute_once(request, &key)?,
+                (false, None) => api.execute(request),
+            })
+        })
+        .await
+        .map_or_else(|e| error_result(&e), |response| kip_result(response, batch))
+    }
+
     async fn blocking(
         &self,
         f: impl FnOnce(&Api) -> Result<Json, ApiError> + Send + 'static,
@@ -199,34 +235,9 @@ impl KipMcp {
         // seed-shaped errors, an agent writing as itself).
         let outcome = match tool.operation {
             Operation::Execute | Operation::ExecuteReadonly => {
-                let readonly = tool.operation == Operation::ExecuteReadonly;
-                // `execute_kip`'s own argument (BRIEF §5), not the request's.
-                let mut args = args.unwrap_or_default();
-                let key = match args.remove("idempotency_key") {
-                    Some(Json::String(k)) => Some(k),
-                    None => None,
-                    Some(_) => {
-                        return Ok(error_result(&ApiError::bad_request(
-                            name,
-                            "`idempotency_key` must be a string",
-                        )));
-                    }
-                };
-                let request: ExecuteRequest = match arguments(name, Some(args)) {
-                    Ok(r) => r,
-                    Err(e) => return Ok(error_result(&e)),
-                };
-                let batch = request.commands.is_some();
-                self.blocking(move |api| {
-                    Ok(match (readonly, key) {
-                        // Reads are safe to repeat: the key is not needed.
-                        (true, _) => api.execute_readonly(request),
-                        (false, Some(key)) => api.execute_once(request, &key)?,
-                        (false, None) => api.execute(request),
-                    })
-                })
-                .await
-                .map(|response| kip_result(response, batch))
+                return Ok(self
+                    .execute_tool(name, tool.operation == Operation::ExecuteReadonly, args)
+                    .await);
             }
             Operation::Schema => {
                 if let Err(e) = arguments::<Map<String, Json>>(name, args.clone()) {

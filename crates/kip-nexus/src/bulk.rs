@@ -217,6 +217,7 @@ impl Nexus {
                             handles: Some(&mut handles),
                             known,
                             explain: false,
+                            owner: options.owner,
                         },
                     )?;
                     total += outcome.stats;
@@ -327,6 +328,7 @@ impl Nexus {
             let Command::Upsert(u) = c else { continue };
             let mut w = kml::Writer::new(&self.store, txn, &t.text, now());
             w.known = known;
+            w.bootstrap = t.options.owner;
             w.recent = Some(recent);
             if traced {
                 w.collect_before_image();

@@ -118,6 +118,9 @@ impl Nexus {
             },
             known: None,
             retried_on_failure: false,
+            // `execute_kip` (every agent-facing face) never has the owner's
+            // authority.
+            owner: false,
         };
         if request.command.is_some() {
             let Some(one) = parsed.into_iter().next() else {

@@ -62,6 +62,11 @@ pub struct RunOptions {
     /// (and that run is traced): [`crate::bulk::Bulk::parts`] then leaves its
     /// failure out of the trace, which would otherwise hold it twice.
     pub retried_on_failure: bool,
+    /// The nexus's owner applies this with the engine's own authority over
+    /// the protected scope (BRIEF §3: an official Genesis refresh, a
+    /// persona's `id` and `core_directives`). Only a host the owner runs
+    /// sets it (`kip import --owner`); no agent-facing face can.
+    pub owner: bool,
 }
 
 impl RunOptions {

@@ -78,6 +78,8 @@ pub(crate) struct Given<'x> {
     pub known: Option<&'x KnownConcepts>,
     /// Profile a FIND among the writes (see `explain`).
     pub explain: bool,
+    /// The owner's authority (see [`RunOptions::owner`]).
+    pub owner: bool,
 }
 
 impl Nexus {
@@ -169,6 +171,7 @@ impl Nexus {
                         handles: None,
                         known,
                         explain: options.explain,
+                        owner: options.owner,
                     },
                 )?;
                 total += outcome.stats;
@@ -237,6 +240,7 @@ impl Nexus {
     ) -> std::result::Result<Outcome, TxnError> {
         let mut w = kml::Writer::new(&self.store, txn, source, now());
         w.known = given.known;
+        w.bootstrap = given.owner;
         if !commit {
             w.collect_changes();
         } else if traced.is_some() {

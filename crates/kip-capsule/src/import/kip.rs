@@ -107,7 +107,8 @@ pub(super) fn run_kip(
         let total = ops.len() as u64;
         let errors = nexus.read(|g| {
             let model = Model::from_graph(g)?;
-            let mut checker = Checker::new(g, &model, text, lines, KIP_ROLES, false, &ops);
+            let mut checker = Checker::new(g, &model, text, lines, KIP_ROLES, false, &ops)
+                .with_owner(progress.options.owner);
             for (i, op) in ops.iter().enumerate() {
                 progress.report(Phase::Validating, i as u64, total, op_end(op));
                 checker.op(op)?;

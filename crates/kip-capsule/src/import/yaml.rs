@@ -39,7 +39,8 @@ pub(super) fn run_yaml(
     // The reader reported the items as it checked them; this pass is
     // quick next to it.
     let semantic = nexus.read(|g| {
-        let mut checker = Checker::new(g, &live, text, lines, BUNDLE_ROLES, true, &read.ops);
+        let mut checker = Checker::new(g, &live, text, lines, BUNDLE_ROLES, true, &read.ops)
+            .with_owner(progress.options.owner);
         for op in &read.ops {
             checker.op(op)?;
         }

@@ -34,6 +34,9 @@ pub(crate) struct Checker<'a, 'g> {
     /// Contradictions are errors (bundles), or later writes simply win
     /// (capsules).
     pub(super) strict: bool,
+    /// The owner's import (`kip import --owner`): the protected scope's
+    /// `id` is the owner's to change, as the writer lets it.
+    pub(super) owner: bool,
     pub(super) types: HashMap<String, State>,
     pub(super) predicates: HashMap<String, (State, Definition)>,
     /// Where the file defines each type and predicate (its first
@@ -90,6 +93,7 @@ impl<'a, 'g> Checker<'a, 'g> {
             lines,
             roles,
             strict,
+            owner: false,
             types: HashMap::default(),
             predicates: HashMap::default(),
             defined_at,
@@ -102,6 +106,13 @@ impl<'a, 'g> Checker<'a, 'g> {
             found: None,
             errors: Vec::new(),
         }
+    }
+
+    /// Checks an import applied with the owner's authority (see
+    /// [`crate::ImportOptions::owner`]).
+    pub(crate) fn with_owner(mut self, owner: bool) -> Self {
+        self.owner = owner;
+        self
     }
 
     /// Takes concepts from, and adds those it finds to, what earlier

@@ -198,7 +198,7 @@ impl<'a, 'g> Checker<'a, 'g> {
         attrs: &Map<String, Json>,
         loc: &Loc,
     ) -> Result<()> {
-        if !has_immutable_id(ty, name) {
+        if self.owner || !has_immutable_id(ty, name) {
             return Ok(());
         }
         let Some(new_id) = attrs.get("id") else {

@@ -14,7 +14,7 @@ const PROGRESS_MIN_BYTES: u64 = 1024 * 1024;
 
 /// One JSON report per file on standard output, each error as a
 /// `file:line:column` line on standard error; exit 1 if any file failed.
-pub fn run(db: Option<PathBuf>, paths: &[PathBuf]) -> anyhow::Result<ExitCode> {
+pub fn run(db: Option<PathBuf>, paths: &[PathBuf], owner: bool) -> anyhow::Result<ExitCode> {
     let api = crate::db::open_api(db, "kip-cli")?;
     let files = kip_api::capsule_files(paths).map_err(|e| anyhow::anyhow!("{}", e.message))?;
     // Reports arrive in file order; progress names its file (files applied
@@ -53,6 +53,7 @@ pub fn run(db: Option<PathBuf>, paths: &[PathBuf]) -> anyhow::Result<ExitCode> {
         dry_run: false,
         progress: Some(&show),
         originator: None,
+        owner,
     };
     let mut any_failed = false;
     let mut failure = None;
