@@ -478,25 +478,77 @@ fn the_host_rule_fails_on_a_host_that_names_the_engine() {
 /// browser over HTTP.
 #[test]
 fn only_the_ui_transport_knows_tauri() {
-    let mut offenders = Vec::new();
+    let offenders: Vec<String> = ui_files()
+        .into_iter()
+        .filter(|(p, text)| !p.starts_with("ui/src/transport/") && text.contains("@tauri-apps/"))
+        .map(|(p, _)| p)
+        .collect();
+    assert!(offenders.is_empty(), "{offenders:#?}");
+}
+
+/// Every file under `ui/src` (relative to the workspace) with its text.
+fn ui_files() -> Vec<(String, String)> {
+    let mut out = Vec::new();
     let mut stack = vec![workspace().join("ui/src")];
     while let Some(d) = stack.pop() {
         for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
             let path = entry.path();
             if path.is_dir() {
                 stack.push(path);
-                continue;
-            }
-            let p = rel(path.strip_prefix(workspace()).unwrap_or(&path));
-            if p.starts_with("ui/src/transport/") {
-                continue;
-            }
-            if std::fs::read_to_string(&path).is_ok_and(|t| t.contains("@tauri-apps/")) {
-                offenders.push(p);
+            } else if let Ok(text) = std::fs::read_to_string(&path) {
+                out.push((rel(path.strip_prefix(workspace()).unwrap_or(&path)), text));
             }
         }
     }
-    assert!(offenders.is_empty(), "{offenders:#?}");
+    out.sort();
+    out
+}
+
+/// The longest a UI source file (`.ts`, `.svelte`) may be: a component or
+/// module longer than this holds more than one job.
+const MAX_UI_FILE_LINES: usize = 500;
+
+/// The UI's source files over [`MAX_UI_FILE_LINES`], but the bindings
+/// generated from kip-api (`ui/src/transport/generated/`).
+fn long_ui_files(files: &[(String, String)]) -> Vec<String> {
+    files
+        .iter()
+        .filter(|(p, _)| {
+            (p.ends_with(".ts") || p.ends_with(".svelte"))
+                && !p.starts_with("ui/src/transport/generated/")
+        })
+        .filter_map(|(p, text)| {
+            let lines = text.lines().count();
+            (lines > MAX_UI_FILE_LINES).then(|| format!("{p}: {lines} lines"))
+        })
+        .collect()
+}
+
+#[test]
+fn no_ui_file_is_over_500_lines() {
+    let long = long_ui_files(&ui_files());
+    assert!(long.is_empty(), "split these UI files by job: {long:#?}");
+}
+
+#[test]
+fn the_ui_size_rule_fails_on_a_long_file_but_not_on_generated_bindings() {
+    let long = "x;\n".repeat(MAX_UI_FILE_LINES + 1);
+    let files = vec![
+        ("ui/src/views/Long.svelte".to_owned(), long.clone()),
+        (
+            "ui/src/lib/short.ts".to_owned(),
+            "x;\n".repeat(MAX_UI_FILE_LINES),
+        ),
+        (
+            "ui/src/transport/generated/kip-api.ts".to_owned(),
+            long.clone(),
+        ),
+        ("ui/src/app.css".to_owned(), long),
+    ];
+    assert_eq!(
+        long_ui_files(&files),
+        ["ui/src/views/Long.svelte: 501 lines"]
+    );
 }
 
 /// Files embedded from outside a crate's folder (the Genesis capsules, the
