@@ -70,7 +70,7 @@ pub fn import_paths(
         Ok(files) => files,
         Err(e) => {
             let name = paths.first().map(|p| name_of(p)).unwrap_or_default();
-            return vec![json!({"file": name, "status": "failed", "errors": [e]})];
+            return vec![failed_report(&name, &e)];
         }
     };
     let names: Vec<String> = files.iter().map(|f| name_of(f)).collect();
@@ -92,20 +92,27 @@ pub fn import_paths(
             .file
             .clone_from(&names[current.get().min(names.len() - 1)]);
         current.set(current.get() + 1);
-        reports.push(serde_json::to_value(report).unwrap_or_else(|e| {
-            json!({"status": "failed", "errors": [ApiError::new(
+        reports.push(serde_json::to_value(&report).unwrap_or_else(|e| {
+            let e = ApiError::new(
                 ErrorCode::Kip(KipCode::InternalError),
                 format!("the import report cannot be serialized: {e}"),
                 "This is a bug in KIP Explorer; please report it.",
-            )]})
+            );
+            failed_report(&report.file, &e)
         }));
     });
     if let Err(e) = imported {
-        return vec![
-            json!({"file": names.first().cloned().unwrap_or_default(), "status": "failed", "errors": [e]}),
-        ];
+        return vec![failed_report(
+            &names.first().cloned().unwrap_or_default(),
+            &e,
+        )];
     }
     reports
+}
+
+/// The report of a dropped file (or path) that could not be imported at all.
+fn failed_report(name: &str, error: &ApiError) -> Json {
+    json!({"file": name, "status": "failed", "errors": [error]})
 }
 
 /// A dropped file's name, as the window shows it.

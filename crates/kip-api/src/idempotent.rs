@@ -108,14 +108,31 @@ impl Api {
         Ok(held["response"].clone())
     }
 
+    /// [`Api::call`], with an idempotency key for the operations that take
+    /// one (`execute`): what a transport calls when the request named a key.
+    pub fn call_keyed(
+        &self,
+        operation: crate::Operation,
+        body: Json,
+        key: Option<&str>,
+    ) -> Result<Json, ApiError> {
+        match (operation, key) {
+            (crate::Operation::Execute, Some(key)) => {
+                self.execute_once(crate::parse(operation.name(), body)?, key)
+            }
+            _ => self.call(operation, body),
+        }
+    }
+
     fn execute_claimed(
         &self,
         request: ExecuteRequest,
         state_key: &str,
         fingerprint: &str,
     ) -> Result<Json, ApiError> {
+        let batch = request.commands.is_some();
         let response = self.execute(request);
-        if failed(&response) {
+        if crate::response_failed(&response, batch) {
             // Nothing was applied: a retry may run it again.
             self.nexus.remove_state(state_key)?;
         } else {
@@ -145,14 +162,6 @@ impl Api {
 fn expired(held: &Json) -> bool {
     let at = held["at"].as_u64().unwrap_or(0);
     now_secs().saturating_sub(at) > keep_for().as_secs()
-}
-
-/// Whether a KIP response (or a batch's last item) carries an error.
-fn failed(response: &Json) -> bool {
-    response.get("error").is_some()
-        || response["result"]
-            .as_array()
-            .is_some_and(|items| items.iter().any(|r| r.get("error").is_some()))
 }
 
 #[cfg(test)]

@@ -127,12 +127,7 @@ fn tool(def: tools::ToolDefinition) -> Tool {
 /// A KIP response as a tool result. A response carrying an error (or a
 /// batch stopped by one) is flagged so the model knows to correct itself.
 fn kip_result(response: Json, batch: bool) -> CallToolResult {
-    let failed = response.get("error").is_some()
-        || (batch
-            && response["result"]
-                .as_array()
-                .is_some_and(|items| items.iter().any(|r| r.get("error").is_some())));
-    if failed {
+    if kip_api::response_failed(&response, batch) {
         CallToolResult::structured_error(response)
     } else {
         CallToolResult::structured(response)

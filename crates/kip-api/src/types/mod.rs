@@ -21,6 +21,17 @@ pub use kip_logic::{
 /// request type.
 pub use kip_nexus::{BatchItem, ExecuteKip as ExecuteRequest};
 
+/// Whether a KIP response carries an error: its own, or (for a batch,
+/// whose `result` lists one response per command) any command's. A
+/// single FIND's `result` is an array of values, never of responses.
+pub fn response_failed(response: &Json, batch: bool) -> bool {
+    response.get("error").is_some()
+        || (batch
+            && response["result"]
+                .as_array()
+                .is_some_and(|items| items.iter().any(|r| r.get("error").is_some())))
+}
+
 /// A KIP response (seed 001 §6.2): `result` on success, `error` on failure,
 /// `next_cursor` when more rows exist. A batch's `result` is an array of
 /// such objects, one per executed command.

@@ -45,11 +45,7 @@ pub fn run(db: Option<PathBuf>, mut args: Args) -> anyhow::Result<ExitCode> {
         None => api.execute(request),
     };
     out(&format!("{}\n", serde_json::to_string_pretty(&response)?));
-    let failed = response.get("error").is_some()
-        || response["result"]
-            .as_array()
-            .is_some_and(|items| batch && items.iter().any(|r| r.get("error").is_some()));
-    Ok(if failed {
+    Ok(if kip_api::response_failed(&response, batch) {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

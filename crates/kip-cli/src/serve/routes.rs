@@ -289,18 +289,6 @@ fn idempotency_key(headers: &HeaderMap) -> Option<String> {
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
 }
 
-/// `execute` with an idempotency key, or any operation without one.
-fn run(api: &Api, operation: Operation, body: Json, key: Option<&str>) -> Result<Json, ApiError> {
-    match (operation, key) {
-        (Operation::Execute, Some(key)) => {
-            let request = serde_json::from_value(if body.is_null() { json!({}) } else { body })
-                .map_err(|e| ApiError::bad_request(operation.name(), e))?;
-            api.execute_once(request, key)
-        }
-        _ => api.call(operation, body),
-    }
-}
-
 /// The header that names who acts, for the cognitive trace (BRIEF §7).
 const ORIGINATOR_HEADER: &str = "x-kip-originator";
 
@@ -332,7 +320,11 @@ async fn call(
         Ok(b) => b,
         Err(e) => return error_response(&e),
     };
-    match blocking(api, move |api| run(api, operation, body, key.as_deref())).await {
+    match blocking(api, move |api| {
+        api.call_keyed(operation, body, key.as_deref())
+    })
+    .await
+    {
         Ok(answer) => axum::Json(answer).into_response(),
         Err(e) => error_response(&e),
     }
@@ -378,7 +370,7 @@ pub(super) async fn kip_method(
     let key = idempotency_key(&headers);
     let api = named_by(state.api, &headers);
     match blocking(api, move |api| {
-        run(api, operation, call_.params, key.as_deref())
+        api.call_keyed(operation, call_.params, key.as_deref())
     })
     .await
     {
