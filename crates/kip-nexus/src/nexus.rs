@@ -56,16 +56,20 @@ pub struct ChangeLog {
 }
 
 impl Nexus {
-    /// Opens the nexus in `dir`, creating and bootstrapping it if needed.
+    /// Opens the nexus in `dir`, creating and bootstrapping it if needed,
+    /// upgrading its Genesis if an earlier version made it.
     pub fn open(dir: &Path) -> Result<Nexus> {
         let store = Store::open(dir).kip()?;
         let secret = genesis::ensure(&store)?;
-        Ok(Nexus {
+        let nexus = Nexus {
             store,
             secret,
             tracer: trace::Tracer::default(),
             recent_groups: std::sync::Mutex::default(),
-        })
+        };
+        // A nexus an earlier version made gets this version's Genesis.
+        genesis::upgrade(&nexus)?;
+        Ok(nexus)
     }
 
     /// Opens the nexus in `dir` only if one is there: a folder without a

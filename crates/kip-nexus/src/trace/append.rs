@@ -141,6 +141,18 @@ pub(super) fn is_schema(c: &ElementChange) -> bool {
     )
 }
 
+/// The message of a write's SPACE `MetaDataChange` entry: a Genesis
+/// upgrade names its versions.
+fn schema_message(note: &TraceNote) -> String {
+    match note.data.get("genesis_upgrade") {
+        Some(v) => format!(
+            "Genesis was upgraded from version {} to {}: the bundled definitions and domains were applied again with the engine's authority.",
+            v["from"], v["to"]
+        ),
+        None => "The schema changed: type or predicate definitions were written.".into(),
+    }
+}
+
 pub(super) fn low_confidence(c: &ElementChange) -> bool {
     c.after
         .as_ref()
@@ -200,11 +212,13 @@ impl Append<'_> {
                 Draft {
                     originator: r.originator.to_owned(),
                     kind: EntryType::Space,
-                    message: "The schema changed: type or predicate definitions were written."
-                        .into(),
+                    message: schema_message(r.note),
                     tag: vec!["MetaDataChange".into()],
                     flags: Vec::new(),
-                    data: Some(json!({"entry": entry.id})),
+                    data: Some(json!({
+                        "entry": entry.id,
+                        "definitions": r.changes.iter().filter(|c| is_schema(c)).filter_map(|c| c.name.clone()).collect::<Vec<_>>(),
+                    })),
                     elements: Vec::new(),
                 },
             )?;
