@@ -184,7 +184,8 @@ fn read_and_check(
     let stored = |ty: &str, name: &str, key: &str| {
         bundle::stored_attribute(g, ty, name, key).unwrap_or(false)
     };
-    let mut checker = Checker::new(g, live, text, lines, BUNDLE_ROLES, true, &[]);
+    let mut checker = Checker::new(g, live, text, lines, BUNDLE_ROLES, true, &[])
+        .with_owner(progress.options.owner);
     let mut sink = |ops: Vec<Op>, items: usize| -> bool {
         for op in &ops {
             if checker.op(op).is_err() || !checker.errors.is_empty() {

@@ -215,3 +215,31 @@ fn a_dry_run_streams_everything_and_writes_nothing() {
     assert!(r.stats.changed());
     assert_eq!(graph(&nexus), before);
 }
+
+/// The owner's authority reaches a capsule imported part by part (one
+/// above the whole-file limit): the official RC11 `$self` persona, whose
+/// `id` and `core_directives` are protected, is refused to an ordinary
+/// import and applied with the owner's.
+#[test]
+fn a_streamed_capsule_is_applied_with_the_owners_authority_only_when_asked() {
+    let persona = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data/kip-rc11-official/persons/self.kip");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let nexus = Nexus::open(dir.path()).expect("nexus");
+    let refused = streamed(&nexus, &persona, 300);
+    assert_eq!(refused.status, Status::Failed, "{refused:?}");
+    assert_eq!(refused.errors[0].code, ErrorCode::ImmutableTarget);
+    let owner = ImportOptions {
+        owner: true,
+        ..ImportOptions::default()
+    };
+    let applied = import_streamed(&nexus, &persona, &origin(), &owner, 300, Instant::now());
+    assert_eq!(applied.status, Status::Imported, "{applied:?}");
+    let id = nexus.execute(
+        &kip_nexus::ExecuteKip::command(
+            r#"FIND(?s.attributes.id) WHERE { ?s {type: "Person", name: "$self"} }"#,
+        ),
+        &kip_nexus::Context::default(),
+    );
+    assert_eq!(id["result"], serde_json::json!(["uuc56-gyb"]));
+}

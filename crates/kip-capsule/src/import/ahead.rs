@@ -23,14 +23,17 @@ pub(super) struct Ahead<'n> {
     nexus: &'n Nexus,
     found: FoundConcepts,
     clean_since: &'n AtomicU64,
+    /// The import has the owner's authority (see `ImportOptions::owner`).
+    owner: bool,
 }
 
 impl<'n> Ahead<'n> {
-    pub(super) fn new(nexus: &'n Nexus, clean_since: &'n AtomicU64) -> Ahead<'n> {
+    pub(super) fn new(nexus: &'n Nexus, clean_since: &'n AtomicU64, owner: bool) -> Ahead<'n> {
         Ahead {
             nexus,
             found: FoundConcepts::default(),
             clean_since,
+            owner,
         }
     }
 }
@@ -42,6 +45,7 @@ impl<'n> Ahead<'n> {
 /// the writer to run again against the state the file will meet.
 pub(super) fn parse_and_check_kip(ahead: &mut Ahead<'_>, text: &str) -> Parsed {
     let nexus = ahead.nexus;
+    let owner = ahead.owner;
     let mut parsed = parse_kip(text);
     if let Ok(commands) = &parsed.commands {
         let lines = LineIndex::new(text);
@@ -65,7 +69,8 @@ pub(super) fn parse_and_check_kip(ahead: &mut Ahead<'_>, text: &str) -> Parsed {
             let model = Model::from_graph(g)?;
             let definitions = all_ops.as_deref().unwrap_or_default();
             let mut checker = Checker::new(g, &model, text, &lines, KIP_ROLES, false, definitions)
-                .with_found(found);
+                .with_found(found)
+                .with_owner(owner);
             // The first error ends the checks ahead: a failing check is
             // run again by the writer, against the state the file will
             // meet (an earlier file of the import may create what this one

@@ -42,6 +42,7 @@ pub fn import_paths_with(
         return;
     }
     let dry_run = options.dry_run;
+    let owner = options.owner;
     // The writer's `clean_since` (below), which the reader's memory of
     // found concepts must not predate (see `FoundConcepts`).
     let shared_clean_since = &AtomicU64::new(0);
@@ -58,7 +59,7 @@ pub fn import_paths_with(
         // `GroupText::retire`).
         let (retire, retired) = std::sync::mpsc::channel();
         scope.spawn(move || {
-            let mut ahead = Ahead::new(nexus, shared_clean_since);
+            let mut ahead = Ahead::new(nexus, shared_clean_since, owner);
             for (index, path) in paths.iter().enumerate() {
                 retired.try_iter().for_each(drop);
                 if tx

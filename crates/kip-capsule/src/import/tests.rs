@@ -13,7 +13,7 @@ use super::kip::Parsed;
 /// makes them when nothing else was written since the import began.
 fn parse_and_check_kip(nexus: &Nexus, text: &str) -> Parsed {
     let clean_since = AtomicU64::new(0);
-    ahead::parse_and_check_kip(&mut Ahead::new(nexus, &clean_since), text)
+    ahead::parse_and_check_kip(&mut Ahead::new(nexus, &clean_since, false), text)
 }
 
 fn medical() -> (tempfile::TempDir, Nexus) {
@@ -93,7 +93,7 @@ fn the_checks_ahead_remember_found_concepts_until_another_write_comes_in() {
 }"#;
     let first = nexus.last_change_seq().expect("seq");
     let clean_since = AtomicU64::new(first);
-    let mut ahead = Ahead::new(&nexus, &clean_since);
+    let mut ahead = Ahead::new(&nexus, &clean_since, false);
     let parsed = ahead::parse_and_check_kip(&mut ahead, text);
     assert_eq!(parsed.checked_at, Some(first));
     let aspirin = key(&nexus, "Aspirin", "treats", "Headache").0;

@@ -219,7 +219,7 @@ fn next_part(
         let errors = placed(e.0, &part);
         seen.stop(errors)
     })?;
-    let errors = check_part(g, &part, &commands)?;
+    let errors = check_part(g, &part, &commands, source.progress.options.owner)?;
     if !errors.is_empty() {
         return Err(seen.stop(errors));
     }
@@ -251,17 +251,20 @@ fn too_large(at: At, limit: usize) -> ImportError {
     }
 }
 
-/// The meaning checks of a part against the write's state, its errors
-/// placed in the file and in file order.
+/// The meaning checks of a part against the write's state (with the
+/// owner's authority when `owner`), its errors placed in the file and in
+/// file order.
 fn check_part(
     g: &Graph<'_>,
     part: &PartText,
     commands: &[kip_lang::ast::Command],
+    owner: bool,
 ) -> Result<Vec<ImportError>, KipError> {
     let lines = LineIndex::new(&part.text);
     let ops = ops::lower_kip(commands);
     let model = Model::from_graph(g)?;
-    let mut checker = Checker::new(g, &model, &part.text, &lines, KIP_ROLES, false, &ops);
+    let mut checker = Checker::new(g, &model, &part.text, &lines, KIP_ROLES, false, &ops)
+        .with_owner(owner);
     for op in &ops {
         checker.op(op)?;
     }
