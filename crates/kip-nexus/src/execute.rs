@@ -92,6 +92,9 @@ impl Nexus {
                 ).with_hint("Send {\"command\": \"FIND(…) WHERE {…}\"} for one command, or {\"commands\": [\"…\", \"…\"]} for a batch.")});
             }
         };
+        if let Some(e) = over_limits(&texts) {
+            return json!({"error": e});
+        }
         let parsed: Vec<Parsed<'_>> = texts
             .into_iter()
             .map(|(text, params)| Parsed {
@@ -160,6 +163,40 @@ impl Nexus {
             kip_lang::bind(one.text, commands, &one.params).map_err(Errors::into_response_error)?;
         self.run(one.text, &commands, options)
     }
+}
+
+/// The most commands one `execute_kip` batch may hold (`DESCRIBE PRIMER`
+/// states it under `capabilities.limits`).
+pub const MAX_BATCH_COMMANDS: usize = 10_000;
+
+/// The most KIP text one `execute_kip` request may hold, all its commands
+/// together (64 MiB, as `kip serve`'s default body limit; a larger graph is
+/// imported as a capsule, which is read part by part).
+pub const MAX_REQUEST_TEXT: usize = 64 << 20;
+
+/// The `KIP_4002` of a request above [`MAX_BATCH_COMMANDS`] or
+/// [`MAX_REQUEST_TEXT`], before anything is parsed.
+fn over_limits(texts: &[(&str, Map<String, Json>)]) -> Option<KipError> {
+    let bytes: usize = texts.iter().map(|(t, _)| t.len()).sum();
+    if texts.len() > MAX_BATCH_COMMANDS {
+        return Some(
+            KipError::new(
+                ErrorCode::ResourceExhausted,
+                format!(
+                    "the batch holds {} commands, more than the {MAX_BATCH_COMMANDS} one request may hold",
+                    texts.len()
+                ),
+            )
+            .with_hint("Split the batch into several requests, or import the writes as a capsule."),
+        );
+    }
+    (bytes > MAX_REQUEST_TEXT).then(|| {
+        KipError::new(
+            ErrorCode::ResourceExhausted,
+            format!("the request holds {bytes} bytes of KIP, more than the {MAX_REQUEST_TEXT} one request may hold"),
+        )
+        .with_hint("Split it into several requests, or import it as a capsule (kip import, import_knowledge_bundle), which is read part by part.")
+    })
 }
 
 /// The `KIP_1001` of a request text holding no command at all (empty,

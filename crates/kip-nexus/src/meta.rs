@@ -265,6 +265,14 @@ fn capabilities() -> Json {
             "query_steps": crate::kql::WORK_BUDGET,
             "nesting_depth": kip_lang::MAX_DEPTH,
             "search_limit_default": DEFAULT_SEARCH_LIMIT,
+            "batch_commands": crate::execute::MAX_BATCH_COMMANDS,
+            "request_bytes": crate::execute::MAX_REQUEST_TEXT,
+            // A hop range is bounded by the query's steps, not by a count.
+            "path_hops": "any range; bounded by query_steps",
+            // UPDATE / DELETE LIMIT caps what is written, not what is
+            // scanned (RC11 §4.3); a FIND's LIMIT is not capped.
+            "update_limit": null,
+            "query_timeout": "query_steps (KIP_4001), not wall-clock time",
         },
     })
 }

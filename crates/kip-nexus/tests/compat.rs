@@ -790,6 +790,21 @@ fn semantic_and_hybrid_modes_are_served_by_keyword_with_a_warning_and_the_primer
         primer["capabilities"]["limits"]["find_rows_without_limit"],
         json!(1000)
     );
+    // The request limits it states are the ones it keeps: one command
+    // more than a batch may hold is refused whole, before anything runs.
+    let most = primer["capabilities"]["limits"]["batch_commands"]
+        .as_u64()
+        .expect("the batch limit is stated");
+    let over = ExecuteKip {
+        commands: Some(vec![
+            kip_nexus::BatchItem::Text("DESCRIBE PRIMER".into());
+            usize::try_from(most).expect("fits") + 1
+        ]),
+        ..ExecuteKip::default()
+    };
+    let refused = nexus.execute(&over, &Context::default());
+    assert_eq!(refused["error"]["code"], "KIP_4002", "{refused:#}");
+    assert!(primer["capabilities"]["limits"]["request_bytes"].is_u64());
 }
 
 // ---------------------------------------------------------------- EXPORT

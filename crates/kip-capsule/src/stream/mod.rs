@@ -263,8 +263,8 @@ fn check_part(
     let lines = LineIndex::new(&part.text);
     let ops = ops::lower_kip(commands);
     let model = Model::from_graph(g)?;
-    let mut checker = Checker::new(g, &model, &part.text, &lines, KIP_ROLES, false, &ops)
-        .with_owner(owner);
+    let mut checker =
+        Checker::new(g, &model, &part.text, &lines, KIP_ROLES, false, &ops).with_owner(owner);
     for op in &ops {
         checker.op(op)?;
     }
