@@ -333,6 +333,19 @@ pub fn all() -> Vec<ToolDefinition> {
 mod tests {
     use super::*;
 
+    /// Every KIP example the agent guide shows parses: an agent copies
+    /// them.
+    #[test]
+    fn the_agent_guides_examples_are_kip_that_parses() {
+        let mut blocks = 0;
+        for block in AGENT_GUIDE.split("```prolog").skip(1) {
+            let text = block.split("```").next().unwrap_or_default();
+            assert!(kip_lang::parse(text).is_ok(), "{text}");
+            blocks += 1;
+        }
+        assert!(blocks > 0, "the guide shows KIP");
+    }
+
     #[test]
     fn execute_kip_has_exactly_the_parameters_of_the_spec_and_our_two_extensions() {
         let schema = execute_kip().input_schema;
