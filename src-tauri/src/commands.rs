@@ -1,8 +1,8 @@
 //! The Tauri commands the UI calls (`ui/src/transport/tauri.ts`): every
 //! `kip-api` operation through one command, run on a blocking thread so the
-//! window stays responsive while the engine works, and the two things only
-//! the shell can do: watching another folder and saving an export as a
-//! file (a webview has no downloads).
+//! window stays responsive while the engine works, and what only the
+//! shell can do: watching another folder, saving an export as a file (a
+//! webview has no downloads) and applying a capsule as the nexus's owner.
 
 use kip_api::{ApiError, ErrorCode, KipCode};
 use serde_json::Value as Json;
@@ -57,6 +57,66 @@ pub async fn set_capsule_folder(
     blocking(move || {
         host.watch(&dir);
         host.api().call_named("watch_status", Json::Null)
+    })
+    .await
+}
+
+/// What "apply as owner" sends: the text of a file chosen in the page, or
+/// the path of a file dropped on the window (its report carried it).
+#[derive(Debug, serde::Deserialize)]
+pub struct OwnerImport {
+    file_name: String,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    path: Option<std::path::PathBuf>,
+    #[serde(default)]
+    dry_run: bool,
+}
+
+/// Imports a capsule with the owner's authority over the protected scope
+/// (BRIEF §3): first as a dry run, whose report lists the engine's diff,
+/// then for real once the person at the window confirms. Only the desktop
+/// shell offers this (the person who runs it owns the nexus); it is no
+/// kip-api operation, so neither HTTP nor MCP can reach it.
+#[tauri::command]
+pub async fn import_as_owner(
+    state: State<'_, AppState>,
+    request: OwnerImport,
+) -> Result<Json, ApiError> {
+    let api = state.host.api();
+    blocking(move || {
+        let report = match (request.text, request.path) {
+            (Some(text), _) => api.import_as_owner(&kip_api::ImportRequest {
+                file_name: request.file_name,
+                text,
+                dry_run: Some(request.dry_run),
+            })?,
+            (None, Some(path)) => {
+                let options = kip_capsule::ImportOptions {
+                    dry_run: request.dry_run,
+                    owner: true,
+                    ..kip_capsule::ImportOptions::default()
+                };
+                let mut report = api.import_file(&path, &options)?;
+                report.file = request.file_name;
+                report
+            }
+            (None, None) => {
+                return Err(ApiError::new(
+                    ErrorCode::BadRequest,
+                    "apply as owner needs the file's text or its path",
+                    "Choose the file again.",
+                ));
+            }
+        };
+        serde_json::to_value(report).map_err(|e| {
+            ApiError::new(
+                ErrorCode::Kip(KipCode::InternalError),
+                format!("the import report cannot be serialized: {e}"),
+                "This is a bug in KIP Explorer; please report it.",
+            )
+        })
     })
     .await
 }

@@ -91,15 +91,19 @@ pub fn import_paths(
         report
             .file
             .clone_from(&names[current.get().min(names.len() - 1)]);
+        let path = files[current.get().min(files.len() - 1)].clone();
         current.set(current.get() + 1);
-        reports.push(serde_json::to_value(&report).unwrap_or_else(|e| {
+        let mut json = serde_json::to_value(&report).unwrap_or_else(|e| {
             let e = ApiError::new(
                 ErrorCode::Kip(KipCode::InternalError),
                 format!("the import report cannot be serialized: {e}"),
                 "This is a bug in KIP Explorer; please report it.",
             );
             failed_report(&report.file, &e)
-        }));
+        });
+        // The window may apply a refused file again as the owner, by path.
+        json["path"] = json!(path);
+        reports.push(json);
     });
     if let Err(e) = imported {
         return vec![failed_report(

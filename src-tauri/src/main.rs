@@ -95,6 +95,7 @@ fn main() -> anyhow::Result<()> {
             commands::api_call,
             commands::set_capsule_folder,
             commands::save_file,
+            commands::import_as_owner,
         ])
         .setup(move |app| {
             let handle = app.handle().clone();

@@ -75,6 +75,33 @@ impl Api {
         })
     }
 
+    /// Imports an uploaded capsule with the owner's authority over the
+    /// protected scope (BRIEF §3): what the desktop app's "apply as owner"
+    /// runs, first as a dry run (the report's `changes` are the engine's
+    /// diff) and then for real. Never an [`crate::Operation`]: only a host
+    /// the owner runs on their own machine calls it (the desktop shell;
+    /// `kip import --owner` passes the flag in [`ImportOptions`]), so no
+    /// agent-facing face (MCP, HTTP) can reach it. Traced with the tag
+    /// `OwnerAuthority`, revertible like any write.
+    pub fn import_as_owner(
+        &self,
+        request: &crate::ImportRequest,
+    ) -> Result<ImportReport, ApiError> {
+        let options = self.import_options(&ImportOptions {
+            dry_run: request.dry_run.unwrap_or(false),
+            progress: None,
+            originator: None,
+            owner: true,
+        })?;
+        Ok(kip_capsule::import_text_with(
+            &self.nexus,
+            &request.file_name,
+            &request.text,
+            &self.origin,
+            &options,
+        ))
+    }
+
     /// What the nexus holds, less what Genesis created, as a capsule or a
     /// bundle that re-imports into the same graph. An unknown type or
     /// domain in the filters is an error.
@@ -188,6 +215,60 @@ mod tests {
             error.code,
             crate::ErrorCode::Kip(crate::KipCode::TypeMismatch)
         );
+    }
+
+    /// The owner's import previews the engine's diff of the protected
+    /// definitions, writes nothing on the preview, then applies them;
+    /// the ordinary import of the same text is refused.
+    #[test]
+    fn the_owner_previews_then_applies_what_every_client_is_refused() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let api = api(dir.path());
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../tests/data/kip-rc11-official/persons/system.kip"),
+        )
+        .expect("the official persona is vendored");
+        let request = crate::ImportRequest {
+            file_name: "system.kip".into(),
+            text,
+            dry_run: Some(true),
+        };
+        let refused = api.import(&request).expect("a report");
+        assert!(!refused.is_imported());
+        let preview = api.import_as_owner(&request).expect("a report");
+        assert!(preview.is_imported() && preview.dry_run, "{preview:?}");
+        assert!(
+            preview
+                .changes
+                .iter()
+                .any(|c| c.name.as_deref() == Some("$system")),
+            "{:?}",
+            preview.changes
+        );
+        let directives = |api: &Api| {
+            api.execute(crate::ExecuteRequest {
+                command: Some(
+                    r#"FIND(?s.attributes.core_directives) WHERE { ?s {type: "Person", name: "$system"} }"#
+                        .into(),
+                ),
+                ..Default::default()
+            })["result"]
+                .clone()
+        };
+        let before = directives(&api);
+        assert_eq!(directives(&api), before, "a preview writes nothing");
+        let applied = api
+            .import_as_owner(&crate::ImportRequest {
+                dry_run: None,
+                ..request
+            })
+            .expect("a report");
+        assert!(
+            applied.is_imported() && applied.changes.is_empty(),
+            "{applied:?}"
+        );
+        assert_ne!(directives(&api), before);
     }
 
     #[test]

@@ -187,6 +187,9 @@ pub(crate) fn apply(
     };
     let outcome = nexus.bulk().run(text, commands, run, &applied)?;
     report.stats = outcome.stats;
+    if run.mode == Mode::DryRun {
+        report.keep_preview(&outcome.result);
+    }
     progress.report(Phase::Applying, items as u64, items as u64, text.len());
     Ok(())
 }

@@ -211,7 +211,21 @@ pub struct ImportReport {
     #[serde(default, skip_serializing_if = "is_zero")]
     #[cfg_attr(feature = "ts", ts(type = "number | undefined"))]
     pub errors_omitted: usize,
+    /// A dry run's diff, the engine's own: each element the import would
+    /// change, before → after (the first [`MAX_PREVIEW_CHANGES`]). Empty
+    /// for a committed import (the trace keeps its before-image) and for
+    /// a capsule imported part by part.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(type = "Array<ElementChange> | undefined"))]
+    pub changes: Vec<kip_nexus::ElementChange>,
+    /// Changes of a dry run beyond the first [`MAX_PREVIEW_CHANGES`].
+    #[serde(default, skip_serializing_if = "is_zero")]
+    #[cfg_attr(feature = "ts", ts(type = "number | undefined"))]
+    pub changes_omitted: usize,
 }
+
+/// The most changes a dry run's report lists (see [`ImportReport::changes`]).
+pub const MAX_PREVIEW_CHANGES: usize = 1_000;
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
@@ -230,6 +244,32 @@ impl ImportReport {
             duration_ms: 0.0,
             errors: Vec::new(),
             errors_omitted: 0,
+            changes: Vec::new(),
+            changes_omitted: 0,
+        }
+    }
+
+    /// Keeps a dry run's diff from the engine's `result` (one command's
+    /// object with `changes`, or a list of `{result}` for several).
+    pub(crate) fn keep_preview(&mut self, result: &serde_json::Value) {
+        let one = |r: &serde_json::Value| {
+            r.get("changes")
+                .and_then(serde_json::Value::as_array)
+                .cloned()
+        };
+        let lists: Vec<Vec<serde_json::Value>> = match result {
+            serde_json::Value::Array(items) => items
+                .iter()
+                .filter_map(|i| i.get("result").and_then(one))
+                .collect(),
+            other => one(other).into_iter().collect(),
+        };
+        for change in lists.into_iter().flatten() {
+            if self.changes.len() >= MAX_PREVIEW_CHANGES {
+                self.changes_omitted += 1;
+            } else if let Ok(change) = serde_json::from_value(change) {
+                self.changes.push(change);
+            }
         }
     }
 

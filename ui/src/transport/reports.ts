@@ -1,7 +1,7 @@
 // Reading import reports leniently: the capsule pipeline owns their shape
 // (`ImportReport`, generated from kip-capsule), and the UI must show
 // whatever a host says about a failure, even one that never reached it.
-import type { ChangeStats, ImportProblem, ImportReportView, WatchStatus, WatchView } from './types';
+import type { ChangeStats, ElementChange, ImportProblem, ImportReportView, WatchStatus, WatchView } from './types';
 
 function asNumber(v: unknown): number | undefined {
   return typeof v === 'number' ? v : undefined;
@@ -36,6 +36,10 @@ export function toReport(raw: unknown, fallbackName: string): ImportReportView {
     stats: (r.stats as ChangeStats | undefined) ?? undefined,
     duration_ms: asNumber(r.duration_ms),
     errors,
+    ...(r.dry_run === true ? { dry_run: true } : {}),
+    ...(Array.isArray(r.changes) ? { changes: r.changes as ElementChange[] } : {}),
+    ...(asNumber(r.changes_omitted) ? { changes_omitted: asNumber(r.changes_omitted) } : {}),
+    ...(typeof r.path === 'string' ? { path: r.path } : {}),
   };
 }
 

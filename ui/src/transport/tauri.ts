@@ -14,6 +14,7 @@ import {
   type ImportReportView,
   type ImportUnderWay,
   type ImportRequest,
+  type OwnerImportRequest,
   type KipResponse,
   type KnowledgeSchema,
   type NeighbourhoodRequest,
@@ -133,6 +134,9 @@ export class TauriTransport implements Transport {
       if (e && typeof e === 'object' && 'code' in e) throw new ApiFailure(e as ApiError);
       throw new ApiFailure({ code: 'KIP_4003', message: String(e), hint: 'The desktop shell failed; see its log.' });
     }
+  }
+  async importAsOwner(request: OwnerImportRequest): Promise<ImportReportView> {
+    return toReport(await call<unknown>('import_as_owner', { request }), request.file_name);
   }
   async setCapsuleFolder(folder: string): Promise<WatchView> {
     return toWatchView(await call<WatchStatus>('set_capsule_folder', { folder }));

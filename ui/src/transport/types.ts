@@ -8,6 +8,7 @@ import type {
   ChangeStats,
   ChangesRequest,
   ChangesResponse,
+  ElementChange,
   ExecuteRequest,
   ImportProgress,
   ImportReport,
@@ -67,7 +68,21 @@ export type ImportReportView = Pick<ImportReport, 'file' | 'status'> & {
   stats?: ChangeStats;
   duration_ms?: number;
   errors: ImportProblem[];
+  /** A dry run: nothing was written; `changes` is the engine's diff. */
+  dry_run?: boolean;
+  changes?: ElementChange[];
+  changes_omitted?: number;
+  /** Where a file dropped on the desktop window was (to apply it again as the owner). */
+  path?: string;
 };
+
+/** What "apply as owner" imports: a chosen file's text, or a dropped file's path. */
+export interface OwnerImportRequest {
+  file_name: string;
+  text?: string;
+  path?: string;
+  dry_run: boolean;
+}
 
 /** A file being imported, by name, and how far it is. */
 export interface ImportUnderWay {
@@ -144,6 +159,12 @@ export interface Transport {
   saveFile?(name: string, bytes: Uint8Array): Promise<string>;
   /** Watch another folder (desktop only). */
   setCapsuleFolder?(folder: string): Promise<WatchView>;
+  /**
+   * Imports a capsule with the nexus owner's authority over the protected
+   * scope (desktop only: the person at the window owns the nexus; no
+   * HTTP or MCP client can). A dry run's report carries the engine's diff.
+   */
+  importAsOwner?(request: OwnerImportRequest): Promise<ImportReportView>;
   /**
    * Any kip-api operation by its wire name, typed by the generated
    * `Operations` map (e.g. `call('trace_list', {limit: 50})` answers a `TracePage`).

@@ -509,3 +509,28 @@ test('13 §6. the Trace view in the window: filter, expand the diff, revert; the
   assert.equal(JSON.parse(kip('exec', 'FIND(COUNT(?s)) WHERE { ?s {type: "Symptom", name: "Dizziness"} FILTER(?s.attributes.severity == "mild") }')).result, 1);
   await shot('desk-13d-inspector-reverted');
 });
+
+test('29 §2. apply as owner: a persona the protected scope refuses is previewed with the engine’s diff, then applied and traced', async () => {
+  const persona = readFileSync(join(repo, 'tests/data/kip-rc11-official/persons/system.kip'), 'utf8');
+  await click('nav-import');
+  // A file chosen in the page (the OS drop hands the shell paths instead; both reach the same command).
+  await browser.execute((text) => window.dispatchEvent(new CustomEvent('kip-drop', { detail: [new File([text], 'system.kip')] })), persona);
+  const report = await withText('[data-testid=import-reports] li', 'system.kip', 20_000);
+  assert.match(await report.getText(), /KIP_3004/);
+  await (await report.$('[data-testid=owner-preview]')).click();
+  const dialog = await byId('owner-apply');
+  await dialog.waitForExist({ timeout: 15_000 });
+  // The engine's dry run: $system's protected core_directives, before → after; nothing written yet.
+  assert.match(await dialog.getText(), /Protected[\s\S]*\$system/);
+  const directives = () => JSON.parse(kip('exec', 'FIND(?s.attributes.core_directives) WHERE { ?s {type: "Person", name: "$system"} }')).result;
+  const before = directives();
+  await shot('desk-29a-owner-preview');
+  assert.deepEqual(directives(), before);
+  await click('owner-apply-confirm');
+  await browser.waitUntil(async () => /Imported/.test(await (await withText('[data-testid=import-reports] li', 'system.kip')).getText()), { timeout: 15_000, timeoutMsg: 'the owner import did not land' });
+  assert.notDeepEqual(directives(), before);
+  const traced = kip('trace', 'list', '--tag', 'OwnerAuthority').trim().split('\n').map((l) => JSON.parse(l));
+  assert.equal(traced.length, 1, JSON.stringify(traced));
+  assert.equal(traced[0].originator, 'curator');
+  await shot('desk-29b-owner-applied');
+});

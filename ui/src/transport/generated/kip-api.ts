@@ -420,7 +420,18 @@ errors: Array<ApiError>,
 /**
  * Errors found beyond the first [`MAX_ERRORS`].
  */
-errors_omitted?: number | undefined, };
+errors_omitted?: number | undefined, 
+/**
+ * A dry run's diff, the engine's own: each element the import would
+ * change, before → after (the first [`MAX_PREVIEW_CHANGES`]). Empty
+ * for a committed import (the trace keeps its before-image) and for
+ * a capsule imported part by part.
+ */
+changes?: Array<ElementChange> | undefined, 
+/**
+ * Changes of a dry run beyond the first [`MAX_PREVIEW_CHANGES`].
+ */
+changes_omitted?: number | undefined, };
 
 /**
  * The kind of file, chosen by its extension.
