@@ -303,3 +303,70 @@ fn the_owner_applies_the_official_genesis_and_personas_that_every_client_is_refu
     );
     assert_eq!(json(&agent)["error"]["code"], "KIP_3004");
 }
+
+/// BRIEF §3 / §5: `kip init --profile memory` creates a nexus with the RC11
+/// cognitive memory profile; running it again keeps the nexus and changes
+/// nothing; the official RC11 README's order then imports on top of it
+/// (Genesis and the personas as the owner, the profile capsules as any
+/// client), and agents still meet the protected scope.
+#[test]
+fn kip_init_creates_a_nexus_with_the_memory_profile_that_the_official_capsules_import_into() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let nexus = db.path().join("nexus");
+    let first = kip(&nexus, &["init", "--profile", "memory"]);
+    assert!(first.status.success(), "{first:?}");
+    let first = json(&first);
+    assert_eq!(first["created"], true);
+    assert_eq!(first["profile"]["profile"]["installed"], true, "{first:#}");
+    let types = kip(
+        &nexus,
+        &["exec", "FIND(?t.name) WHERE { ?t {type: \"$ConceptType\", name: \"SleepTask\"} }"],
+    );
+    assert_eq!(json(&types)["result"], serde_json::json!(["SleepTask"]));
+    let again = json(&kip(&nexus, &["init", "--profile", "memory"]));
+    assert_eq!(again["created"], false);
+    let changed: Vec<&serde_json::Value> = again["profile"]["reports"]
+        .as_array()
+        .expect("reports")
+        .iter()
+        .filter(|r| r["stats"].as_object().is_some_and(|s| s.values().any(|n| n != 0)))
+        .collect();
+    assert!(changed.is_empty(), "{changed:#?}");
+    let unknown = kip(&nexus, &["init", "--profile", "nope"]);
+    assert_eq!(unknown.status.code(), Some(2));
+
+    // The official capsules, in their README's order.
+    let official_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/kip-rc11-official");
+    let owned = kip(
+        &nexus,
+        &[
+            "import",
+            "--owner",
+            &official("Genesis.kip"),
+            &official("persons/self.kip"),
+            &official("persons/system.kip"),
+        ],
+    );
+    assert!(owned.status.success(), "{owned:?}");
+    let profile: Vec<String> = [
+        "Person.kip", "Event.kip", "Preference.kip", "Insight.kip", "Commitment.kip",
+        "SleepTask.kip", "Experience.kip", "ExperienceStep.kip", "Skill.kip", "has_step.kip",
+        "caused_by.kip", "derived_insight.kip", "compiled_to.kip", "involves.kip",
+        "mentions.kip", "consolidated_to.kip", "derived_from.kip",
+    ]
+    .iter()
+    .map(|f| official_dir.join(f).display().to_string())
+    .collect();
+    let mut args = vec!["import"];
+    args.extend(profile.iter().map(String::as_str));
+    let client = kip(&nexus, &args);
+    assert!(client.status.success(), "{client:?}");
+    let agent = kip(
+        &nexus,
+        &[
+            "exec",
+            "UPSERT { CONCEPT ?s { {type: \"Person\", name: \"$self\"} SET ATTRIBUTES { core_directives: [] } } }",
+        ],
+    );
+    assert_eq!(json(&agent)["error"]["code"], "KIP_3004");
+}

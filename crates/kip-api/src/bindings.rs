@@ -160,6 +160,10 @@ fn engine_types(cfg: &Config, out: &mut String) {
         kip_nexus::TraceEntryType,
         kip_nexus::Reverted,
         kip_nexus::RevertedTo,
+        crate::ProfileInfo,
+        crate::ProfilesResponse,
+        crate::InstallProfileRequest,
+        crate::InstallProfileResponse,
     );
 }
 

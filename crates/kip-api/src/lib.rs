@@ -37,6 +37,7 @@ mod neighbourhood;
 mod ops;
 pub mod paths;
 mod paths_between;
+mod profile;
 pub mod prefs;
 mod promote;
 mod settings;
@@ -63,6 +64,7 @@ pub use kip_nexus::MAX_TRACE_PAGE;
 pub use local::capsule_files;
 pub use neighbourhood::{DEFAULT_PAGE, MAX_PAGE};
 pub use ops::{Effect, NoBody, Operation, Query, Route};
+pub use profile::{InstallProfileRequest, InstallProfileResponse, ProfileInfo, ProfilesResponse};
 pub use paths_between::{DEFAULT_MAX_HOPS, DEFAULT_PATHS, LINK_BUDGET, MAX_HOPS, MAX_PATHS};
 pub use promote::{
     INVOLVES, MAX_PROMOTED_ENTRIES, MAX_PROMOTED_LINKS, TracePromoteRequest, TracePromoteResponse,
@@ -282,6 +284,23 @@ impl Api {
             &self.origin,
             self.originator(),
         ))
+    }
+
+    /// The profiles this version offers and whether the nexus carries each.
+    pub fn profiles(&self) -> Result<ProfilesResponse, ApiError> {
+        profile::profiles(&self.nexus)
+    }
+
+    /// Installs a profile as any client's import (a dry run is allowed on a
+    /// read-only host).
+    pub fn install_profile(
+        &self,
+        request: &InstallProfileRequest,
+    ) -> Result<InstallProfileResponse, ApiError> {
+        if self.read_only && request.dry_run != Some(true) {
+            return Err(ApiError::read_only("installing a profile"));
+        }
+        profile::install(&self.nexus, &self.origin, self.originator(), request)
     }
 
     /// An element's links counted by predicate, and one page of them.

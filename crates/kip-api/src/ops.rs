@@ -207,6 +207,17 @@ operations! {
     Import = "import", Effect::Depends,
     fn(api, r: ImportRequest) -> kip_capsule::ImportReport { api.import(&r) }
 
+    /// The profiles this version offers (the RC11 memory profile) and
+    /// whether the nexus carries each.
+    Profiles = "profiles", Effect::Reads, get [],
+    fn(api, _r: NoBody) -> crate::ProfilesResponse { api.profiles() }
+
+    /// Installs a profile: its capsules imported in order as any client's.
+    InstallProfile = "install_profile", Effect::Depends,
+    fn(api, r: crate::InstallProfileRequest) -> crate::InstallProfileResponse {
+        api.install_profile(&r)
+    }
+
     /// An element's links, counted by predicate, and one page of them.
     Neighbourhood = "neighbourhood", Effect::Reads,
     fn(api, r: NeighbourhoodRequest) -> NeighbourhoodResponse { api.neighbourhood(&r) }

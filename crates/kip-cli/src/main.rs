@@ -61,6 +61,12 @@ enum Cmd {
         #[arg(long)]
         owner: bool,
     },
+    /// Create a nexus at --db (Genesis applied; an existing one is kept) and install a profile: `--profile memory`, KIP v1.0-RC11's cognitive memory profile (Preference, Insight, Commitment, SleepTask, Experience, ExperienceStep, Skill and their predicates).
+    Init {
+        /// A profile to install (as any client's import; again changes nothing).
+        #[arg(long, value_parser = ["memory"])]
+        profile: Option<String>,
+    },
     /// Print get_knowledge_schema: the JSON Schema of a YAML bundle for this nexus, and an example.
     Schema,
     /// Compute logic properties (metrics, operators) of a concept type for some of its instances; parameters from --params, else the LLM of KIP_LLM_URL, else a MISSING_INPUT_PARAMS answer listing them.
@@ -185,6 +191,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Cmd::Exec(args) => cmd::exec::run(db, args),
         Cmd::Bench(args) => cmd::bench::run(db, args),
         Cmd::Import { paths, owner } => cmd::import::run(db, &paths, owner),
+        Cmd::Init { profile } => cmd::init::run(db, profile),
         Cmd::Schema => cmd::schema::run(db),
         Cmd::Resolve(args) => cmd::resolve::run(db, args),
         Cmd::Watch {

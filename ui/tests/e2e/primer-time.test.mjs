@@ -66,3 +66,18 @@ test('"what changed since…" marks the types with recent changes', async () => 
   await page.waitForFunction(() => document.querySelectorAll('.item.recent').length === 0);
   assert.deepEqual(pageErrors, []);
 });
+
+test('the Primer offers the RC11 memory profile and installs it', async () => {
+  await page.getByTestId('nav-primer').click();
+  const offer = page.locator('[data-testid=profile-offer][data-profile=memory]');
+  await offer.waitFor();
+  assert.match(await offer.textContent(), /Preference · Insight · Commitment · SleepTask/);
+  await shot(page, 'primer-29a-profile-offer');
+  await offer.getByTestId('profile-install').click();
+  await offer.waitFor({ state: 'detached' });
+  assert.deepEqual(count('FIND(?t.name) WHERE { ?t {type: "$ConceptType", name: "Skill"} }'), ['Skill']);
+  // Installed as the browser's curator, one traced import per capsule.
+  const traced = kip(server.db, 'trace', 'list', '--type', 'SPACE', '--text', 'Imported').trim().split('\n').map((l) => JSON.parse(l));
+  assert.ok(traced.some((e) => /preference/i.test(e.message)), JSON.stringify(traced.map((e) => e.message)));
+  assert.deepEqual(pageErrors, []);
+});

@@ -14,6 +14,7 @@ pub mod exec;
 pub mod export;
 pub mod fmt;
 pub mod import;
+pub mod init;
 pub mod resolve;
 pub mod schema;
 pub mod shield;
