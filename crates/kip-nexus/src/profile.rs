@@ -79,8 +79,8 @@ mod tests {
     /// missed by the engine.
     #[test]
     fn every_memory_profile_capsule_of_the_folder_is_embedded_as_it_is() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../capsules/profiles/memory");
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../capsules/profiles/memory");
         let mut files: Vec<String> = std::fs::read_dir(&dir)
             .expect("capsules/profiles/memory exists")
             .flatten()
