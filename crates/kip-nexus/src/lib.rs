@@ -62,6 +62,7 @@ mod meta;
 mod nexus;
 mod options;
 mod pattern;
+pub mod profile;
 mod request;
 mod run;
 mod schema;

@@ -55,7 +55,15 @@ fn a_new_nexus_is_bootstrapped_with_genesis_and_has_a_primer() {
     let primer = ok(&nexus, "DESCRIBE PRIMER");
     assert_eq!(primer["identity"]["name"], "$self");
     assert_eq!(primer["identity"]["_type"], "ConceptNode");
-    assert_eq!(primer["total_domains"], 1);
+    // RC11's Genesis: CoreSchema and the operational domains.
+    assert_eq!(primer["total_domains"], 4);
+    let domains: Vec<&Json> = primer["domain_map"]
+        .as_array()
+        .expect("map")
+        .iter()
+        .map(|d| &d["domain"])
+        .collect();
+    assert_eq!(domains, ["CoreSchema", "Unsorted", "Archived", "System"]);
     let core = &primer["domain_map"][0];
     assert_eq!(core["domain"], "CoreSchema");
     for t in [
