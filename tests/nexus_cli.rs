@@ -323,7 +323,10 @@ fn kip_init_creates_a_nexus_with_the_memory_profile_that_the_official_capsules_i
     assert_eq!(first["profile"]["profile"]["installed"], true, "{first:#}");
     let types = kip(
         &nexus,
-        &["exec", "FIND(?t.name) WHERE { ?t {type: \"$ConceptType\", name: \"SleepTask\"} }"],
+        &[
+            "exec",
+            "FIND(?t.name) WHERE { ?t {type: \"$ConceptType\", name: \"SleepTask\"} }",
+        ],
     );
     assert_eq!(json(&types)["result"], serde_json::json!(["SleepTask"]));
     let again = json(&kip(&nexus, &["init", "--profile", "memory"]));
@@ -332,7 +335,11 @@ fn kip_init_creates_a_nexus_with_the_memory_profile_that_the_official_capsules_i
         .as_array()
         .expect("reports")
         .iter()
-        .filter(|r| r["stats"].as_object().is_some_and(|s| s.values().any(|n| n != 0)))
+        .filter(|r| {
+            r["stats"]
+                .as_object()
+                .is_some_and(|s| s.values().any(|n| n != 0))
+        })
         .collect();
     assert!(changed.is_empty(), "{changed:#?}");
     let unknown = kip(&nexus, &["init", "--profile", "nope"]);
@@ -352,10 +359,23 @@ fn kip_init_creates_a_nexus_with_the_memory_profile_that_the_official_capsules_i
     );
     assert!(owned.status.success(), "{owned:?}");
     let profile: Vec<String> = [
-        "Person.kip", "Event.kip", "Preference.kip", "Insight.kip", "Commitment.kip",
-        "SleepTask.kip", "Experience.kip", "ExperienceStep.kip", "Skill.kip", "has_step.kip",
-        "caused_by.kip", "derived_insight.kip", "compiled_to.kip", "involves.kip",
-        "mentions.kip", "consolidated_to.kip", "derived_from.kip",
+        "Person.kip",
+        "Event.kip",
+        "Preference.kip",
+        "Insight.kip",
+        "Commitment.kip",
+        "SleepTask.kip",
+        "Experience.kip",
+        "ExperienceStep.kip",
+        "Skill.kip",
+        "has_step.kip",
+        "caused_by.kip",
+        "derived_insight.kip",
+        "compiled_to.kip",
+        "involves.kip",
+        "mentions.kip",
+        "consolidated_to.kip",
+        "derived_from.kip",
     ]
     .iter()
     .map(|f| official_dir.join(f).display().to_string())

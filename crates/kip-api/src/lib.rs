@@ -37,8 +37,8 @@ mod neighbourhood;
 mod ops;
 pub mod paths;
 mod paths_between;
-mod profile;
 pub mod prefs;
+mod profile;
 mod promote;
 mod settings;
 pub mod tools;
@@ -64,8 +64,8 @@ pub use kip_nexus::MAX_TRACE_PAGE;
 pub use local::capsule_files;
 pub use neighbourhood::{DEFAULT_PAGE, MAX_PAGE};
 pub use ops::{Effect, NoBody, Operation, Query, Route};
-pub use profile::{InstallProfileRequest, InstallProfileResponse, ProfileInfo, ProfilesResponse};
 pub use paths_between::{DEFAULT_MAX_HOPS, DEFAULT_PATHS, LINK_BUDGET, MAX_HOPS, MAX_PATHS};
+pub use profile::{InstallProfileRequest, InstallProfileResponse, ProfileInfo, ProfilesResponse};
 pub use promote::{
     INVOLVES, MAX_PROMOTED_ENTRIES, MAX_PROMOTED_LINKS, TracePromoteRequest, TracePromoteResponse,
 };

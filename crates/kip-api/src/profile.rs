@@ -143,7 +143,11 @@ pub(crate) fn install(
             format!("there is no profile {:?}", request.name),
             format!(
                 "Name one of: {}.",
-                PROFILES.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+                PROFILES
+                    .iter()
+                    .map(|p| p.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         ));
     };
@@ -189,7 +193,11 @@ mod tests {
             dry_run: None,
         };
         let done = api.install_profile(&request).expect("installed");
-        assert!(done.reports.iter().all(ImportReport::is_imported), "{:?}", done.reports);
+        assert!(
+            done.reports.iter().all(ImportReport::is_imported),
+            "{:?}",
+            done.reports
+        );
         assert!(done.profile.installed, "{:?}", done.profile.missing);
         let again = api.install_profile(&request).expect("installed again");
         assert!(

@@ -22,7 +22,7 @@ export type ApiError = { code: ErrorCode, message: string, hint: string, data?: 
  * The operations of the API, by their wire name (`/api/<name>`
  * over HTTP, the operation of the desktop shell's `api_call`).
  */
-export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "prefs_get" | "prefs_put" | "trace_promote" | "list_logs" | "trace_revert_to";
+export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "profiles" | "install_profile" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "prefs_get" | "prefs_put" | "trace_promote" | "list_logs" | "trace_revert_to";
 
 /**
  * No body: the operation reads none (any body is ignored).
@@ -1334,6 +1334,51 @@ to: string,
  */
 reverted: Array<Reverted>, };
 
+/**
+ * A profile and whether this nexus carries it.
+ */
+export type ProfileInfo = { 
+/**
+ * What `kip init --profile` and `install_profile` name it by.
+ */
+name: string, title: string, 
+/**
+ * The concept types it defines.
+ */
+types: Array<string>, 
+/**
+ * The predicates it defines.
+ */
+predicates: Array<string>, 
+/**
+ * Every type and predicate it defines is defined here.
+ */
+installed: boolean, 
+/**
+ * What of it this nexus does not define yet.
+ */
+missing: Array<string>, };
+
+/**
+ * The profiles this version offers (`profiles`).
+ */
+export type ProfilesResponse = { profiles: Array<ProfileInfo>, };
+
+/**
+ * `install_profile`: the profile's name, e.g. `"memory"`.
+ */
+export type InstallProfileRequest = { name: string, 
+/**
+ * Check and run it in a transaction that is then aborted.
+ */
+dry_run?: boolean, };
+
+/**
+ * What installing a profile did: one import report per capsule, in the
+ * order they were applied (it stops at the first that fails).
+ */
+export type InstallProfileResponse = { profile: ProfileInfo, reports: Array<ImportReport>, };
+
 /** Every operation: its request body and its answer (`call` in the UI's transport). */
 export interface Operations {
   execute: { request: ExecuteRequest; response: KipResponse };
@@ -1341,6 +1386,8 @@ export interface Operations {
   validate: { request: ValidateRequest; response: ValidateResponse };
   schema: { request: NoBody; response: KnowledgeSchema };
   import: { request: ImportRequest; response: ImportReport };
+  profiles: { request: NoBody; response: ProfilesResponse };
+  install_profile: { request: InstallProfileRequest; response: InstallProfileResponse };
   neighbourhood: { request: NeighbourhoodRequest; response: NeighbourhoodResponse };
   changes: { request: ChangesRequest; response: ChangesResponse };
   info: { request: NoBody; response: NexusInfo };
