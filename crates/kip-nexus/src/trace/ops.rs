@@ -432,7 +432,7 @@ impl Nexus {
                 .into_iter()
                 .chain(ranged)
                 .collect();
-            let later = self.later_writes(txn, n, &elements)?;
+            let later = self.later_writes(txn, n, &elements, &changes)?;
             if let Some(&(first, e)) = later.first() {
                 return Err(TxnError(stale(id, &later, first, e)));
             }

@@ -8,7 +8,7 @@
 //! state with an entry's after-image: a later write that put an element
 //! back as it was is still a later write.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use kip_store::ElementId;
 use serde_json::Value as Json;
@@ -37,37 +37,62 @@ fn state_version(change: &Json, which: &str) -> u64 {
 }
 
 impl Nexus {
-    /// Every write after entry `n` that touched one of `elements` and still
-    /// stands, oldest first, each once: a write reverted since, and the
-    /// revert of a write newer than `n`, cancel out and do not count.
+    /// Every write after entry `n` that still stands in the way of
+    /// reverting it, oldest first, each once: one that touched an element
+    /// of `elements`, or created a link to an element `changes` created
+    /// (undoing that creation would take the link with it, the DETACH
+    /// cascade). A write reverted since, and the revert of a write newer
+    /// than `n`, cancel out and do not count.
     pub(super) fn later_writes(
         &self,
         txn: &kip_store::RoTxn<'_>,
         n: u64,
         elements: &[ElementId],
+        changes: &[ElementChange],
     ) -> Result<Vec<Later>, TxnError> {
         let mut found: HashMap<u64, ElementId> = HashMap::new();
         for &e in elements {
             for later in self.store.trace_touching(txn, e)? {
-                if later <= n || found.contains_key(&later) {
+                if later > n && !found.contains_key(&later) && self.stands(txn, later, n)? {
+                    found.insert(later, e);
+                }
+            }
+        }
+        let own: HashSet<&str> = changes.iter().map(|c| c.id.as_str()).collect();
+        for c in changes.iter().filter(|c| c.op == ChangeOp::Created) {
+            let Ok(e) = c.id.parse::<ElementId>() else {
+                continue;
+            };
+            for link in self.store.propositions_mentioning(txn, e)? {
+                let link = ElementId::Proposition(link);
+                if own.contains(link.to_string().as_str()) {
                     continue;
                 }
-                let Some(body) = self.store.trace_entry(txn, later)? else {
-                    continue;
-                };
-                let entry = from_body(later, body)?;
-                let reverted = data_str(&entry, "reverted_by").is_some();
-                let reverts_newer = data_str(&entry, "reverts")
-                    .and_then(|m| parse_entry_id(&m).ok())
-                    .is_some_and(|m| m > n);
-                if !reverted && !reverts_newer {
-                    found.insert(later, e);
+                for later in self.store.trace_touching(txn, link)? {
+                    if later > n && !found.contains_key(&later) && self.stands(txn, later, n)? {
+                        found.insert(later, link);
+                    }
                 }
             }
         }
         let mut out: Vec<Later> = found.into_iter().collect();
         out.sort_unstable_by_key(|&(n, _)| n);
         Ok(out)
+    }
+
+    /// Whether entry `later` (after `n`) is a write that still stands: not
+    /// reverted since, and not the revert of a write newer than `n` (the
+    /// two cancel out).
+    fn stands(&self, txn: &kip_store::RoTxn<'_>, later: u64, n: u64) -> Result<bool, TxnError> {
+        let Some(body) = self.store.trace_entry(txn, later)? else {
+            return Ok(false);
+        };
+        let entry = from_body(later, body)?;
+        let reverted = data_str(&entry, "reverted_by").is_some();
+        let reverts_newer = data_str(&entry, "reverts")
+            .and_then(|m| parse_entry_id(&m).ok())
+            .is_some_and(|m| m > n);
+        Ok(!reverted && !reverts_newer)
     }
 
     /// For each element `changes` deletes (which a revert brings back), the
