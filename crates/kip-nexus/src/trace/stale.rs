@@ -39,10 +39,10 @@ fn state_version(change: &Json, which: &str) -> u64 {
 impl Nexus {
     /// Every write after entry `n` that still stands in the way of
     /// reverting it, oldest first, each once: one that touched an element
-    /// of `elements`, or created a link to an element `changes` created
-    /// (undoing that creation would take the link with it, the DETACH
-    /// cascade). A write reverted since, and the revert of a write newer
-    /// than `n`, cancel out and do not count.
+    /// of `elements`, or one that touched an element outside them that the
+    /// revert would run into (see [`Nexus::in_the_way_of`]). A write
+    /// reverted since, and the revert of a write newer than `n`, cancel out
+    /// and do not count.
     pub(super) fn later_writes(
         &self,
         txn: &kip_store::RoTxn<'_>,
@@ -59,25 +59,72 @@ impl Nexus {
             }
         }
         let own: HashSet<&str> = changes.iter().map(|c| c.id.as_str()).collect();
-        for c in changes.iter().filter(|c| c.op == ChangeOp::Created) {
-            let Ok(e) = c.id.parse::<ElementId>() else {
-                continue;
-            };
-            for link in self.store.propositions_mentioning(txn, e)? {
-                let link = ElementId::Proposition(link);
-                if own.contains(link.to_string().as_str()) {
-                    continue;
-                }
-                for later in self.store.trace_touching(txn, link)? {
-                    if later > n && !found.contains_key(&later) && self.stands(txn, later, n)? {
-                        found.insert(later, link);
-                    }
+        let mut in_the_way = Vec::new();
+        for c in changes {
+            self.in_the_way_of(txn, c, &own, &mut in_the_way)?;
+        }
+        for x in in_the_way {
+            for later in self.store.trace_touching(txn, x)? {
+                if later > n && !found.contains_key(&later) && self.stands(txn, later, n)? {
+                    found.insert(later, x);
                 }
             }
         }
         let mut out: Vec<Later> = found.into_iter().collect();
         out.sort_unstable_by_key(|&(n, _)| n);
         Ok(out)
+    }
+
+    /// The elements outside the entry (`own`) that would stop the revert
+    /// of change `c`: a link to an element it created (undoing the creation
+    /// would take the link too), the concept that now holds the type and
+    /// name of one it deleted, or a missing end of a link it deleted.
+    fn in_the_way_of(
+        &self,
+        txn: &kip_store::RoTxn<'_>,
+        c: &ElementChange,
+        own: &HashSet<&str>,
+        out: &mut Vec<ElementId>,
+    ) -> Result<(), TxnError> {
+        let Ok(e) = c.id.parse::<ElementId>() else {
+            return Ok(());
+        };
+        let foreign = |x: &ElementId| !own.contains(x.to_string().as_str());
+        match c.op {
+            ChangeOp::Created => {
+                let links = self.store.propositions_mentioning(txn, e)?;
+                out.extend(
+                    links
+                        .into_iter()
+                        .map(ElementId::Proposition)
+                        .filter(foreign),
+                );
+            }
+            ChangeOp::Deleted if !self.store.contains(txn, e)? => {
+                if let (Some(ty), Some(name)) = (&c.type_name, &c.name) {
+                    let g = crate::graph::Graph::new(&self.store, txn);
+                    let holder = g.find_concept_by_names(ty, name)?;
+                    out.extend(holder.map(ElementId::Concept).filter(|h| *h != e));
+                }
+                let before = c.before.as_ref();
+                let ends = [
+                    before
+                        .and_then(|b| b.subject.as_ref())
+                        .or(c.subject.as_ref()),
+                    before.and_then(|b| b.object.as_ref()).or(c.object.as_ref()),
+                ];
+                for end in ends.into_iter().flatten() {
+                    if let Ok(x) = end.id.parse::<ElementId>()
+                        && foreign(&x)
+                        && !self.store.contains(txn, x)?
+                    {
+                        out.push(x);
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     /// Whether entry `later` (after `n`) is a write that still stands: not
