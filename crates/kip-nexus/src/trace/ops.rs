@@ -374,8 +374,12 @@ impl Nexus {
 
     /// Reverts the write entry `id` describes: one new traced write (by
     /// `originator`, tagged `SelfCorrection`, `data.reverts` naming `id`)
-    /// that puts every element it changed back as it was. Refused when a
-    /// later write touched one of those elements, unless `force`.
+    /// that puts every element it changed back as it was, in dependency
+    /// order, as a new mutation (`_version` climbs, `_updated_at` is now).
+    /// Refused with `KIP_3005`, naming the later entries (`data.later`,
+    /// `data.later_entries`), when a later write that still stands touched
+    /// one of those elements or one the revert would run into (see
+    /// `stale.rs`), unless `force`.
     pub fn revert(&self, id: &str, originator: &str, force: bool) -> Result<Reverted> {
         let n = parse_entry_id(id)?;
         let settings = self.tracer.settings();
