@@ -461,3 +461,105 @@ fn bad_trace_input_on_the_command_line_is_a_coded_error_that_changes_nothing() {
     }
     assert_eq!(entries(&db), before);
 }
+
+/// BRIEF §5's contract word for word: `kip trace add --type T --message M
+/// [--tag G]… [--flag F]…` and `kip trace export [--out FILE]` (JSON Lines
+/// to the file, nothing on stdout); the message given without `--message`
+/// still works, and both at once, or neither, is a usage error.
+#[test]
+fn trace_add_with_message_and_export_with_out_work_as_the_brief_writes_them() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let db = work.path().join("nexus");
+    persons(&db);
+    let out = kip_run(
+        &db,
+        &[
+            "--originator",
+            "curator",
+            "trace",
+            "add",
+            "--type",
+            "SAY",
+            "--message",
+            "Checked the import",
+            "--tag",
+            "Annotation",
+            "--tag",
+            "DecisionRationale",
+            "--flag",
+            "Reviewed",
+            "--flag",
+            "Uncertain",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said: Json = serde_json::from_slice(&out.stdout).expect("one JSON line");
+    assert_eq!(said["type"], "SAY");
+    assert_eq!(said["originator"], "curator");
+    assert_eq!(said["message"], "Checked the import");
+    assert_eq!(said["tag"], json!(["Annotation", "DecisionRationale"]));
+    assert_eq!(said["flags"], json!(["Reviewed", "Uncertain"]));
+    let older = kip_run(&db, &["trace", "add", "--type", "THINK", "the older form"]);
+    assert_eq!(older.status.code(), Some(0));
+    let thought: Json = serde_json::from_slice(&older.stdout).expect("JSON");
+    assert_eq!(thought["message"], "the older form");
+    let before = entries(&db);
+    for args in [
+        &["trace", "add", "--type", "THINK", "--message", "a", "b"][..],
+        &["trace", "add", "--type", "THINK"][..],
+    ] {
+        let out = kip_run(&db, args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+    assert_eq!(entries(&db), before, "a usage error adds nothing");
+
+    let file = work.path().join("trace.jsonl");
+    let out = kip_run(
+        &db,
+        &["trace", "export", "--out", file.to_str().expect("path")],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "the entries went to the file");
+    let written: Vec<Json> = std::fs::read_to_string(&file)
+        .expect("the file")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(written, entries(&db));
+    assert_eq!(
+        written.last().map(|e| &e["message"]),
+        Some(&json!("the older form"))
+    );
+    // Filters apply to the file too; a folder that does not exist is an I/O error.
+    let says = work.path().join("says.jsonl");
+    let out = kip_run(
+        &db,
+        &[
+            "trace",
+            "export",
+            "--type",
+            "SAY",
+            "--out",
+            says.to_str().expect("path"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let text = std::fs::read_to_string(&says).expect("the file");
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let nowhere = work.path().join("no/such/dir/t.jsonl");
+    let out = kip_run(
+        &db,
+        &["trace", "export", "--out", nowhere.to_str().expect("path")],
+    );
+    assert_eq!(out.status.code(), Some(2));
+}

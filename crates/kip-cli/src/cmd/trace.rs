@@ -22,8 +22,18 @@ pub enum Action {
         /// THINK or SAY.
         #[arg(long = "type", value_name = "TYPE")]
         kind: String,
-        /// The entry's message.
-        message: String,
+        /// The entry's message (BRIEF §5's form).
+        #[arg(
+            long = "message",
+            short = 'm',
+            value_name = "M",
+            conflicts_with = "text",
+            required_unless_present = "text"
+        )]
+        message: Option<String>,
+        /// The message, given without `--message` (the older form).
+        #[arg(value_name = "MESSAGE")]
+        text: Option<String>,
         /// A tag (repeatable), e.g. DecisionRationale.
         #[arg(long)]
         tag: Vec<String>,
@@ -49,7 +59,13 @@ pub enum Action {
         clear: Vec<String>,
     },
     /// Every entry matching the filters, oldest first, as JSON Lines.
-    Export(Filters),
+    Export {
+        #[command(flatten)]
+        filters: Filters,
+        /// Write the JSON Lines to this file instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
     /// Import an exported trace (JSON Lines): the whole file or nothing.
     Import {
         /// The file, or `-` for standard input.
@@ -131,13 +147,18 @@ fn answer(api: &Api, op: Operation, body: Json) -> anyhow::Result<Result<Json, E
     }
 }
 
-fn lines(entries: &[Json]) {
+/// Entries as JSON Lines, one entry a line.
+fn jsonl(entries: &[Json]) -> String {
     let mut text = String::new();
     for e in entries {
         text += &serde_json::to_string(e).unwrap_or_default();
         text.push('\n');
     }
-    out(&text);
+    text
+}
+
+fn lines(entries: &[Json]) {
+    out(&jsonl(entries));
 }
 
 pub fn run(db: Option<PathBuf>, action: Action) -> anyhow::Result<ExitCode> {
@@ -157,15 +178,17 @@ pub fn run(db: Option<PathBuf>, action: Action) -> anyhow::Result<ExitCode> {
                 );
             })
         }
-        Action::Export(f) => export(&api, &f)?,
+        Action::Export { filters, out } => export(&api, &filters, out.as_deref())?,
         Action::Show { id } => answer(&api, Operation::TraceEntry, json!({"id": id}))?
             .map(|e| out(&format!("{e:#}\n"))),
         Action::Add {
             kind,
             message,
+            text,
             tag,
             flag,
         } => {
+            let message = message.or(text).unwrap_or_default();
             let body = json!({"type": kind, "message": message, "tag": tag, "flags": flag});
             answer(&api, Operation::TraceAdd, body)?.map(|e| lines(&[e]))
         }
@@ -212,8 +235,13 @@ pub fn run(db: Option<PathBuf>, action: Action) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Every matching entry, oldest first: pages newest first, then reversed.
-fn export(api: &Api, f: &Filters) -> anyhow::Result<Result<(), ExitCode>> {
+/// Every matching entry, oldest first: pages newest first, then reversed;
+/// to the file `to` when given (an I/O problem: exit 2), else to stdout.
+fn export(
+    api: &Api,
+    f: &Filters,
+    to: Option<&std::path::Path>,
+) -> anyhow::Result<Result<(), ExitCode>> {
     let mut all = Vec::new();
     let mut before: Option<String> = None;
     loop {
@@ -237,6 +265,12 @@ fn export(api: &Api, f: &Filters) -> anyhow::Result<Result<(), ExitCode>> {
         }
     }
     all.reverse();
-    lines(&all);
+    match to {
+        Some(path) => {
+            std::fs::write(path, jsonl(&all))
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        }
+        None => lines(&all),
+    }
     Ok(Ok(()))
 }

@@ -188,21 +188,31 @@ impl Writer<'_, '_> {
 
     /// Deletes an element and, transitively, every link that mentions it
     /// (links about links included). Links go first, while the concepts
-    /// they join still exist (the domain counters need their types).
+    /// they join still exist (the domain counters need their types), each
+    /// after every link that mentions it: `order` is a post-order of "is
+    /// mentioned by", so a link about a link reached two ways (`U stated
+    /// (U stated F)`, deleting `U`) still goes before the link it is about.
     pub fn delete_element(&mut self, root: ElementId) -> Result<()> {
-        let mut work = vec![root];
+        let mut work = vec![(root, false)];
         let mut order = Vec::new();
         let mut seen: HashSet<ElementId> = HashSet::new();
-        while let Some(e) = work.pop() {
+        while let Some((e, expanded)) = work.pop() {
+            if expanded {
+                order.push(e);
+                continue;
+            }
             if !seen.insert(e) {
                 continue;
             }
-            order.push(e);
+            work.push((e, true));
             for link in self.store.propositions_mentioning(self.txn, e).kip()? {
-                work.push(ElementId::Proposition(link));
+                let link = ElementId::Proposition(link);
+                if !seen.contains(&link) {
+                    work.push((link, false));
+                }
             }
         }
-        for &e in order.iter().rev() {
+        for &e in &order {
             if let ElementId::Proposition(p) = e
                 && let Some(rec) = self.graph(|g| Ok(g.proposition(p)?.map(|r| (*r).clone())))?
             {

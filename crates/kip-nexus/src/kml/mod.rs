@@ -32,4 +32,5 @@ pub use changes::{
     State as ChangeState,
 };
 pub(crate) use group::{Carry, RecentGroups, WrittenLinks};
+pub use restore::VersionFloors;
 pub use writer::{Writer, domain_counter};

@@ -23,6 +23,7 @@ mod entry;
 mod fold;
 mod ops;
 mod revert_to;
+mod stale;
 mod text;
 
 pub(crate) use append::{Append, CommandRecord, declare_genesis};

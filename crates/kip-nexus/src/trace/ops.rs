@@ -374,8 +374,12 @@ impl Nexus {
 
     /// Reverts the write entry `id` describes: one new traced write (by
     /// `originator`, tagged `SelfCorrection`, `data.reverts` naming `id`)
-    /// that puts every element it changed back as it was. Refused when a
-    /// later write touched one of those elements, unless `force`.
+    /// that puts every element it changed back as it was, in dependency
+    /// order, as a new mutation (`_version` climbs, `_updated_at` is now).
+    /// Refused with `KIP_3005`, naming the later entries (`data.later`,
+    /// `data.later_entries`), when a later write that still stands touched
+    /// one of those elements or one the revert would run into (see
+    /// `stale.rs`), unless `force`.
     pub fn revert(&self, id: &str, originator: &str, force: bool) -> Result<Reverted> {
         let n = parse_entry_id(id)?;
         let settings = self.tracer.settings();
@@ -421,16 +425,20 @@ impl Nexus {
                     .with_data("later", json!(by)),
                 ));
             }
-            if let Some((later, e)) = self.later_write(txn, n)? {
-                return Err(TxnError(
-                    KipError::new(
-                        ErrorCode::VersionConflict,
-                        format!("T:{later} changed {e} after {id}: reverting {id} would undo it too"),
-                    )
-                    .with_hint(format!("Revert T:{later} first, or force the revert to put {id}'s elements back regardless."))
-                    .with_data("later", json!(format!("T:{later}")))
-                    .with_data("element", json!(e.to_string())),
-                ));
+            let ranged = self
+                .store
+                .trace_created(txn, n)?
+                .into_iter()
+                .flat_map(|(first, last)| range_elements(first, last));
+            let elements: Vec<ElementId> = self
+                .store
+                .trace_elements(txn, n)?
+                .into_iter()
+                .chain(ranged)
+                .collect();
+            let later = self.later_writes(txn, n, &elements, &changes)?;
+            if let Some(&(first, e)) = later.first() {
+                return Err(TxnError(stale(id, &later, first, e)));
             }
         }
         Ok((entry, changes))
@@ -450,9 +458,10 @@ impl Nexus {
         started: std::time::Instant,
     ) -> std::result::Result<Reverted, TxnError> {
         let (entry, changes) = self.revertible(txn, n, id, force)?;
+        let floors = self.version_floors(txn, &changes)?;
         let mut w = Writer::new(&self.store, txn, "", now());
         w.collect_changes();
-        w.restore(&changes)?;
+        w.restore(&changes, &floors)?;
         let stats = w.stats;
         let undone = w.take_changes();
         let mut change_seq = None;
@@ -576,6 +585,34 @@ impl Nexus {
     }
 }
 
+/// The refusal of a revert of `id` that later writes stand in the way of
+/// (`first`, which touched `e`, is the oldest of them).
+fn stale(id: &str, later: &[super::stale::Later], first: u64, e: ElementId) -> KipError {
+    let ids: Vec<String> = later.iter().map(|(n, _)| format!("T:{n}")).collect();
+    let said: Vec<String> = later
+        .iter()
+        .map(|(n, e)| format!("T:{n} changed {e}"))
+        .collect();
+    let (them, it) = if ids.len() == 1 {
+        ("it", "it")
+    } else {
+        ("them", "them, newest first")
+    };
+    KipError::new(
+        ErrorCode::VersionConflict,
+        format!(
+            "{} after {id}: reverting {id} would undo {them} too",
+            said.join(", ")
+        ),
+    )
+    .with_hint(format!(
+        "Revert {it} first, or force the revert to put {id}'s elements back regardless."
+    ))
+    .with_data("later", json!(format!("T:{first}")))
+    .with_data("later_entries", json!(ids))
+    .with_data("element", json!(e.to_string()))
+}
+
 fn data_str(entry: &Entry, key: &str) -> Option<String> {
     entry.data.as_ref()?.get(key)?.as_str().map(str::to_owned)
 }
@@ -591,48 +628,6 @@ fn set_data(entry: &mut Entry, key: &str, value: Option<Json>) {
                 obj.remove(key);
             }
         }
-    }
-}
-
-impl Nexus {
-    /// The first write after entry `n` that touched one of its elements and
-    /// still stands: a write reverted since, and the revert of a write newer
-    /// than `n`, cancel out and do not count.
-    fn later_write(
-        &self,
-        txn: &kip_store::RoTxn<'_>,
-        n: u64,
-    ) -> std::result::Result<Option<(u64, ElementId)>, TxnError> {
-        let ranged = self
-            .store
-            .trace_created(txn, n)?
-            .into_iter()
-            .flat_map(|(first, last)| range_elements(first, last));
-        let elements: Vec<ElementId> = self
-            .store
-            .trace_elements(txn, n)?
-            .into_iter()
-            .chain(ranged)
-            .collect();
-        for e in elements {
-            for later in self.store.trace_touching(txn, e)? {
-                if later <= n {
-                    continue;
-                }
-                let Some(body) = self.store.trace_entry(txn, later)? else {
-                    continue;
-                };
-                let entry = from_body(later, body)?;
-                let reverted = data_str(&entry, "reverted_by").is_some();
-                let reverts_newer = data_str(&entry, "reverts")
-                    .and_then(|m| parse_entry_id(&m).ok())
-                    .is_some_and(|m| m > n);
-                if !reverted && !reverts_newer {
-                    return Ok(Some((later, e)));
-                }
-            }
-        }
-        Ok(None)
     }
 }
 
