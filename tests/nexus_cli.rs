@@ -305,6 +305,40 @@ fn the_owner_applies_the_official_genesis_and_personas_that_every_client_is_refu
         ],
     );
     assert_eq!(json(&agent)["error"]["code"], "KIP_3004");
+
+    // Reverting an owner's write to the protected scope takes the owner's
+    // authority too: `kip trace revert` (the operation every face shares)
+    // is refused, `--owner` puts the persona's id back.
+    let persona_entry = String::from_utf8_lossy(&traced.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("an entry"))
+        .find(|e| {
+            e["data"]["command"]
+                .as_str()
+                .is_some_and(|c| c.contains("uuc56-gyb"))
+        })
+        .expect("the persona's entry")["id"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    let refused = kip(db.path(), &["trace", "revert", &persona_entry]);
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert_eq!(json(&refused)["error"]["code"], "KIP_3004");
+    assert!(
+        json(&refused)["error"]["hint"]
+            .as_str()
+            .is_some_and(|h| h.contains("--owner"))
+    );
+    let reverted = kip(db.path(), &["trace", "revert", &persona_entry, "--owner"]);
+    assert!(reverted.status.success(), "{reverted:?}");
+    let id = kip(
+        db.path(),
+        &[
+            "exec",
+            "FIND(?s.attributes.id) WHERE { ?s {type: \"Person\", name: \"$self\"} }",
+        ],
+    );
+    assert_ne!(json(&id)["result"], serde_json::json!(["uuc56-gyb"]));
 }
 
 /// BRIEF §3 / §5: `kip init --profile memory` creates a nexus with the RC11

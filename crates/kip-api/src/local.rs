@@ -102,6 +102,16 @@ impl Api {
         ))
     }
 
+    /// Reverts trace entry `id` with the owner's authority over the
+    /// protected scope (see `kip_nexus::Nexus::revert_as_owner`): what
+    /// `kip trace revert --owner` runs. Never an [`crate::Operation`].
+    pub fn revert_as_owner(&self, id: &str, force: bool) -> Result<kip_nexus::Reverted, ApiError> {
+        if self.read_only {
+            return Err(ApiError::read_only("reverting"));
+        }
+        Ok(self.nexus.revert_as_owner(id, self.originator(), force)?)
+    }
+
     /// What the nexus holds, less what Genesis created, as a capsule or a
     /// bundle that re-imports into the same graph. An unknown type or
     /// domain in the filters is an error.

@@ -47,6 +47,9 @@ pub enum Action {
         /// Revert even if later writes touched the same elements.
         #[arg(long)]
         force: bool,
+        /// Revert as the nexus's owner: needed for a write that changed the protected scope (an owner's import, a Genesis upgrade).
+        #[arg(long)]
+        owner: bool,
     },
     /// Set or clear an entry's flags (the review state: Reviewed, Rejected, …).
     Flag {
@@ -192,11 +195,18 @@ pub fn run(db: Option<PathBuf>, action: Action) -> anyhow::Result<ExitCode> {
             let body = json!({"type": kind, "message": message, "tag": tag, "flags": flag});
             answer(&api, Operation::TraceAdd, body)?.map(|e| lines(&[e]))
         }
-        Action::Revert { id, force } => answer(
-            &api,
-            Operation::TraceRevert,
-            json!({"id": id, "force": force}),
-        )?
+        Action::Revert { id, force, owner } => if owner {
+            match api.revert_as_owner(&id, force) {
+                Ok(r) => Ok(serde_json::to_value(r)?),
+                Err(e) => print_error(&e).map(Err)?,
+            }
+        } else {
+            answer(
+                &api,
+                Operation::TraceRevert,
+                json!({"id": id, "force": force}),
+            )?
+        }
         .map(|r| out(&format!("{r:#}\n"))),
         Action::Flag { id, set, clear } => answer(
             &api,

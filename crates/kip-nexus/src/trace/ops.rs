@@ -381,11 +381,30 @@ impl Nexus {
     /// one of those elements or one the revert would run into (see
     /// `stale.rs`), unless `force`.
     pub fn revert(&self, id: &str, originator: &str, force: bool) -> Result<Reverted> {
+        self.revert_with(id, originator, force, false)
+    }
+
+    /// [`Nexus::revert`] with the owner's authority over the protected
+    /// scope: the only way to revert a write that changed it (an owner's
+    /// import, a Genesis upgrade). Only a host the owner runs calls this
+    /// (`kip trace revert --owner`); no agent-facing face can.
+    pub fn revert_as_owner(&self, id: &str, originator: &str, force: bool) -> Result<Reverted> {
+        self.revert_with(id, originator, force, true)
+    }
+
+    fn revert_with(
+        &self,
+        id: &str,
+        originator: &str,
+        force: bool,
+        owner: bool,
+    ) -> Result<Reverted> {
         let n = parse_entry_id(id)?;
         let settings = self.tracer.settings();
         let started = std::time::Instant::now();
+        let authority = Authority { force, owner };
         self.store
-            .write(|txn| self.revert_in(txn, n, id, originator, force, &settings, started))
+            .write(|txn| self.revert_in(txn, n, id, originator, authority, &settings, started))
             .map_err(|e| e.0)
     }
 
@@ -397,7 +416,7 @@ impl Nexus {
         txn: &kip_store::RoTxn<'_>,
         n: u64,
         id: &str,
-        force: bool,
+        Authority { force, owner }: Authority,
     ) -> std::result::Result<(Entry, Vec<ElementChange>), TxnError> {
         let body = self
             .store
@@ -414,6 +433,19 @@ impl Nexus {
                 .with_hint("Only entries of committed writes (TRACE entries with changes) can be reverted."),
             ));
         };
+        if !owner && let Some(c) = changes.iter().find(|c| touches_protected(c)) {
+            return Err(TxnError(
+                KipError::new(
+                    ErrorCode::ImmutableTarget,
+                    format!(
+                        "{id} changed the protected scope ({} {}) with the owner's authority, so only the owner can revert it",
+                        c.type_name.as_deref().unwrap_or("?"),
+                        c.name.as_deref().unwrap_or("?")
+                    ),
+                )
+                .with_hint(format!("Revert it as the nexus's owner: kip trace revert {id} --owner.")),
+            ));
+        }
         if !force {
             if let Some(by) = data_str(&entry, "reverted_by") {
                 return Err(TxnError(
@@ -446,18 +478,17 @@ impl Nexus {
 
     /// [`Nexus::revert`]'s work inside a write transaction the caller
     /// holds (`revert_to` reverts several entries in one).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn revert_in(
         &self,
         txn: &mut kip_store::RwTxn<'_>,
         n: u64,
         id: &str,
         originator: &str,
-        force: bool,
+        authority: Authority,
         settings: &TraceSettings,
         started: std::time::Instant,
     ) -> std::result::Result<Reverted, TxnError> {
-        let (entry, changes) = self.revertible(txn, n, id, force)?;
+        let (entry, changes) = self.revertible(txn, n, id, authority)?;
         let floors = self.version_floors(txn, &changes)?;
         let mut w = Writer::new(&self.store, txn, "", now());
         w.collect_changes();
@@ -641,4 +672,31 @@ fn draft_clone(d: &Draft) -> Draft {
         data: d.data.clone(),
         elements: d.elements.clone(),
     }
+}
+
+/// What a revert may do: go past later writes (`force`), and change the
+/// protected scope (`owner`, see [`Nexus::revert_as_owner`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Authority {
+    pub force: bool,
+    pub owner: bool,
+}
+
+/// Whether undoing `c` would change what `KIP_3004` protects: one of the
+/// protected definitions, or a system actor's identity or
+/// `core_directives` (which only the owner's authority writes).
+fn touches_protected(c: &ElementChange) -> bool {
+    let (Some(ty), Some(name)) = (c.type_name.as_deref(), c.name.as_deref()) else {
+        return false;
+    };
+    if crate::schema::PROTECTED.contains(&(ty, name)) {
+        return true;
+    }
+    crate::schema::ACTORS.contains(&(ty, name))
+        && crate::schema::ACTOR_FIXED_ATTRIBUTES.iter().any(|key| {
+            let value = |s: &Option<crate::kml::ChangeState>| {
+                s.as_ref().and_then(|s| s.attributes.get(*key).cloned())
+            };
+            value(&c.before) != value(&c.after)
+        })
 }

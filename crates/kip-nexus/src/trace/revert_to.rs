@@ -101,7 +101,15 @@ impl Nexus {
                 }
                 let mut done = Vec::with_capacity(later.len());
                 for (n, id) in later.into_iter().rev() {
-                    done.push(self.revert_in(txn, n, &id, originator, force, &settings, started)?);
+                    done.push(self.revert_in(
+                        txn,
+                        n,
+                        &id,
+                        originator,
+                        super::ops::Authority { force, owner: false },
+                        &settings,
+                        started,
+                    )?);
                 }
                 Ok(RevertedTo {
                     element: e.to_string(),
