@@ -478,6 +478,7 @@ impl Nexus {
 
     /// [`Nexus::revert`]'s work inside a write transaction the caller
     /// holds (`revert_to` reverts several entries in one).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn revert_in(
         &self,
         txn: &mut kip_store::RwTxn<'_>,
