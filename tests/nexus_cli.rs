@@ -378,6 +378,9 @@ fn kip_init_creates_a_nexus_with_the_memory_profile_that_the_official_capsules_i
     assert!(changed.is_empty(), "{changed:#?}");
     let unknown = kip(&nexus, &["init", "--profile", "nope"]);
     assert_eq!(unknown.status.code(), Some(2));
+    // A nexus full of data: the examples, then the official capsules.
+    let data = kip(&nexus, &["import", &examples().display().to_string()]);
+    assert!(data.status.success(), "{data:?}");
 
     // The official capsules, in their README's order.
     let official_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/kip-rc11-official");

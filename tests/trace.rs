@@ -463,7 +463,8 @@ fn bad_trace_input_on_the_command_line_is_a_coded_error_that_changes_nothing() {
 }
 
 /// BRIEF §5's contract word for word: `kip trace add --type T --message M
-/// [--tag G]… [--flag F]…` and `kip trace export [--out FILE]` (JSON Lines
+/// [--tag G]… [--flag F]…`, `kip trace flag ID FLAG…` and `kip trace
+/// export [--out FILE]` (JSON Lines
 /// to the file, nothing on stdout); the message given without `--message`
 /// still works, and both at once, or neither, is a usage error.
 #[test]
@@ -562,4 +563,14 @@ fn trace_add_with_message_and_export_with_out_work_as_the_brief_writes_them() {
         &["trace", "export", "--out", nowhere.to_str().expect("path")],
     );
     assert_eq!(out.status.code(), Some(2));
+
+    // `kip trace flag ID FLAG…`, as BRIEF §5 writes it.
+    let id = said["id"].as_str().expect("an id");
+    let out = kip_run(
+        &db,
+        &["trace", "flag", id, "Rejected", "--clear", "Uncertain"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let flagged: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(flagged["flags"], json!(["Reviewed", "Rejected"]));
 }

@@ -54,6 +54,8 @@ pub enum Action {
     /// Set or clear an entry's flags (the review state: Reviewed, Rejected, …).
     Flag {
         id: String,
+        /// Flags to set (`kip trace flag T:12 Reviewed`), as `--set` does.
+        flags: Vec<String>,
         /// A flag to set (repeatable).
         #[arg(long)]
         set: Vec<String>,
@@ -208,11 +210,15 @@ pub fn run(db: Option<PathBuf>, action: Action) -> anyhow::Result<ExitCode> {
             )?
         }
         .map(|r| out(&format!("{r:#}\n"))),
-        Action::Flag { id, set, clear } => answer(
-            &api,
-            Operation::TraceFlag,
-            json!({"id": id, "set": set, "clear": clear}),
-        )?
+        Action::Flag {
+            id,
+            flags,
+            mut set,
+            clear,
+        } => answer(&api, Operation::TraceFlag, {
+            set.extend(flags);
+            json!({"id": id, "set": set, "clear": clear})
+        })?
         .map(|e| lines(&[e])),
         Action::Import { file } => {
             let jsonl = read_input(file.as_ref())?;
