@@ -12,6 +12,7 @@ use serde_json::{Map, Value as Json, json};
 
 use crate::explain;
 use crate::graph::Result;
+use crate::limits::{MAX_BATCH_COMMANDS, MAX_REQUEST_TEXT};
 use crate::nexus::Nexus;
 use crate::options::{Mode, Origin, RunOptions};
 use crate::request::{BatchItem, ExecuteKip};
@@ -164,15 +165,6 @@ impl Nexus {
         self.run(one.text, &commands, options)
     }
 }
-
-/// The most commands one `execute_kip` batch may hold (`DESCRIBE PRIMER`
-/// states it under `capabilities.limits`).
-pub const MAX_BATCH_COMMANDS: usize = 10_000;
-
-/// The most KIP text one `execute_kip` request may hold, all its commands
-/// together (64 MiB, as `kip serve`'s default body limit; a larger graph is
-/// imported as a capsule, which is read part by part).
-pub const MAX_REQUEST_TEXT: usize = 64 << 20;
 
 /// The `KIP_4002` of a request above [`MAX_BATCH_COMMANDS`] or
 /// [`MAX_REQUEST_TEXT`], before anything is parsed.

@@ -57,6 +57,7 @@ mod graph;
 mod kml;
 mod known;
 mod kql;
+mod limits;
 mod logic;
 mod meta;
 mod nexus;
@@ -71,6 +72,7 @@ mod snapshot;
 mod stats;
 mod tokenize;
 mod trace;
+mod upgrade;
 mod value;
 mod write;
 

@@ -265,8 +265,8 @@ fn capabilities() -> Json {
             "query_steps": crate::kql::WORK_BUDGET,
             "nesting_depth": kip_lang::MAX_DEPTH,
             "search_limit_default": DEFAULT_SEARCH_LIMIT,
-            "batch_commands": crate::execute::MAX_BATCH_COMMANDS,
-            "request_bytes": crate::execute::MAX_REQUEST_TEXT,
+            "batch_commands": crate::limits::MAX_BATCH_COMMANDS,
+            "request_bytes": crate::limits::MAX_REQUEST_TEXT,
             // A hop range is bounded by the query's steps, not by a count.
             "path_hops": "any range; bounded by query_steps",
             // UPDATE / DELETE LIMIT caps what is written, not what is

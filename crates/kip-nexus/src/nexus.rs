@@ -68,7 +68,7 @@ impl Nexus {
             recent_groups: std::sync::Mutex::default(),
         };
         // A nexus an earlier version made gets this version's Genesis.
-        genesis::upgrade(&nexus)?;
+        nexus.upgrade_genesis()?;
         Ok(nexus)
     }
 

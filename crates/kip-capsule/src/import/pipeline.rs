@@ -41,8 +41,7 @@ pub fn import_paths_with(
         }));
         return;
     }
-    let dry_run = options.dry_run;
-    let owner = options.owner;
+    let (dry_run, owner) = (options.dry_run, options.owner);
     // The writer's `clean_since` (below), which the reader's memory of
     // found concepts must not predate (see `FoundConcepts`).
     let shared_clean_since = &AtomicU64::new(0);

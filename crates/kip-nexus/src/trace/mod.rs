@@ -19,6 +19,7 @@
 //! `SPACE` entry says how many went.
 
 mod append;
+mod authority;
 mod entry;
 mod fold;
 mod ops;

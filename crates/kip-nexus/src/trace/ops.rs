@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde_json::{Map, Value as Json, json};
 
 use super::append::{Append, CommandRecord, Draft};
+use super::authority::{Authority, touches_protected};
 use super::entry::{
     Entry, EntryType, NewEntry, TraceFilter, TraceNote, TraceSettings, check_words, from_body,
     matches, parse_entry_id, to_body,
@@ -673,31 +674,4 @@ fn draft_clone(d: &Draft) -> Draft {
         data: d.data.clone(),
         elements: d.elements.clone(),
     }
-}
-
-/// What a revert may do: go past later writes (`force`), and change the
-/// protected scope (`owner`, see [`Nexus::revert_as_owner`]).
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Authority {
-    pub force: bool,
-    pub owner: bool,
-}
-
-/// Whether undoing `c` would change what `KIP_3004` protects: one of the
-/// protected definitions, or a system actor's identity or
-/// `core_directives` (which only the owner's authority writes).
-fn touches_protected(c: &ElementChange) -> bool {
-    let (Some(ty), Some(name)) = (c.type_name.as_deref(), c.name.as_deref()) else {
-        return false;
-    };
-    if crate::schema::PROTECTED.contains(&(ty, name)) {
-        return true;
-    }
-    crate::schema::ACTORS.contains(&(ty, name))
-        && crate::schema::ACTOR_FIXED_ATTRIBUTES.iter().any(|key| {
-            let value = |s: &Option<crate::kml::ChangeState>| {
-                s.as_ref().and_then(|s| s.attributes.get(*key).cloned())
-            };
-            value(&c.before) != value(&c.after)
-        })
 }

@@ -106,7 +106,7 @@ impl Nexus {
                         n,
                         &id,
                         originator,
-                        super::ops::Authority { force, owner: false },
+                        super::authority::Authority { force, owner: false },
                         &settings,
                         started,
                     )?);
