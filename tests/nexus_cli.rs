@@ -430,3 +430,54 @@ fn kip_init_creates_a_nexus_with_the_memory_profile_that_the_official_capsules_i
     );
     assert_eq!(json(&agent)["error"]["code"], "KIP_3004");
 }
+
+/// Issue 31 §3: `kip duplicates` lists candidate pairs as JSON Lines (`a`,
+/// `b`, `score`, `reasons`), best first; `kip duplicates dismiss ID ID`
+/// keeps a pair away; a bad id is a KIP error (exit 1).
+#[test]
+fn kip_duplicates_lists_candidates_and_remembers_a_dismissal() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let capsule = db.path().join("dupes.kip");
+    std::fs::write(
+        &capsule,
+        r#"UPSERT {
+            CONCEPT ?t { {type: "$ConceptType", name: "Drug"} SET ATTRIBUTES { description: "A medicine." } }
+            CONCEPT ?a { {type: "Drug", name: "Ibuprofen"} }
+            CONCEPT ?b { {type: "Drug", name: "IBUPROFEN "} }
+            CONCEPT ?c { {type: "Drug", name: "Naproxen"} }
+        }"#,
+    )
+    .expect("written");
+    let nexus = db.path().join("nexus");
+    assert!(
+        kip(&nexus, &["import", capsule.to_str().expect("path")])
+            .status
+            .success()
+    );
+    let listed = kip(&nexus, &["duplicates", "--type", "Drug"]);
+    assert!(listed.status.success(), "{listed:?}");
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert_eq!(lines[0]["a"]["name"], "Ibuprofen");
+    assert_eq!(lines[0]["b"]["name"], "IBUPROFEN ");
+    assert!(
+        lines[0]["score"]
+            .as_f64()
+            .is_some_and(|s| s > 0.5 && s <= 1.0)
+    );
+    assert!(!lines[0]["reasons"].as_array().expect("reasons").is_empty());
+    let (a, b) = (
+        lines[0]["a"]["id"].as_str().expect("id"),
+        lines[0]["b"]["id"].as_str().expect("id"),
+    );
+    let dismissed = kip(&nexus, &["duplicates", "dismiss", a, b]);
+    assert!(dismissed.status.success(), "{dismissed:?}");
+    let again = kip(&nexus, &["duplicates"]);
+    assert!(again.stdout.is_empty(), "{again:?}");
+    let bad = kip(&nexus, &["duplicates", "dismiss", "P:1", b]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(json(&bad)["error"]["code"], "KIP_1001");
+}

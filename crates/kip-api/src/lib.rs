@@ -40,6 +40,7 @@ mod paths_between;
 pub mod prefs;
 mod profile;
 mod promote;
+mod queues;
 mod settings;
 pub mod tools;
 mod trace;
@@ -68,6 +69,9 @@ pub use paths_between::{DEFAULT_MAX_HOPS, DEFAULT_PATHS, LINK_BUDGET, MAX_HOPS, 
 pub use profile::{InstallProfileRequest, InstallProfileResponse, ProfileInfo, ProfilesResponse};
 pub use promote::{
     INVOLVES, MAX_PROMOTED_ENTRIES, MAX_PROMOTED_LINKS, TracePromoteRequest, TracePromoteResponse,
+};
+pub use queues::{
+    DEFAULT_DUPLICATES, DismissRequest, DismissResponse, DuplicatesRequest, DuplicatesResponse,
 };
 pub use trace::{
     LIST_LOGS_DEFAULT, LIST_LOGS_MAX, ListLogsRequest, ListLogsResponse, TraceAddRequest,

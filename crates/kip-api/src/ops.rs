@@ -218,6 +218,20 @@ operations! {
         api.install_profile(&r)
     }
 
+    /// Duplicate candidates: concept pairs of one type that may be one,
+    /// with their reasons and a score, best first.
+    Duplicates = "duplicates", Effect::Reads, get ["limit"],
+    fn(api, r: crate::DuplicatesRequest) -> crate::DuplicatesResponse {
+        crate::queues::duplicates(&api.nexus, &r)
+    }
+
+    /// Remembers that two concepts are not the same: the pair is no
+    /// duplicate candidate from then on.
+    DuplicatesDismiss = "duplicates_dismiss", Effect::Writes("dismissing a duplicate"),
+    fn(api, r: crate::DismissRequest) -> crate::DismissResponse {
+        crate::queues::dismiss(&api.nexus, &r)
+    }
+
     /// An element's links, counted by predicate, and one page of them.
     Neighbourhood = "neighbourhood", Effect::Reads,
     fn(api, r: NeighbourhoodRequest) -> NeighbourhoodResponse { api.neighbourhood(&r) }

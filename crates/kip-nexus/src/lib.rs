@@ -48,6 +48,7 @@ mod backup;
 pub mod bulk;
 mod clock;
 mod cursor;
+pub mod duplicates;
 mod execute;
 mod explain;
 mod export;

@@ -10,6 +10,7 @@
 
 pub mod bench;
 pub mod check;
+pub mod duplicates;
 pub mod exec;
 pub mod export;
 pub mod fmt;

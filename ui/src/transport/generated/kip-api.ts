@@ -22,7 +22,7 @@ export type ApiError = { code: ErrorCode, message: string, hint: string, data?: 
  * The operations of the API, by their wire name (`/api/<name>`
  * over HTTP, the operation of the desktop shell's `api_call`).
  */
-export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "profiles" | "install_profile" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "prefs_get" | "prefs_put" | "trace_promote" | "list_logs" | "trace_revert_to";
+export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "profiles" | "install_profile" | "duplicates" | "duplicates_dismiss" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "prefs_get" | "prefs_put" | "trace_promote" | "list_logs" | "trace_revert_to";
 
 /**
  * No body: the operation reads none (any body is ignored).
@@ -1335,6 +1335,50 @@ to: string,
 reverted: Array<Reverted>, };
 
 /**
+ * Two concepts that may be one, best first by `score` (0–1).
+ */
+export type Duplicate = { a: DuplicateEnd, b: DuplicateEnd, score: number, 
+/**
+ * Why, in words: "same name after normalising case, width, spaces and
+ * punctuation", "one edit apart", "an alias of the other", "3 shared
+ * neighbours".
+ */
+reasons: Array<string>, };
+
+/**
+ * A concept of a candidate pair.
+ */
+export type DuplicateEnd = { 
+/**
+ * `C:…`.
+ */
+id: string, type: string, name: string, };
+
+/**
+ * `duplicates`: which types (all but the meta-types when absent), how many.
+ */
+export type DuplicatesRequest = { types?: Array<string>, 
+/**
+ * At most this many, best first (default 100).
+ */
+limit?: number, };
+
+/**
+ * The candidates, best first.
+ */
+export type DuplicatesResponse = { candidates: Array<Duplicate>, };
+
+/**
+ * `duplicates_dismiss`: two concepts (`C:…`) that are not the same.
+ */
+export type DismissRequest = { a: string, b: string, };
+
+/**
+ * What `duplicates_dismiss` did.
+ */
+export type DismissResponse = { dismissed: boolean, };
+
+/**
  * A profile and whether this nexus carries it.
  */
 export type ProfileInfo = { 
@@ -1388,6 +1432,8 @@ export interface Operations {
   import: { request: ImportRequest; response: ImportReport };
   profiles: { request: NoBody; response: ProfilesResponse };
   install_profile: { request: InstallProfileRequest; response: InstallProfileResponse };
+  duplicates: { request: DuplicatesRequest; response: DuplicatesResponse };
+  duplicates_dismiss: { request: DismissRequest; response: DismissResponse };
   neighbourhood: { request: NeighbourhoodRequest; response: NeighbourhoodResponse };
   changes: { request: ChangesRequest; response: ChangesResponse };
   info: { request: NoBody; response: NexusInfo };

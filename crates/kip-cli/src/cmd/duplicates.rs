@@ -1,0 +1,66 @@
+//! `kip duplicates [--type T]… [--limit N]`: the duplicate candidates as
+//! JSON Lines (`a`, `b`, `score`, `reasons`), best first; `kip duplicates
+//! dismiss ID ID`: the pair is not the same and does not come back.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use kip_api::{DismissRequest, DuplicatesRequest, Operation};
+use serde_json::json;
+
+use crate::stdio::out;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    action: Option<Action>,
+    /// Only concepts of this type (repeatable).
+    #[arg(long = "type", value_name = "TYPE")]
+    types: Vec<String>,
+    /// At most this many candidates, best first.
+    #[arg(long, default_value_t = kip_api::DEFAULT_DUPLICATES)]
+    limit: u32,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Action {
+    /// Remember that two concepts (`C:…`) are not the same.
+    Dismiss { a: String, b: String },
+}
+
+pub fn run(db: Option<PathBuf>, args: Args) -> anyhow::Result<ExitCode> {
+    let api = crate::db::open_api(db, "kip-cli")?;
+    let answer = match args.action {
+        Some(Action::Dismiss { a, b }) => api.call(
+            Operation::DuplicatesDismiss,
+            serde_json::to_value(DismissRequest { a, b })?,
+        ),
+        None => api.call(
+            Operation::Duplicates,
+            serde_json::to_value(DuplicatesRequest {
+                types: (!args.types.is_empty()).then_some(args.types),
+                limit: Some(args.limit),
+            })?,
+        ),
+    };
+    match answer {
+        Ok(value) => {
+            match value.get("candidates").and_then(|c| c.as_array()) {
+                Some(list) => {
+                    let mut text = String::new();
+                    for c in list {
+                        text += &serde_json::to_string(c)?;
+                        text.push('\n');
+                    }
+                    out(&text);
+                }
+                None => out(&format!("{value}\n")),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            out(&format!("{}\n", json!({ "error": e })));
+            Ok(ExitCode::from(1))
+        }
+    }
+}
