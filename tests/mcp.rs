@@ -98,7 +98,9 @@ async fn an_mcp_client_lists_the_tools_and_resources_and_reads_both_resources() 
             "get_knowledge_schema",
             "import_knowledge_bundle",
             "resolve_logic_properties",
-            "record_trace"
+            "record_trace",
+            "memory_health",
+            "duplicate_candidates"
         ]
     );
     let execute = &tools[0];
@@ -622,4 +624,36 @@ async fn a_retried_execute_kip_with_the_same_idempotency_key_applies_once() {
     );
     assert_eq!(visits["result"], json!([1]));
     client.cancel().await.expect("close the session");
+}
+
+/// Issue 31 §10: a `$system` maintenance agent reads the same health and
+/// duplicates queue as the curator, over MCP, and cannot write through them.
+#[tokio::test(flavor = "current_thread")]
+async fn a_maintenance_agent_reads_the_memorys_health_and_duplicates_over_mcp() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let client = connect(db.path(), &[]).await;
+    let wrote = call(
+        &client,
+        "execute_kip",
+        json!({"command": "UPSERT { CONCEPT ?t { {type: \"$ConceptType\", name: \"Drug\"} SET ATTRIBUTES { description: \"A medicine.\" } } CONCEPT ?a { {type: \"Drug\", name: \"Ibuprofen\"} } CONCEPT ?b { {type: \"Drug\", name: \"ibuprofen\"} } }"}),
+    )
+    .await;
+    assert!(!is_error(&wrote), "{wrote:?}");
+    let health = structured(&call(&client, "memory_health", json!({})).await);
+    assert_eq!(health["by_type"]["Drug"], 2, "{health:#}");
+    assert!(health["orphans"]["count"].as_u64().is_some_and(|n| n >= 2));
+    let dupes =
+        structured(&call(&client, "duplicate_candidates", json!({"types": ["Drug"]})).await);
+    let candidates = dupes["candidates"].as_array().expect("candidates");
+    assert_eq!(candidates.len(), 1, "{dupes:#}");
+    assert_eq!(candidates[0]["a"]["name"], "Ibuprofen");
+    let tools = client.list_all_tools().await.expect("tools/list");
+    for name in ["memory_health", "duplicate_candidates"] {
+        let tool = tools.iter().find(|t| t.name == name).expect("listed");
+        assert_eq!(
+            tool.annotations.as_ref().and_then(|a| a.read_only_hint),
+            Some(true),
+            "{name}"
+        );
+    }
 }

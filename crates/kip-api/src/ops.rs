@@ -218,6 +218,13 @@ operations! {
         api.install_profile(&r)
     }
 
+    /// The memory's health: counts per type, predicate and domain, and
+    /// what needs a curator (orphans, expired, fading, weakly supported,
+    /// unconsolidated episodes, unreviewed agent writes), each with the
+    /// first elements it counts.
+    Health = "health", Effect::Reads, get [],
+    fn(api, _r: NoBody) -> crate::HealthResponse { crate::queues::health(&api.nexus) }
+
     /// Duplicate candidates: concept pairs of one type that may be one,
     /// with their reasons and a score, best first.
     Duplicates = "duplicates", Effect::Reads, get ["limit"],

@@ -1,5 +1,5 @@
-//! The curator's queues (issue 31): duplicate candidates, and the pairs
-//! dismissed as not the same. The work is the engine's
+//! The curator's queues (issue 31): the memory's health, duplicate
+//! candidates, and the pairs dismissed as not the same. The work is the engine's
 //! (`kip_nexus::duplicates`); this module is its wire shape.
 
 use kip_nexus::Nexus;
@@ -62,4 +62,47 @@ pub(crate) fn duplicates(
 pub(crate) fn dismiss(nexus: &Nexus, r: &DismissRequest) -> Result<DismissResponse, ApiError> {
     nexus.dismiss_duplicate(&r.a, &r.b)?;
     Ok(DismissResponse { dismissed: true })
+}
+
+/// `health`: the engine's counts, and the agent writes no curator has
+/// reviewed yet (from the trace).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct HealthResponse {
+    #[serde(flatten)]
+    pub health: kip_nexus::health::Health,
+    /// Trace entries flagged `Unverified` and neither `Reviewed` nor
+    /// `Rejected` (`T:…` ids), newest first.
+    pub unreviewed: kip_nexus::health::Counted,
+}
+
+/// How many unverified entries the health report reads at most.
+const UNREVIEWED_SCAN: usize = 10_000;
+
+pub(crate) fn health(nexus: &Nexus) -> Result<HealthResponse, ApiError> {
+    let health = nexus.health()?;
+    let mut unreviewed = kip_nexus::health::Counted::default();
+    let mut filter = kip_nexus::TraceFilter {
+        flag: Some("Unverified".into()),
+        limit: Some(kip_nexus::MAX_TRACE_PAGE),
+        ..kip_nexus::TraceFilter::default()
+    };
+    let mut read = 0;
+    loop {
+        let page = nexus.trace_list(&filter)?;
+        read += page.entries.len();
+        for e in &page.entries {
+            if !e.flags.iter().any(|f| f == "Reviewed" || f == "Rejected") {
+                unreviewed.count += 1;
+                if unreviewed.sample.len() < kip_nexus::health::SAMPLE {
+                    unreviewed.sample.push(e.id.clone());
+                }
+            }
+        }
+        match page.next_before {
+            Some(before) if read < UNREVIEWED_SCAN => filter.before = Some(before),
+            _ => break,
+        }
+    }
+    Ok(HealthResponse { health, unreviewed })
 }

@@ -326,7 +326,41 @@ pub fn all() -> Vec<ToolDefinition> {
         import_knowledge_bundle(),
         resolve_logic_properties(),
         record_trace(),
+        memory_health(),
+        duplicate_candidates(),
     ]
+}
+
+/// `memory_health`: what the sleep cycle (or `$system`) looks after, the
+/// curator's Health view's own counts.
+pub fn memory_health() -> ToolDefinition {
+    ToolDefinition {
+        name: "memory_health",
+        title: "Read the memory's health",
+        description: "The memory's health, the list a curator works from: counts per type, predicate and domain; orphans (concepts linked to nothing but their domain), expired memories (metadata.expires_at past), fading ones (memory_strength below thresholds.fading_below), weakly supported ones (confidence below thresholds.low_confidence_below), unconsolidated episodes (Event / Experience without consolidated_to) and unreviewed agent writes; each with `count` and the first ids in `sample` (C:… concepts, P:… links, T:… trace entries). Read it at the start of a sleep cycle; FIND the sampled ids with {id: \"C:…\"} to work on them. Takes no arguments; changes nothing.",
+        input_schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        operation: crate::Operation::Health,
+        destructive: false,
+    }
+}
+
+/// `duplicate_candidates`: the duplicates queue the curator sees.
+pub fn duplicate_candidates() -> ToolDefinition {
+    ToolDefinition {
+        name: "duplicate_candidates",
+        title: "List duplicate candidates",
+        description: "Pairs of concepts of one type that may be the same entity, best first: {candidates: [{a: {id, type, name}, b: {…}, score (0–1), reasons}]}. Reasons: the same name after normalising case, width, spaces and punctuation; names one edit apart; one's name an alias of the other; shared neighbours. Pairs a curator dismissed as not the same are left out. To consolidate a pair you are sure of, use execute_kip with MERGE CONCEPT ?dup INTO ?keep (dry_run first). Changes nothing.",
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "types": {"type": "array", "items": {"type": "string"}, "description": "Only these concept types (default: all)."},
+                "limit": {"type": "integer", "minimum": 1, "description": "At most this many pairs, best first (default 100)."}
+            },
+            "additionalProperties": false
+        }),
+        operation: crate::Operation::Duplicates,
+        destructive: false,
+    }
 }
 
 #[cfg(test)]

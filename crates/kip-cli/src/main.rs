@@ -67,8 +67,10 @@ enum Cmd {
         #[arg(long, value_parser = ["memory"])]
         profile: Option<String>,
     },
+    /// The memory's health as JSON: counts per type, predicate and domain; orphans, expired, fading, weakly supported, unconsolidated episodes and unreviewed agent writes, each with its first elements.
+    Health,
     /// Duplicate candidates (concept pairs of one type that may be one), as JSON Lines best first with their reasons; `kip duplicates dismiss ID ID` remembers a pair is not the same.
-    Duplicates(cmd::duplicates::Args),
+    Duplicates(cmd::queues::Args),
     /// Print get_knowledge_schema: the JSON Schema of a YAML bundle for this nexus, and an example.
     Schema,
     /// Compute logic properties (metrics, operators) of a concept type for some of its instances; parameters from --params, else the LLM of KIP_LLM_URL, else a MISSING_INPUT_PARAMS answer listing them.
@@ -194,7 +196,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Cmd::Bench(args) => cmd::bench::run(db, args),
         Cmd::Import { paths, owner } => cmd::import::run(db, &paths, owner),
         Cmd::Init { profile } => cmd::init::run(db, profile),
-        Cmd::Duplicates(args) => cmd::duplicates::run(db, args),
+        Cmd::Duplicates(args) => cmd::queues::run(db, args),
+        Cmd::Health => cmd::queues::health(db),
         Cmd::Schema => cmd::schema::run(db),
         Cmd::Resolve(args) => cmd::resolve::run(db, args),
         Cmd::Watch {

@@ -308,7 +308,7 @@ fn concept_id(id: &str) -> Result<ConceptId> {
     }
 }
 
-impl crate::Nexus {
+impl crate::nexus::Nexus {
     /// The duplicate candidates (see the module doc), less the pairs
     /// dismissed as not the same.
     pub fn duplicates(&self, types: &[String], limit: usize) -> Result<Vec<Duplicate>> {

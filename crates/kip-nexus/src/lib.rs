@@ -55,6 +55,7 @@ mod export;
 mod filter;
 mod genesis;
 mod graph;
+pub mod health;
 mod kml;
 mod known;
 mod kql;

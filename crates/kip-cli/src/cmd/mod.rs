@@ -10,12 +10,12 @@
 
 pub mod bench;
 pub mod check;
-pub mod duplicates;
 pub mod exec;
 pub mod export;
 pub mod fmt;
 pub mod import;
 pub mod init;
+pub mod queues;
 pub mod resolve;
 pub mod schema;
 pub mod shield;

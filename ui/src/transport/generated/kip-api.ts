@@ -22,7 +22,7 @@ export type ApiError = { code: ErrorCode, message: string, hint: string, data?: 
  * The operations of the API, by their wire name (`/api/<name>`
  * over HTTP, the operation of the desktop shell's `api_call`).
  */
-export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "profiles" | "install_profile" | "duplicates" | "duplicates_dismiss" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "prefs_get" | "prefs_put" | "trace_promote" | "list_logs" | "trace_revert_to";
+export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "profiles" | "install_profile" | "health" | "duplicates" | "duplicates_dismiss" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "prefs_get" | "prefs_put" | "trace_promote" | "list_logs" | "trace_revert_to";
 
 /**
  * No body: the operation reads none (any body is ignored).
@@ -1379,6 +1379,64 @@ export type DismissRequest = { a: string, b: string, };
 export type DismissResponse = { dismissed: boolean, };
 
 /**
+ * The health of a memory at one moment (see the module doc).
+ */
+export type Health = { 
+/**
+ * When it was read (ISO 8601, UTC).
+ */
+at: string, concepts: number, links: number, 
+/**
+ * Concepts per type (the schema's own types aside).
+ */
+by_type: { [key in string]: number }, 
+/**
+ * Links per predicate.
+ */
+by_predicate: { [key in string]: number }, 
+/**
+ * Concepts per domain (by `belongs_to_domain`).
+ */
+by_domain: { [key in string]: number }, orphans: Counted, expired: Counted, fading: Counted, low_confidence: Counted, unconsolidated: Counted, thresholds: Thresholds, };
+
+/**
+ * A count and the first elements it counts (`C:…` / `P:…`).
+ */
+export type Counted = { count: number, sample: Array<string>, };
+
+/**
+ * The thresholds the counts used.
+ */
+export type Thresholds = { fading_below: number, low_confidence_below: number, };
+
+/**
+ * `health`: the engine's counts, and the agent writes no curator has
+ * reviewed yet (from the trace).
+ */
+export type HealthResponse = { 
+/**
+ * Trace entries flagged `Unverified` and neither `Reviewed` nor
+ * `Rejected` (`T:…` ids), newest first.
+ */
+unreviewed: Counted, 
+/**
+ * When it was read (ISO 8601, UTC).
+ */
+at: string, concepts: number, links: number, 
+/**
+ * Concepts per type (the schema's own types aside).
+ */
+by_type: { [key in string]: number }, 
+/**
+ * Links per predicate.
+ */
+by_predicate: { [key in string]: number }, 
+/**
+ * Concepts per domain (by `belongs_to_domain`).
+ */
+by_domain: { [key in string]: number }, orphans: Counted, expired: Counted, fading: Counted, low_confidence: Counted, unconsolidated: Counted, thresholds: Thresholds, };
+
+/**
  * A profile and whether this nexus carries it.
  */
 export type ProfileInfo = { 
@@ -1432,6 +1490,7 @@ export interface Operations {
   import: { request: ImportRequest; response: ImportReport };
   profiles: { request: NoBody; response: ProfilesResponse };
   install_profile: { request: InstallProfileRequest; response: InstallProfileResponse };
+  health: { request: NoBody; response: HealthResponse };
   duplicates: { request: DuplicatesRequest; response: DuplicatesResponse };
   duplicates_dismiss: { request: DismissRequest; response: DismissResponse };
   neighbourhood: { request: NeighbourhoodRequest; response: NeighbourhoodResponse };

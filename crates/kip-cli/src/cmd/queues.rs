@@ -1,4 +1,5 @@
-//! `kip duplicates [--type T]… [--limit N]`: the duplicate candidates as
+//! The curator's queues on the command line. `kip health`: the memory's
+//! health as JSON. `kip duplicates [--type T]… [--limit N]`: the duplicate candidates as
 //! JSON Lines (`a`, `b`, `score`, `reasons`), best first; `kip duplicates
 //! dismiss ID ID`: the pair is not the same and does not come back.
 
@@ -56,6 +57,21 @@ pub fn run(db: Option<PathBuf>, args: Args) -> anyhow::Result<ExitCode> {
                 }
                 None => out(&format!("{value}\n")),
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            out(&format!("{}\n", json!({ "error": e })));
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+/// `kip health`: the `health` operation's answer, as JSON.
+pub fn health(db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let api = crate::db::open_api(db, "kip-cli")?;
+    match api.call(Operation::Health, serde_json::Value::Null) {
+        Ok(value) => {
+            out(&format!("{value:#}\n"));
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {

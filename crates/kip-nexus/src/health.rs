@@ -1,0 +1,178 @@
+//! Memory health (issue 31 §2): what a curator of a living memory looks
+//! after, counted in one snapshot, each count with the first few elements
+//! it counts so that it opens as a list:
+//!
+//! - concepts and links per type / predicate, members per domain;
+//! - orphans: concepts linked to nothing but their domain;
+//! - expired: `metadata.expires_at` in the past (RC11 §2.10: a signal for
+//!   the sleep cycle, not hidden from queries);
+//! - fading: `metadata.memory_strength` below the threshold;
+//! - low confidence: `metadata.confidence` below the threshold;
+//! - unconsolidated episodes: `Event` / `Experience` concepts with no
+//!   `consolidated_to` link (the RC11 memory profile);
+//! - unreviewed: the trace's agent writes flagged `Unverified` that no
+//!   curator has marked `Reviewed` or `Rejected`.
+//!
+//! One pass over the concepts and one over the links; the meta-types'
+//! instances (the schema) are left out of every list but the totals.
+
+use std::collections::{BTreeMap, HashSet};
+
+use kip_store::ElementId;
+use serde::Serialize;
+use serde_json::{Map, Value as Json};
+
+use crate::graph::{BELONGS_TO_DOMAIN, CONCEPT_TYPE, Graph, PROPOSITION_TYPE, Result};
+
+/// How many elements each list shows.
+pub const SAMPLE: usize = 20;
+
+/// Below this `memory_strength` a memory is fading.
+pub const FADING_BELOW: f64 = 0.2;
+
+/// Below this `confidence` a memory is weakly supported.
+pub const LOW_CONFIDENCE_BELOW: f64 = 0.5;
+
+/// A count and the first elements it counts (`C:…` / `P:…`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Counted {
+    pub count: u64,
+    pub sample: Vec<String>,
+}
+
+impl Counted {
+    fn add(&mut self, e: ElementId) {
+        self.count += 1;
+        if self.sample.len() < SAMPLE {
+            self.sample.push(e.to_string());
+        }
+    }
+}
+
+/// The health of a memory at one moment (see the module doc).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Health {
+    /// When it was read (ISO 8601, UTC).
+    pub at: String,
+    pub concepts: u64,
+    pub links: u64,
+    /// Concepts per type (the schema's own types aside).
+    pub by_type: BTreeMap<String, u64>,
+    /// Links per predicate.
+    pub by_predicate: BTreeMap<String, u64>,
+    /// Concepts per domain (by `belongs_to_domain`).
+    pub by_domain: BTreeMap<String, u64>,
+    pub orphans: Counted,
+    pub expired: Counted,
+    pub fading: Counted,
+    pub low_confidence: Counted,
+    pub unconsolidated: Counted,
+    pub thresholds: Thresholds,
+}
+
+/// The thresholds the counts used.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Thresholds {
+    pub fading_below: f64,
+    pub low_confidence_below: f64,
+}
+
+/// Whether `metadata` says expired, fading or weakly supported, as of `now`.
+fn lifecycle(h: &mut Health, e: ElementId, metadata: &Map<String, Json>, now: &str) {
+    if metadata
+        .get("expires_at")
+        .and_then(Json::as_str)
+        .is_some_and(|t| t < now)
+    {
+        h.expired.add(e);
+    }
+    let below = |key: &str, limit: f64| {
+        metadata
+            .get(key)
+            .and_then(Json::as_f64)
+            .is_some_and(|x| x < limit)
+    };
+    if below("memory_strength", FADING_BELOW) {
+        h.fading.add(e);
+    }
+    if below("confidence", LOW_CONFIDENCE_BELOW) {
+        h.low_confidence.add(e);
+    }
+}
+
+/// The health of the memory `g` holds, as of `now` (ISO 8601, UTC).
+pub fn health(g: &Graph<'_>, now: &str) -> Result<Health> {
+    let mut h = Health {
+        at: now.to_owned(),
+        thresholds: Thresholds {
+            fading_below: FADING_BELOW,
+            low_confidence_below: LOW_CONFIDENCE_BELOW,
+        },
+        ..Health::default()
+    };
+    let schema: Vec<u32> = [CONCEPT_TYPE, PROPOSITION_TYPE]
+        .iter()
+        .filter_map(|t| g.type_id(t).ok().flatten())
+        .collect();
+    let domain_link = g.predicate_id(BELONGS_TO_DOMAIN)?;
+    let consolidated = g.predicate_id("consolidated_to")?;
+    let episodic: Vec<u32> = ["Event", "Experience"]
+        .iter()
+        .filter_map(|t| g.type_id(t).ok().flatten())
+        .collect();
+    // The links first: which concepts are linked (beyond their domain),
+    // which episodes are consolidated, who belongs where.
+    let mut linked: HashSet<ElementId> = HashSet::new();
+    let mut consolidated_ids: HashSet<ElementId> = HashSet::new();
+    let mut members: BTreeMap<ElementId, u64> = BTreeMap::new();
+    for row in g.all_propositions()? {
+        let (id, p) = row?;
+        h.links += 1;
+        *h.by_predicate
+            .entry(g.predicate_name(p.predicate)?.to_string())
+            .or_default() += 1;
+        if Some(p.predicate) == domain_link {
+            *members.entry(p.object).or_default() += 1;
+        } else {
+            linked.insert(p.subject);
+            linked.insert(p.object);
+        }
+        if Some(p.predicate) == consolidated {
+            consolidated_ids.insert(p.subject);
+        }
+        lifecycle(&mut h, ElementId::Proposition(id), &p.metadata, now);
+    }
+    for row in g.all_concepts()? {
+        let (id, c) = row?;
+        h.concepts += 1;
+        if schema.contains(&c.type_id) {
+            continue;
+        }
+        let e = ElementId::Concept(id);
+        *h.by_type
+            .entry(g.type_name(c.type_id)?.to_string())
+            .or_default() += 1;
+        if let Some(n) = members.get(&e) {
+            h.by_domain.insert(c.name.clone(), *n);
+        }
+        if !linked.contains(&e) {
+            h.orphans.add(e);
+        }
+        if episodic.contains(&c.type_id) && !consolidated_ids.contains(&e) {
+            h.unconsolidated.add(e);
+        }
+        lifecycle(&mut h, e, &c.metadata, now);
+    }
+    Ok(h)
+}
+
+impl crate::nexus::Nexus {
+    /// The memory's health now (see [`health`]).
+    pub fn health(&self) -> Result<Health> {
+        let now = crate::clock::now();
+        self.read(|g| health(g, &now))
+    }
+}
