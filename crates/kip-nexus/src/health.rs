@@ -3,7 +3,8 @@
 //! it counts so that it opens as a list:
 //!
 //! - concepts and links per type / predicate, members per domain;
-//! - orphans: concepts linked to nothing but their domain;
+//! - orphans: concepts linked to nothing but their domain (domains, which
+//!   are containers, and the two personas aside);
 //! - expired: `metadata.expires_at` in the past (RC11 §2.10: a signal for
 //!   the sleep cycle, not hidden from queries);
 //! - fading: `metadata.memory_strength` below the threshold;
@@ -119,6 +120,7 @@ pub fn health(g: &Graph<'_>, now: &str) -> Result<Health> {
         .collect();
     let domain_link = g.predicate_id(BELONGS_TO_DOMAIN)?;
     let consolidated = g.predicate_id("consolidated_to")?;
+    let domain_type = g.type_id(crate::graph::DOMAIN)?;
     let episodic: Vec<u32> = ["Event", "Experience"]
         .iter()
         .filter_map(|t| g.type_id(t).ok().flatten())
@@ -158,7 +160,9 @@ pub fn health(g: &Graph<'_>, now: &str) -> Result<Health> {
         if let Some(n) = members.get(&e) {
             h.by_domain.insert(c.name.clone(), *n);
         }
-        if !linked.contains(&e) {
+        let container = Some(c.type_id) == domain_type
+            || crate::schema::ACTORS.iter().any(|(_, name)| *name == c.name);
+        if !container && !linked.contains(&e) {
             h.orphans.add(e);
         }
         if episodic.contains(&c.type_id) && !consolidated_ids.contains(&e) {

@@ -10,7 +10,7 @@ import { loadNexusSettings, nexusSetting, STYLES_KEY } from './nexus-settings.sv
 import { readRules } from './graph/styling';
 import { pref, setPref } from './prefs.svelte';
 
-export type View = 'graph' | 'primer' | 'console' | 'import' | 'trace';
+export type View = 'graph' | 'primer' | 'console' | 'import' | 'trace' | 'health';
 
 export interface TypeDef {
   name: string;
@@ -69,7 +69,7 @@ export const app = $state({
 
 /** The inspector's folding per view, a preference (lib/prefs.svelte.ts). */
 export function loadFolded(): Record<View, boolean> {
-  const defaults: Record<View, boolean> = { graph: false, primer: false, console: true, import: false, trace: true };
+  const defaults: Record<View, boolean> = { graph: false, primer: false, console: true, import: false, trace: true, health: false };
   const saved = pref<JsonObject>('inspector-folded', {});
   return { ...defaults, ...(saved && typeof saved === 'object' && !Array.isArray(saved) ? saved : {}) } as Record<View, boolean>;
 }
