@@ -534,3 +534,14 @@ test('29 §2. apply as owner: a persona the protected scope refuses is previewed
   assert.equal(traced[0].originator, 'curator');
   await shot('desk-29b-owner-applied');
 });
+
+test('31 §2. the Health view in the window: the engine’s counts and the duplicates queue', async () => {
+  kip('exec', 'UPSERT { CONCEPT ?d { {type: "Drug", name: "ASPIRIN"} } }');
+  await click('nav-health');
+  await (await byId('health-view')).waitForExist({ timeout: 15_000 });
+  const engine = JSON.parse(kip('health'));
+  const orphans = await byId('health-orphans');
+  await browser.waitUntil(async () => (await orphans.getAttribute('data-count')) === String(engine.orphans.count), { timeout: 15_000, timeoutMsg: 'the orphans count differs from kip health' });
+  await withText('[data-testid=duplicate]', 'ASPIRIN', 15_000);
+  await shot('desk-31-health');
+});
