@@ -132,16 +132,16 @@ export function localMinutesAgo(minutes: number, now: Date = new Date()): string
 
 const OUTCOME_WORDS: [string, string, string][] = [
   ['concepts_created', 'concept', 'created'],
-  ['concepts_updated', 'concept', 'changed'],
+  ['concepts_updated', 'concept', 'updated'],
   ['concepts_deleted', 'concept', 'deleted'],
   ['propositions_created', 'link', 'created'],
-  ['propositions_updated', 'link', 'changed'],
+  ['propositions_updated', 'link', 'updated'],
   ['propositions_deleted', 'link', 'deleted'],
 ];
 
 /**
  * An entry's `data.outcome` in words (issue 33 §11): "2 concepts created,
- * 1 link changed", "failed with KIP_2001", "nothing changed"; other
+ * 1 link updated", "failed with KIP_2001", "nothing changed"; other
  * outcomes as `key: value` pairs.
  */
 export function describeOutcome(outcome: unknown): string {
