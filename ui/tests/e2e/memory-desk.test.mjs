@@ -7,7 +7,8 @@
 // time of day, names entries by their global id, marks a reverted entry
 // and asks before a revert (§2, §3); an edit is the curator's, with typed
 // lifecycle inputs (§4); the dry-run diff is readable in the inspector
-// (§5); one time format with its zone, past `expires_at` flagged (§9).
+// (§5); the keyboard stays with the graph after a search (§8); one time
+// format with its zone, past `expires_at` flagged (§9); outcomes in words (§11).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -177,6 +178,26 @@ test('§4 a list attribute is edited item by item and a long text in a text area
   await tea.getByTestId('inspector-edit').click();
 });
 
+test('§8 after Enter or Escape in the search box the graph has the keyboard', async () => {
+  await page.getByTestId('nav-graph').click();
+  const box = page.getByLabel('Search concepts');
+  await box.fill('Bob Marley');
+  await page.getByRole('option').filter({ hasText: 'Bob Marley' }).first().waitFor();
+  await box.press('Enter');
+  await page.getByTestId('inspector').getByTestId('inspector-name').filter({ hasText: 'Bob Marley' }).waitFor();
+  await page.waitForFunction(() => document.activeElement?.classList.contains('graph-view'));
+  // `e` expands the selected concept instead of typing into the box.
+  await page.keyboard.press('e');
+  await page.getByTestId('predicate-picker').waitFor();
+  assert.equal(await box.inputValue(), 'Bob Marley');
+  await shot(page, 'memory-09-keyboard');
+  await page.keyboard.press('Escape');
+  await box.fill('Ada');
+  await box.press('Escape');
+  await page.waitForFunction(() => document.activeElement?.classList.contains('graph-view'));
+  await box.fill('');
+});
+
 test('§2 §3 the Trace hides the app’s reads, filters by time of day, names entries by id, and asks before a revert', async () => {
   // A read as the app's own refreshes make them (folded; a process's folds are written when it exits).
   kip(server.db, '--originator', 'curator', 'exec', 'FIND(?x) WHERE { ?x {type: "Person"} }');
@@ -184,8 +205,9 @@ test('§2 §3 the Trace hides the app’s reads, filters by time of day, names e
     'UPSERT { CONCEPT ?p { {type: "Preference", name: "Bob prefers dark mode"} SET ATTRIBUTES { category: "display" } } }');
   await page.getByTestId('nav-trace').click();
   const entries = page.getByTestId('trace-entry');
-  const write = entries.filter({ hasText: 'UPSERT: updated 1 concept' }).first();
-  await write.waitFor({ timeout: 15_000 });
+  const arrived = entries.filter({ hasText: 'UPSERT: updated 1 concept' }).first();
+  await arrived.waitFor({ timeout: 15_000 });
+  const write = page.locator(`[data-testid=trace-entry][data-id="${await arrived.getAttribute('data-id')}"]`);
   // The app's own refreshes are folded reads: hidden by default, a toggle shows them.
   const messages = () => entries.evaluateAll((els) => els.map((e) => e.textContent));
   assert.ok(!(await messages()).some((m) => /read (once|\d+ times)/.test(m)), 'reads are shown by default');
