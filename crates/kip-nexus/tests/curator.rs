@@ -235,7 +235,9 @@ fn primer_counts_equal_count_queries() {
         assert_eq!(d["counts"]["members"], members, "{name}: {d:#}");
         // The members by type add up to the members, and each type's
         // number is what a COUNT over the domain's members of it says.
-        let member_types = d["counts"]["member_types"].as_object().expect("member_types");
+        let member_types = d["counts"]["member_types"]
+            .as_object()
+            .expect("member_types");
         let mut by_member_type = 0;
         for (t, n) in member_types {
             let q = count(
