@@ -156,8 +156,13 @@ test('§4 §5 §9 an edit is the curator’s, with typed lifecycle inputs; the d
   assert.equal(await inspector.getByTestId('expired').count(), 0);
 });
 
-test('§4 a list attribute is edited item by item and a long text in a text area', async () => {
+test('§4 §11 a list attribute is edited item by item and a long text in a text area; links show their confidence', async () => {
   const inspector = await inspect('Ada Lovelace');
+  // §11: each link of a list shows its confidence.
+  await inspector.locator('.group-head').filter({ hasText: 'prefers' }).click();
+  const confidences = inspector.getByTestId('link-confidence');
+  await confidences.first().waitFor();
+  assert.deepEqual(await confidences.allInnerTexts(), ['0.8', '0.8']);
   await inspector.getByTestId('inspector-edit').click();
   const form = inspector.getByTestId('inspector-edit-form');
   const strengths = form.locator('[data-testid=edit-attr][data-key=strengths]');
