@@ -9,7 +9,11 @@
 //! each of its key concept types, how many concepts of that type exist
 //! (`FIND(COUNT(?x)) WHERE { ?x {type: "T"} }`), `concepts` their sum, and
 //! `members` how many concepts are linked to the domain itself by
-//! `belongs_to_domain` (its definitions included).
+//! `belongs_to_domain` (its definitions included), and `member_types` those
+//! members by type. The first two follow the types' home domain (where the
+//! type definitions belong), the last two the instances' own membership:
+//! an agent's `Relationships` domain full of `Person`s has no key concept
+//! types of its own, yet its `member_types` says `{"Person": 3, …}`.
 
 use kip_lang::ast::{Arg, Describe, DescribeTarget, Search, SearchTarget, Value};
 use kip_lang::{ErrorCode, KipError, suggest};
@@ -216,10 +220,19 @@ fn primer(g: &Graph<'_>) -> Result<Json> {
                 by_type.insert(name.to_owned(), json!(n));
                 total += n;
             }
+            // What is in the domain, by type: its members are the concepts
+            // linked to it, whatever domain their types' definitions
+            // belong to (a `Person` of `Relationships` is counted there,
+            // though `Person` is defined in `CoreSchema`).
             let mut members = 0i64;
+            let mut member_types = Map::new();
             for (name, _) in &concept_types {
                 if let Some(t) = g.type_id(name)? {
-                    members += g.store.counter(g.txn, &domain_counter(d, t)).kip()?;
+                    let n = g.store.counter(g.txn, &domain_counter(d, t)).kip()?;
+                    if n > 0 {
+                        member_types.insert(name.clone(), json!(n));
+                    }
+                    members += n;
                 }
             }
             domain_map.push(json!({
@@ -227,7 +240,12 @@ fn primer(g: &Graph<'_>) -> Result<Json> {
                 "description": rec.attributes.get("description").cloned().unwrap_or(Json::Null),
                 "key_concept_types": key_concept_types,
                 "key_proposition_types": key_proposition_types,
-                "counts": {"concepts": total, "by_type": by_type, "members": members},
+                "counts": {
+                    "concepts": total,
+                    "by_type": by_type,
+                    "members": members,
+                    "member_types": member_types,
+                },
             }));
         }
     }

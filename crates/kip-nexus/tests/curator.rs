@@ -233,6 +233,23 @@ fn primer_counts_equal_count_queries() {
             ),
         );
         assert_eq!(d["counts"]["members"], members, "{name}: {d:#}");
+        // The members by type add up to the members, and each type's
+        // number is what a COUNT over the domain's members of it says.
+        let member_types = d["counts"]["member_types"]
+            .as_object()
+            .expect("member_types");
+        let mut by_member_type = 0;
+        for (t, n) in member_types {
+            let q = count(
+                &nexus,
+                &format!(
+                    r#"FIND(COUNT(?x)) WHERE {{ ?x {{type: "{t}"}} (?x, "belongs_to_domain", {{type: "Domain", name: "{name}"}}) }}"#
+                ),
+            );
+            assert_eq!(*n, q, "{name}/{t}: {d:#}");
+            by_member_type += n.as_u64().expect("a count");
+        }
+        assert_eq!(members.as_u64(), Some(by_member_type), "{name}: {d:#}");
     }
     let medical = domains
         .iter()
@@ -241,6 +258,48 @@ fn primer_counts_equal_count_queries() {
     assert_eq!(
         medical["counts"]["by_type"]["Drug"],
         count(&nexus, r#"FIND(COUNT(?d)) WHERE { ?d {type: "Drug"} }"#)
+    );
+}
+
+/// Issue 33 §1: an agent's own domain, whose types are all defined in
+/// `CoreSchema`, was shown as holding nothing.
+#[test]
+fn primer_counts_a_domain_by_its_members_not_by_its_types_home() {
+    let (_d, nexus) = fixture();
+    ok(
+        &nexus,
+        r#"UPSERT {
+            CONCEPT ?rel { {type: "Domain", name: "Relationships"} }
+            CONCEPT { {type: "Person", name: "Ada"} SET PROPOSITIONS { ("belongs_to_domain", ?rel) } }
+            CONCEPT { {type: "Person", name: "Bob"} SET PROPOSITIONS { ("belongs_to_domain", ?rel) } }
+            CONCEPT { {type: "Event", name: "Ada meets Bob"} SET PROPOSITIONS { ("belongs_to_domain", ?rel) } }
+        }"#,
+    );
+    let primer = ok(&nexus, "DESCRIBE PRIMER");
+    let domains = primer["domain_map"].as_array().expect("domains");
+    let rel = domains
+        .iter()
+        .find(|d| d["domain"] == "Relationships")
+        .expect("Relationships");
+    assert_eq!(rel["counts"]["members"], 3, "{rel:#}");
+    assert_eq!(
+        rel["counts"]["member_types"],
+        json!({"Person": 2, "Event": 1}),
+        "{rel:#}"
+    );
+    // The types' home domain keeps them: Relationships defines no type.
+    assert_eq!(rel["key_concept_types"], json!([]), "{rel:#}");
+    let core = domains
+        .iter()
+        .find(|d| d["domain"] == "CoreSchema")
+        .expect("CoreSchema");
+    assert!(
+        core["key_concept_types"]
+            .as_array()
+            .expect("types")
+            .iter()
+            .any(|t| t == "Person"),
+        "{core:#}"
     );
 }
 

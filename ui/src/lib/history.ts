@@ -1,6 +1,7 @@
 // The console's persistent history: every command run, newest first,
 // de-duplicated, searchable, kept in localStorage (per origin, so the
 // desktop shell and each `kip serve` address keep their own).
+import { zoneName } from './time';
 
 export interface HistoryEntry {
   text: string;
@@ -47,13 +48,14 @@ export function searchHistory(entries: HistoryEntry[], query: string): HistoryEn
 }
 
 /**
- * When an entry ran, short: the time for today ("14:03"), "yesterday 14:03",
- * else the date and time. `now` is for tests.
+ * When an entry ran, short: the time for today ("14:03 UTC"), "yesterday
+ * 14:03 UTC", else the date and time — in the UI's one format, to the
+ * minute, with the time zone (`lib/time.ts`). `now` is for tests.
  */
 export function historyTime(at: string, now: Date = new Date()): string {
   const t = new Date(at);
   if (Number.isNaN(t.getTime())) return '';
-  const hm = `${String(t.getHours()).padStart(2, '0')}:${String(t.getMinutes()).padStart(2, '0')}`;
+  const hm = `${String(t.getHours()).padStart(2, '0')}:${String(t.getMinutes()).padStart(2, '0')} ${zoneName(t)}`;
   const day = (d: Date) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
   const days = Math.round((day(now) - day(t)) / 86_400_000);
   if (days === 0) return hm;

@@ -2,6 +2,7 @@
 // editor and the graph use (types with their display hints and instance
 // schemas, predicates), the graph model, the selection, notifications and
 // the live-update feed. Views read it reactively (Svelte 5 runes).
+import { formatTime } from './time';
 import type { ChangeNotice, ImportUnderWay, Transport } from '../transport';
 import { ApiFailure } from '../transport';
 import { GraphModel } from './graph/model';
@@ -274,7 +275,7 @@ export async function start(t: Transport) {
   graphModel.setStyleRules(readRules(nexusSetting(STYLES_KEY)));
   t.subscribe((notice) => {
     const lines = describeChange(notice);
-    const at = new Date().toLocaleTimeString();
+    const at = formatTime(new Date());
     // Newest first: a burst delivered as one notice lists its last write on top.
     const entries = lines.map((l, i) => ({ seq: notice.changes[i]?.seq ?? notice.last_seq, text: l.text, foreign: l.foreign, at }));
     app.activity = [...entries.reverse(), ...app.activity].slice(0, 50);
@@ -304,26 +305,22 @@ async function refreshAfterChange() {
   }
 }
 
+import { seedCommands, type Primer } from './primer';
+
 export type { ConceptNode, JsonObject };
 
 /**
- * The first picture: instances of the key concept types of every domain
- * but CoreSchema (bounded), with the links among them.
+ * The first picture: the memory itself — the members of the largest
+ * domains but CoreSchema (by type, bounded) — then instances of those
+ * domains' key concept types, with the links among them.
  */
 export async function seedGraph() {
   performance.mark('kip:seed');
   const { result } = await query('DESCRIBE PRIMER');
   performance.mark('kip:primer');
-  const primer = (result ?? {}) as { domain_map?: { domain: string; key_concept_types?: string[] }[] };
-  const types = new Set<string>();
-  for (const d of primer.domain_map ?? []) {
-    if (d.domain === 'CoreSchema') continue;
-    for (const t of d.key_concept_types ?? []) if (!t.startsWith('$')) types.add(t);
-  }
-  if (!types.size) return;
-  const r = await api().execute({
-    commands: [...types].slice(0, 12).map((type) => ({ command: 'FIND(?x) WHERE { ?x {type: :type} } LIMIT 40', parameters: { type } })),
-  });
+  const commands = seedCommands((result ?? {}) as Primer);
+  if (!commands.length) return;
+  const r = await api().execute({ commands });
   performance.mark('kip:found');
   const found = collectElements((r.result ?? []) as Json);
   if (!found.size || graphModel.size > 0) return;

@@ -5,6 +5,7 @@
 // queries. The Primer asks the engine to count each key type's concepts
 // stamped in a window, the same COUNT a console query returns: one execute
 // carries one command per type and answers with a list.
+import { formatTime } from './time';
 import type { Element, Json } from './kip';
 
 export type TimeField = '_updated_at' | '_created_at';
@@ -23,7 +24,8 @@ export function isoSeconds(d: Date): string {
 }
 
 /** A stamp as shown beside the sliders; a dash for none. */
-export const shortTime = (iso: string | undefined) => (iso ? new Date(iso).toLocaleString([], { dateStyle: 'short', timeStyle: 'medium' }) : '—');
+/** A stamp as every view shows time (`lib/time.ts`). */
+export const shortTime = (iso: string | undefined) => formatTime(iso);
 
 // ------------------------------------------------------------------ graph
 

@@ -106,3 +106,55 @@ export function summariseCreated(ranges: CreatedRange[]): string {
   const list = parts.length === 1 ? parts[0] : `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]}`;
   return `created ${list}`;
 }
+
+const dataOf = (e: TraceEntry) => (e.data ?? {}) as Record<string, unknown>;
+
+/**
+ * Whether an entry is a folded read (the engine folds identical read-only
+ * queries into one entry per minute, `data.read_only`): the app's own
+ * graph and Primer refreshes are these, and the Trace hides them unless
+ * asked (issue 33 §2).
+ */
+export const isRead = (e: TraceEntry) => dataOf(e).read_only === true;
+
+/** The entry that reverted this one (`data.reverted_by`), if any. */
+export function revertedBy(e: TraceEntry): string | undefined {
+  const by = dataOf(e).reverted_by;
+  return typeof by === 'string' ? by : undefined;
+}
+
+/** A `datetime-local` value `minutes` before `now`, in local time, to the second. */
+export function localMinutesAgo(minutes: number, now: Date = new Date()): string {
+  const d = new Date(now.getTime() - minutes * 60_000);
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+const OUTCOME_WORDS: [string, string, string][] = [
+  ['concepts_created', 'concept', 'created'],
+  ['concepts_updated', 'concept', 'updated'],
+  ['concepts_deleted', 'concept', 'deleted'],
+  ['propositions_created', 'link', 'created'],
+  ['propositions_updated', 'link', 'updated'],
+  ['propositions_deleted', 'link', 'deleted'],
+];
+
+/**
+ * An entry's `data.outcome` in words (issue 33 §11): "2 concepts created,
+ * 1 link updated", "failed with KIP_2001", "nothing changed"; other
+ * outcomes as `key: value` pairs.
+ */
+export function describeOutcome(outcome: unknown): string {
+  if (!outcome || typeof outcome !== 'object' || Array.isArray(outcome)) return outcome === undefined ? '' : String(outcome);
+  const o = outcome as Record<string, unknown>;
+  if (typeof o.error === 'string') return `failed with ${o.error}`;
+  const parts: string[] = [];
+  const known = new Set<string>();
+  for (const [key, noun, verb] of OUTCOME_WORDS) {
+    known.add(key);
+    const n = o[key];
+    if (typeof n === 'number' && n > 0) parts.push(`${count(n, noun, `${noun}s`)} ${verb}`);
+  }
+  for (const [k, v] of Object.entries(o)) if (!known.has(k)) parts.push(`${k.replace(/_/g, ' ')}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
+  return parts.length ? parts.join(', ') : 'nothing changed';
+}

@@ -480,6 +480,10 @@ test('13 §6. the Trace view in the window: filter, expand the diff, revert; the
   assert.equal(await (await detail.$('[data-testid=change]')).getAttribute('data-op'), 'created');
   await shot('desk-13a-trace-expanded');
   await (await detail.$('[data-testid=trace-revert]')).click();
+  // Revert asks first, showing what it will undo (issue 33 §3).
+  const confirm = await detail.$('[data-testid=trace-revert-confirm]');
+  await confirm.waitForExist({ timeout: 10_000 });
+  await (await confirm.$('[data-testid=trace-revert-go]')).click();
   await browser.waitUntil(async () => /Reverted/.test(await (await byId('trace-notice')).getText().catch(() => '')), { timeout: 10_000, timeoutMsg: 'no revert notice' });
   assert.equal(JSON.parse(kip('exec', 'FIND(COUNT(?s)) WHERE { ?s {type: "Symptom", name: "Vertigo"} }')).result, 0);
   await shot('desk-13b-trace-reverted');

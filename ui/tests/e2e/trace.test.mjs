@@ -28,8 +28,9 @@ after(async () => {
 test('an agent write appears live, expands to its diff, is flagged, reverted and promoted', async () => {
   kip(server.db, '--originator', 'agent-x', 'exec',
     'UPSERT { CONCEPT ?p { {type: "Symptom", name: "Vertigo"} SET ATTRIBUTES { severity: "mild" } } }');
-  const entry = page.getByTestId('trace-entry').filter({ hasText: 'UPSERT: created 1 concept' }).first();
-  await entry.waitFor({ timeout: 15_000 });
+  const arrived = page.getByTestId('trace-entry').filter({ hasText: 'UPSERT: created 1 concept' }).first();
+  await arrived.waitFor({ timeout: 15_000 });
+  const entry = page.locator(`[data-testid=trace-entry][data-id="${await arrived.getAttribute('data-id')}"]`);
   const group = page.locator('[data-testid="trace-group"][data-originator="agent-x"]');
   await group.first().waitFor();
 
@@ -51,14 +52,32 @@ test('an agent write appears live, expands to its diff, is flagged, reverted and
   await entry.getByTestId('trace-flag').filter({ hasText: 'Rejected' }).waitFor();
   await shot(page, 'trace-expanded');
 
+  // Revert asks first (issue 33 §3), then writes the compensating change.
   await detail.getByTestId('trace-revert').click();
+  await detail.getByTestId('trace-revert-go').click();
   await page.getByTestId('trace-notice').filter({ hasText: 'Reverted' }).waitFor();
   const found = JSON.parse(kip(server.db, 'exec', 'FIND(COUNT(?s)) WHERE { ?s {type: "Symptom", name: "Vertigo"} }'));
   assert.equal(found.result, 0);
-  // Reverting again: the concept is gone since, so the engine refuses and says why.
-  await detail.getByTestId('trace-revert').click();
-  await entry.getByTestId('trace-revert-refused').waitFor();
-  assert.match(await entry.getByTestId('trace-revert-refused').textContent(), /T:\d+/);
+  // Reverted: marked so, and not offered again (issue 33 §3; it used to be
+  // offered, and refused by the engine).
+  await entry.getByTestId('trace-reverted').waitFor();
+  assert.ok(await detail.getByTestId('trace-revert').isDisabled());
+  // A write a later one touched: the engine refuses and names the later entry.
+  kip(server.db, '--originator', 'agent-x', 'exec',
+    'UPSERT { CONCEPT ?p { {type: "Symptom", name: "Tinnitus"} SET ATTRIBUTES { severity: "mild" } } }');
+  kip(server.db, '--originator', 'agent-x', 'exec',
+    'UPSERT { CONCEPT ?p { {type: "Symptom", name: "Tinnitus"} SET ATTRIBUTES { severity: "severe" } } }');
+  const first = page.getByTestId('trace-entry').filter({ hasText: 'UPSERT: created 1 concept' }).first();
+  await page.getByTestId('trace-filter-text').fill('Tinnitus');
+  await page.getByTestId('trace-apply').click();
+  await first.waitFor({ timeout: 15_000 });
+  await first.getByTestId('trace-entry-toggle').click();
+  await first.getByTestId('trace-revert').click();
+  await first.getByTestId('trace-revert-go').click();
+  await first.getByTestId('trace-revert-refused').waitFor();
+  assert.match(await first.getByTestId('trace-revert-refused').textContent(), /T:\d+/);
+  await page.getByTestId('trace-filter-text').fill('Vertigo');
+  await page.getByTestId('trace-apply').click();
 
   // The page's requests are the curator's.
   const curator = kip(server.db, 'trace', 'list', '--originator', 'curator');

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { edgeLabelsByDefault, frameBox, labelPriority, labelRoom, MAX_LABEL_ROOM, placeLabels, showEdgeLabel, type LabelCandidate } from '../../src/lib/graph/labels';
 import { changesOf, describeElement, diffRows, showValue, summariseChanges } from '../../src/lib/changes';
 import { historyTime } from '../../src/lib/history';
+import { zoneName } from '../../src/lib/time';
 import type { ElementChange } from '../../src/transport/generated/kip-api';
 
 const cand = (id: string, x: number, y: number, priority: number, width = 80): LabelCandidate => ({ id, x, y, r: 5, width, height: 16, priority });
@@ -133,9 +134,14 @@ describe('the change diff', () => {
 describe('history times', () => {
   it('say when, briefly', () => {
     const now = new Date(2026, 4, 10, 15, 0);
-    expect(historyTime(new Date(2026, 4, 10, 9, 5).toISOString(), now)).toBe('09:05');
-    expect(historyTime(new Date(2026, 4, 9, 23, 59).toISOString(), now)).toBe('yesterday 23:59');
-    expect(historyTime(new Date(2026, 0, 2, 8, 0).toISOString(), now)).toBe('2026-01-02 08:00');
+    // With the time zone, as every time the UI shows (issue 33 §9).
+    const zone = (d: Date) => zoneName(d);
+    const today = new Date(2026, 4, 10, 9, 5);
+    const yesterday = new Date(2026, 4, 9, 23, 59);
+    const earlier = new Date(2026, 0, 2, 8, 0);
+    expect(historyTime(today.toISOString(), now)).toBe(`09:05 ${zone(today)}`);
+    expect(historyTime(yesterday.toISOString(), now)).toBe(`yesterday 23:59 ${zone(yesterday)}`);
+    expect(historyTime(earlier.toISOString(), now)).toBe(`2026-01-02 08:00 ${zone(earlier)}`);
     expect(historyTime('nonsense', now)).toBe('');
   });
 });

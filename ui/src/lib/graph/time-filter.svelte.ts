@@ -3,6 +3,7 @@
 // falls outside is hidden), and "what changed since…", which marks the
 // shown elements stamped since then. The window's arithmetic is
 // time-window.ts's, shared with the Primer.
+import { formatTime } from '../time';
 import { app, graphModel, toast } from '../state.svelte';
 import { changedIds, sinceMoment, stamps as distinctStamps, stampWindow, type TimeField } from '../time-window';
 
@@ -47,6 +48,6 @@ export class TimeFilter {
     const since = sinceMoment(value).toISOString();
     const ids = changedIds(graphModel.elements.values(), this.field, since, (id) => graphModel.graph.hasNode(id));
     graphModel.mark(ids);
-    toast('info', `${ids.length} shown ${ids.length === 1 ? 'node' : 'nodes'} ${this.field === '_created_at' ? 'created' : 'changed'} since ${new Date(since).toLocaleString()}.`);
+    toast('info', `${ids.length} shown ${ids.length === 1 ? 'node' : 'nodes'} ${this.field === '_created_at' ? 'created' : 'changed'} since ${formatTime(since)}.`);
   }
 }
