@@ -161,7 +161,9 @@ pub fn health(g: &Graph<'_>, now: &str) -> Result<Health> {
             h.by_domain.insert(c.name.clone(), *n);
         }
         let container = Some(c.type_id) == domain_type
-            || crate::schema::ACTORS.iter().any(|(_, name)| *name == c.name);
+            || crate::schema::ACTORS
+                .iter()
+                .any(|(_, name)| *name == c.name);
         if !container && !linked.contains(&e) {
             h.orphans.add(e);
         }
