@@ -88,6 +88,17 @@ pub struct Graph<'t> {
     lookups: RefCell<HashMap<u8, HashMap<String, Option<u32>>>>,
     defined: RefCell<HashMap<(bool, String), bool>>,
     counts: RefCell<HashMap<(u8, u32), u64>>,
+    /// The link a sweep is looking at (see [`Graph::set_scanned`]): its
+    /// id and its encoded attributes and metadata, so that its FILTERs read
+    /// their keys from these bytes rather than looking the link up again.
+    scanned: RefCell<Option<ScannedLink>>,
+}
+
+/// A copy of a scanned link's encoded maps (buffers reused link to link).
+struct ScannedLink {
+    id: PropositionId,
+    attributes: Vec<u8>,
+    metadata: Vec<u8>,
 }
 
 impl<'t> Graph<'t> {
@@ -103,7 +114,29 @@ impl<'t> Graph<'t> {
             lookups: RefCell::default(),
             defined: RefCell::default(),
             counts: RefCell::default(),
+            scanned: RefCell::default(),
         }
+    }
+
+    /// Makes `link` the link a sweep is looking at: reads of one of its
+    /// keys ([`Graph::proposition_field`]) come from its bytes until the
+    /// next call, or until [`Graph::clear_scanned`].
+    pub(crate) fn set_scanned(&self, link: &kip_store::RawProposition<'_>) {
+        let mut slot = self.scanned.borrow_mut();
+        let s = slot.get_or_insert_with(|| ScannedLink {
+            id: link.id,
+            attributes: Vec::new(),
+            metadata: Vec::new(),
+        });
+        s.id = link.id;
+        s.attributes.clear();
+        s.attributes.extend_from_slice(link.attributes);
+        s.metadata.clear();
+        s.metadata.extend_from_slice(link.metadata);
+    }
+
+    pub(crate) fn clear_scanned(&self) {
+        *self.scanned.borrow_mut() = None;
     }
 
     /// Every concept record, in id order (creation order).
@@ -294,19 +327,7 @@ impl<'t> Graph<'t> {
             };
             return Ok(Some(map.get(key).cloned().unwrap_or(Json::Null)));
         }
-        let key_id = match self.key_ids.borrow().get(key) {
-            Some(k) => *k,
-            None => None,
-        };
-        let key_id = match key_id {
-            Some(k) => Some(k),
-            None if self.key_ids.borrow().contains_key(key) => None,
-            None => {
-                let k = self.store.lookup(self.txn, Namespace::Key, key).kip()?;
-                self.key_ids.borrow_mut().insert(key.to_owned(), k);
-                k
-            }
-        };
+        let key_id = self.key_id(key)?;
         let Some(key_id) = key_id else {
             return Ok(self.concept_exists(id)?.then_some(Json::Null));
         };
@@ -315,6 +336,55 @@ impl<'t> Graph<'t> {
             .concept_field(self.txn, id, kind, key_id)
             .kip()?
             .map(|v| v.unwrap_or(Json::Null)))
+    }
+
+    /// The interned id of a record key (`None`: no record holds it).
+    fn key_id(&self, key: &str) -> Result<Option<u32>> {
+        if let Some(k) = self.key_ids.borrow().get(key) {
+            return Ok(*k);
+        }
+        let k = self.store.lookup(self.txn, Namespace::Key, key).kip()?;
+        self.key_ids.borrow_mut().insert(key.to_owned(), k);
+        Ok(k)
+    }
+
+    /// One top-level attribute or metadata value of a proposition, as
+    /// [`Graph::concept_field`] reads a concept's: from the decoded record
+    /// when it is cached, from the link a sweep is looking at, else read
+    /// alone from the store. `None` if the link does not exist.
+    pub(crate) fn proposition_field(
+        &self,
+        id: PropositionId,
+        kind: FieldKind,
+        key: &str,
+    ) -> Result<Option<Json>> {
+        if let Some(p) = self.propositions.borrow().get(&id) {
+            let map = match kind {
+                FieldKind::Attributes => &p.attributes,
+                FieldKind::Metadata => &p.metadata,
+            };
+            return Ok(Some(map.get(key).cloned().unwrap_or(Json::Null)));
+        }
+        let key_id = self.key_id(key)?;
+        if let Some(s) = self.scanned.borrow().as_ref().filter(|s| s.id == id) {
+            let Some(key_id) = key_id else {
+                return Ok(Some(Json::Null));
+            };
+            let bytes = match kind {
+                FieldKind::Attributes => &s.attributes,
+                FieldKind::Metadata => &s.metadata,
+            };
+            let v = kip_store::encoded_field(bytes, key_id).kip()?;
+            return Ok(Some(v.unwrap_or(Json::Null)));
+        }
+        let Some(record) = self.proposition(id)? else {
+            return Ok(None);
+        };
+        let map = match kind {
+            FieldKind::Attributes => &record.attributes,
+            FieldKind::Metadata => &record.metadata,
+        };
+        Ok(Some(map.get(key).cloned().unwrap_or(Json::Null)))
     }
 
     fn concept_exists(&self, id: ConceptId) -> Result<bool> {

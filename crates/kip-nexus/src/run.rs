@@ -241,6 +241,7 @@ impl Nexus {
         let mut w = kml::Writer::new(&self.store, txn, source, now());
         w.known = given.known;
         w.bootstrap = given.owner;
+        w.sweep_starts = Some(&self.sweep_starts);
         if !commit {
             w.collect_changes();
         } else if traced.is_some() {

@@ -13,7 +13,7 @@ use kip_store::{ConceptId, PropositionId};
 use serde_json::{Value as Json, json};
 
 use crate::graph::{Graph, OrInternal as _, PROPOSITION_TYPE, Result};
-use crate::kql::{self, Val, path_value};
+use crate::kql::{self, SweepStarts, Val, path_value};
 use crate::{schema, search, value};
 
 use super::changes::Op;
@@ -27,17 +27,14 @@ impl Writer<'_, '_> {
                 return Err(reserved_key_error(k, self.source, object.span));
             }
         }
-        let mut targets: Vec<Val> = {
-            let graph = Graph::new(self.store, self.txn);
-            let (exec, rows) = kql::solve(&graph, self.source, &u.where_)?;
-            let mut seen = HashSet::new();
-            rows.iter()
-                .map(|r| exec.val(r, &u.target.name))
-                .filter(|v| *v != Val::Null && seen.insert(*v))
-                .collect()
-        };
-        if let Some(limit) = u.limit.as_ref().and_then(|l| l.lit().copied()) {
-            targets.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        let limit = u
+            .limit
+            .as_ref()
+            .and_then(|l| l.lit().copied())
+            .map(|l| usize::try_from(l).unwrap_or(usize::MAX));
+        let mut targets = self.update_targets(u, limit)?;
+        if let Some(limit) = limit {
+            targets.truncate(limit);
         }
         // Refuse before writing anything: a statement that matches a
         // protected structure fails whole.
@@ -75,6 +72,33 @@ impl Writer<'_, '_> {
             }
         }
         Ok(json!({"updated": updated, "matched": matched}))
+    }
+
+    /// The distinct elements the WHERE block binds to the target, in the
+    /// order found. A sweep's link pattern is scanned capped at LIMIT,
+    /// from where the same statement's previous cycle stopped (see
+    /// `kql::sweep`); every other block is joined whole.
+    fn update_targets(&self, u: &Update, limit: Option<usize>) -> Result<Vec<Val>> {
+        let key = SweepStarts::key(&u.where_);
+        let start = match (self.sweep_starts, limit) {
+            (Some(starts), Some(_)) => starts.start(&key),
+            _ => PropositionId(0),
+        };
+        let graph = Graph::new(self.store, self.txn);
+        let (exec, rows, sweep) =
+            kql::solve_sweep(&graph, self.source, &u.where_, &u.target.name, start, limit)?;
+        if let Some(starts) = self.sweep_starts
+            && sweep.ran
+            && limit.is_some()
+        {
+            starts.remember(key, sweep.stopped_at);
+        }
+        let mut seen = HashSet::new();
+        Ok(rows
+            .iter()
+            .map(|r| exec.val(r, &u.target.name))
+            .filter(|v| *v != Val::Null && seen.insert(*v))
+            .collect())
     }
 
     fn concept_identity(&self, c: ConceptId) -> Result<(String, String)> {
@@ -200,13 +224,19 @@ impl Writer<'_, '_> {
         }
         self.touch(&mut metadata, &old.metadata);
         let before = self.previewing().then(|| old.clone());
+        let old_attributes = old.attributes.clone();
         let record = kip_store::PropositionRecord {
             attributes,
             metadata,
             ..old
         };
+        let reindex = record.attributes != old_attributes;
         self.store.update_proposition(self.txn, p, &record).kip()?;
-        self.reindex_proposition(p, &record)?;
+        // A link's search document is its predicate, its ends' names and
+        // its attributes: a metadata-only change (a sweep's) leaves it be.
+        if reindex {
+            self.reindex_proposition(p, &record)?;
+        }
         self.stats.propositions_updated += 1;
         self.note_proposition(Op::Updated, p, before.as_ref(), Some(&record))?;
         Ok(true)

@@ -69,6 +69,8 @@ pub struct Executor<'g, 't> {
     /// Set when an `explain` run read a type's instances instead of an
     /// index lookup that found nothing, so the FILTER step shows why.
     pub(super) index_fell_back: bool,
+    /// Set by UPDATE: scan a lone link pattern as a sweep ([`super::sweep`]).
+    pub(super) sweep: Option<super::sweep::Sweep>,
 }
 
 fn budget_exceeded() -> KipError {
@@ -105,6 +107,7 @@ impl<'g, 't> Executor<'g, 't> {
             row_cap: None,
             use_index: true,
             index_fell_back: false,
+            sweep: None,
         }
     }
 
@@ -179,6 +182,12 @@ impl<'g, 't> Executor<'g, 't> {
         if !tracing
             && self.depth == 1
             && let Some(out) = self.capped_scan(group, &rows, pending, self.row_cap)?
+        {
+            return Ok(out);
+        }
+        if !tracing
+            && self.depth == 1
+            && let Some(out) = self.sweep_scan(group, &rows, pending)?
         {
             return Ok(out);
         }
@@ -397,6 +406,7 @@ impl<'g, 't> Executor<'g, 't> {
             row_cap: None,
             use_index: false,
             index_fell_back: false,
+            sweep: None,
         }
     }
 

@@ -12,6 +12,8 @@
 //!   UNION, the work meter;
 //! - `row` is what the executor joins: a [`Val`] per variable slot;
 //! - `path` walks hop-range paths breadth-first;
+//! - `sweep` scans UPDATE's lone link pattern in id order, capped, from
+//!   where the previous cycle of the same sweep stopped;
 //! - `trace` holds the `explain` profile of the top-level block, which
 //!   `record` fills;
 //! - `find` turns solution rows into the FIND result: groups, order, page,
@@ -29,6 +31,7 @@ mod plan;
 mod read;
 mod record;
 mod row;
+mod sweep;
 mod trace;
 
 pub use compile::{CompiledGroup, Slot, Vars, compile};
@@ -36,6 +39,7 @@ pub use exec::{Executor, ROW_BUDGET, WORK_BUDGET, solve};
 pub use find::{DEFAULT_PAGE, find};
 pub use read::path_value;
 pub use row::{Row, Val};
+pub use sweep::{SweepStarts, solve_sweep};
 
 pub(crate) use compile::{Atom, PredTest};
 pub(crate) use trace::Failed;
