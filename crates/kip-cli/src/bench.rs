@@ -111,6 +111,13 @@ pub fn bench(
     Ok(Json::Object(report))
 }
 
+/// Runs the decay sweep alone on the existing nexus in `dir` (to measure
+/// it again on a copy of a built store without the rest of the run).
+pub fn sweep_only(dir: &Path) -> anyhow::Result<Json> {
+    let nexus = Nexus::open_existing(dir).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    Ok(json!({"decay_sweep": sweep::run(&nexus)?}))
+}
+
 /// Imports the generated graph (schema, concepts, then links) and says how
 /// fast and with how much memory. The capsules are written to files in
 /// `<dir>-capsules` first (one at a time, so the benchmark never holds them

@@ -205,9 +205,9 @@ fn the_sweep_survives_a_restart_and_other_writers() {
 }
 
 /// A link made eligible again behind where the scan resumes (its marker
-/// removed by another writer between cycles) is decayed again before the
-/// sweep reports that it is done: a cycle that updates fewer than LIMIT
-/// has looked at every link.
+/// removed by another writer between cycles, after a later cycle) is
+/// decayed again before the sweep reports that it is done: a cycle that
+/// updates fewer than LIMIT has looked at every link.
 #[test]
 fn a_link_made_eligible_again_behind_the_scan_is_not_missed() {
     let (_d, nexus) = graph();
@@ -220,6 +220,8 @@ fn a_link_made_eligible_again_behind_the_scan_is_not_missed() {
         json!({}),
     );
     let first = marked[0]["id"].as_str().expect("a decayed link").to_owned();
+    // A cycle more, so that the link is not among the last cycle's.
+    assert_eq!(cycle(&nexus, 2), (LIMIT, LIMIT));
     run(
         &nexus,
         &format!(
@@ -227,8 +229,8 @@ fn a_link_made_eligible_again_behind_the_scan_is_not_missed() {
         ),
         json!({}),
     );
-    let mut total = LIMIT;
-    for n in 2.. {
+    let mut total = 2 * LIMIT;
+    for n in 3.. {
         let (_, updated) = cycle(&nexus, n);
         total += updated;
         if updated < LIMIT {
@@ -238,4 +240,58 @@ fn a_link_made_eligible_again_behind_the_scan_is_not_missed() {
     assert_eq!(total, eligible.len() as u64 + 1, "{first} decayed again");
     let after = links(&nexus);
     assert_eq!(after[&first]["metadata"]["memory_strength"], json!(0.175));
+}
+
+/// A cycle run as a dry run (nothing written) and a cycle in the same
+/// request as a write to a link behind the scan leave the sweep exact: a
+/// cycle that did not commit, or that committed more than its own
+/// updates, is not taken as proof that the links before it are done.
+#[test]
+fn dry_runs_and_batched_writes_leave_the_sweep_exact() {
+    let (_d, nexus) = graph();
+    let before = links(&nexus);
+    let eligible = eligible(&before);
+    assert_eq!(cycle(&nexus, 1), (LIMIT, LIMIT));
+    let params = json!({
+        "decay_factor": 0.5,
+        "timestamp": "2026-06-01T00:02:00.000Z",
+        "cycle_start": CYCLE_START,
+        "stale_cutoff": "2026-05-18T00:00:00.000Z",
+    });
+    let mut request = ExecuteKip::command(sweep_text()).dry_run();
+    request.parameters = params.as_object().cloned();
+    let r = nexus.execute(&request, &Context::default());
+    assert_eq!(r["result"]["updated"], LIMIT, "{r:#}");
+    // The sweep's next cycle, then a write that takes a decayed link's
+    // marker away, in one request.
+    let decayed = run(
+        &nexus,
+        r#"FIND(?l) WHERE { ?l (?s, ?p, ?o) FILTER(!IS_NULL(?l.metadata.strength_decay_applied_at)) }"#,
+        json!({}),
+    );
+    let first = decayed[0]["id"]
+        .as_str()
+        .expect("a decayed link")
+        .to_owned();
+    let request = ExecuteKip {
+        commands: Some(vec![
+            kip_nexus::BatchItem::Text(sweep_text()),
+            kip_nexus::BatchItem::Text(format!(
+                r#"DELETE METADATA {{"strength_decay_applied_at"}} FROM ?l WHERE {{ ?l (?s, ?p, ?o) FILTER(?l.id == "{first}") }}"#
+            )),
+        ]),
+        parameters: params.as_object().cloned(),
+        ..ExecuteKip::default()
+    };
+    let r = nexus.execute(&request, &Context::default());
+    assert_eq!(r["result"][0]["result"]["updated"], LIMIT, "{r:#}");
+    let mut total = 2 * LIMIT;
+    for n in 3.. {
+        let (_, updated) = cycle(&nexus, n);
+        total += updated;
+        if updated < LIMIT {
+            break;
+        }
+    }
+    assert_eq!(total, eligible.len() as u64 + 1, "{first} decayed again");
 }

@@ -49,6 +49,25 @@ pub fn encoded_field(fields: &[u8], key: u32) -> Result<Option<Value>, StoreErro
 }
 
 impl Store {
+    /// The proposition `id`, its maps not decoded.
+    pub fn raw_proposition<'t>(
+        &self,
+        txn: &'t RoTxn<'_>,
+        id: PropositionId,
+    ) -> Result<Option<RawProposition<'t>>, StoreError> {
+        Ok(self
+            .db
+            .propositions
+            .get(txn, &id)
+            .lmdb()?
+            .map(|raw| RawProposition {
+                id,
+                triple: raw.triple,
+                attributes: raw.attributes,
+                metadata: raw.metadata,
+            }))
+    }
+
     /// The propositions whose id is `start` or more, in id order, their
     /// maps not decoded.
     pub fn raw_propositions_from<'t>(

@@ -110,6 +110,7 @@ pub fn run(nexus: &Nexus) -> anyhow::Result<Json> {
         "total_seconds": round3(total),
         "max_cycle_seconds": round3(max),
         "p50_cycle_seconds": round3(percentile(&sorted, 0.5)),
+        "cycle_seconds": times.iter().map(|t| round3(*t)).collect::<Vec<_>>(),
         "links_decayed": updated,
         "eligible_links": eligible,
         "marked_links": marked,

@@ -70,7 +70,7 @@ pub struct Executor<'g, 't> {
     /// index lookup that found nothing, so the FILTER step shows why.
     pub(super) index_fell_back: bool,
     /// Set by UPDATE: scan a lone link pattern as a sweep ([`super::sweep`]).
-    pub(super) sweep: Option<super::sweep::Sweep>,
+    pub(super) sweep: Option<super::cycle::Sweep>,
 }
 
 fn budget_exceeded() -> KipError {

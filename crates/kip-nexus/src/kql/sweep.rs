@@ -6,95 +6,41 @@
 //! `KIP_4002` past [`ROW_BUDGET`] links, and seconds of work per cycle
 //! below it). Instead the links are read in id order with their maps
 //! still encoded, each FILTER reading the key it needs from the bytes
-//! ([`Graph::set_scanned`]), and the scan stops once LIMIT links are
-//! selected. It starts where the previous cycle of the same statement
-//! stopped ([`SweepStarts`]) and, if it reaches the last link first, goes
-//! round from the first one up to where it started: every link is looked
-//! at at most once per statement, and a cycle that selects fewer than
-//! LIMIT has looked at them all, so `updated < LIMIT` still means the
-//! sweep is done. The start is only a hint: which links a capped UPDATE
-//! selects is implementation-defined (RC11 §4.3), and any start selects
-//! the same links when the whole match set fits under the cap.
+//! ([`Graph::scan_links`]), and the scan stops once LIMIT links are
+//! selected.
+//!
+//! Where it starts ([`SweepFrom`]) is what the previous cycle of the same
+//! statement left ([`super::SweepStarts`], in `cycle.rs`): the links it selected, looked at
+//! again first, then the links after where it stopped. The links before
+//! that point are skipped only when they are known not to match: the
+//! previous cycles looked at each of them and saw it fail the block, and
+//! the change log shows that no write has changed a link since (the
+//! previous cycle's own entry aside, which changed only the links it
+//! selected). Otherwise the scan goes round from the first link up to
+//! where it started. Either way each link is looked at at most once per
+//! statement, and a cycle that selects fewer than LIMIT has looked at
+//! every link that could match, so `updated < LIMIT` still means the sweep
+//! is done. Which links a capped UPDATE selects is implementation-defined
+//! (RC11 §4.3); any start selects the same links when the whole match set
+//! fits under the cap.
 //!
 //! Only the shape the sweep has takes this path (one link pattern whose
 //! link variable is UPDATE's target, its ends and predicate free, FILTERs
 //! over those variables only, no NOT / OPTIONAL / UNION); everything else
 //! is joined as before. FIND keeps its own order and is not affected.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
+use std::collections::HashSet;
 
 use kip_lang::ast::Group;
 use kip_store::PropositionId;
 
-use crate::graph::{Graph, OrInternal as _, Result};
+use crate::graph::{Graph, LinkHead, Result};
+use crate::stats::Stats;
 
 use super::compile::{Atom, CompiledGroup, PredTest, Slot, Vars, compile};
+use super::cycle::{Stop, Sweep, SweepFrom, SweepHint};
 use super::exec::{Executor, ROW_BUDGET, rows_exceeded};
 use super::row::{Row, Val, set};
-
-/// What an UPDATE asks of its scan and what the scan did.
-#[derive(Clone, Copy, Debug)]
-pub struct Sweep {
-    /// The UPDATE's target: the scan applies only when it is the link.
-    target: Option<Slot>,
-    /// The first link to look at (then round to the ones before it).
-    start: PropositionId,
-    /// LIMIT: the scan stops once it has selected this many.
-    cap: Option<usize>,
-    /// Whether the block had the sweep's shape and was scanned.
-    pub ran: bool,
-    /// The first link the scan did not look at, when LIMIT stopped it;
-    /// `None` when it went round them all.
-    pub stopped_at: Option<PropositionId>,
-}
-
-/// Where each sweep's next cycle starts, by statement (its bound WHERE
-/// block): held by the nexus across commands, in memory only. A start is
-/// a hint that makes each cycle look at the links after the previous
-/// one's instead of the ones already marked; losing it (a restart, another
-/// process) costs time, never correctness.
-#[derive(Debug, Default)]
-pub struct SweepStarts(Mutex<HashMap<String, PropositionId>>);
-
-/// Statements remembered at most (the oldest are not told apart: all are
-/// forgotten when a new one would pass this).
-const MAX_SWEEPS: usize = 64;
-
-impl SweepStarts {
-    /// The statement's key: its WHERE block as bound (spans and values).
-    pub fn key(where_: &Group) -> String {
-        format!("{where_:?}")
-    }
-
-    /// Where the statement's next scan starts (the first link when none).
-    pub fn start(&self, key: &str) -> PropositionId {
-        let starts = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        starts.get(key).copied().unwrap_or(PropositionId(0))
-    }
-
-    /// Records where the statement's scan stopped (`None`: it went round).
-    pub fn remember(&self, key: String, stopped_at: Option<PropositionId>) {
-        let mut starts = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match stopped_at {
-            Some(at) => {
-                if starts.len() >= MAX_SWEEPS && !starts.contains_key(&key) {
-                    starts.clear();
-                }
-                starts.insert(key, at);
-            }
-            None => {
-                starts.remove(&key);
-            }
-        }
-    }
-}
 
 /// Evaluates UPDATE's WHERE block as [`super::solve`] does, scanning it
 /// as a sweep when it has the shape (see the module's doc): the executor,
@@ -104,7 +50,7 @@ pub fn solve_sweep<'g, 't>(
     source: &str,
     where_: &Group,
     target: &str,
-    start: PropositionId,
+    from: SweepFrom,
     cap: Option<usize>,
 ) -> Result<(Executor<'g, 't>, Vec<Row>, Sweep)> {
     let mut vars = Vars::default();
@@ -112,10 +58,10 @@ pub fn solve_sweep<'g, 't>(
     let mut exec = Executor::new(graph, &vars);
     exec.sweep = Some(Sweep {
         target: exec.slots.get(target).copied(),
-        start,
+        from,
         cap,
         ran: false,
-        stopped_at: None,
+        stopped: None,
     });
     let rows = exec.eval(&compiled, vec![exec.empty_row()])?;
     let sweep = exec
@@ -132,6 +78,46 @@ pub fn solve_sweep<'g, 't>(
     Ok((exec, rows, sweep))
 }
 
+/// Whether the links before a hint's start are still known not to match:
+/// the change log after the hint's cycle holds that cycle's own entry
+/// (exactly its updates, when it made any) and then only writes that
+/// changed no link.
+pub fn still_clean(graph: &Graph<'_>, hint: &SweepHint) -> Result<bool> {
+    let (entries, whole) = graph.changes_since(hint.seq)?;
+    if !whole {
+        return Ok(false);
+    }
+    let stats =
+        |e: &serde_json::Value| serde_json::from_value::<Stats>(e.get("stats")?.clone()).ok();
+    let mut rest = entries.iter();
+    if hint.updated > 0 {
+        let own = Stats {
+            propositions_updated: hint.updated,
+            ..Stats::default()
+        };
+        match rest.next() {
+            Some((seq, e)) if *seq == hint.seq + 1 && stats(e) == Some(own) => {}
+            _ => return Ok(false),
+        }
+    }
+    Ok(rest.all(|(_, e)| {
+        stats(e).is_some_and(|s| {
+            s.propositions_created == 0
+                && s.propositions_updated == 0
+                && s.propositions_deleted == 0
+        })
+    }))
+}
+
+/// The shape of a sweep's block: its link pattern's slots.
+struct Shape<'a> {
+    var: Slot,
+    s: Slot,
+    o: Slot,
+    p: Option<Slot>,
+    names: Option<&'a [u32]>,
+}
+
 impl Executor<'_, '_> {
     /// The sweep's scan of `group` from its one input row, when the
     /// executor was asked for one and the block has the shape; `None`
@@ -142,98 +128,138 @@ impl Executor<'_, '_> {
         rows: &[Row],
         pending: &mut Vec<usize>,
     ) -> Result<Option<Vec<Row>>> {
-        let Some(sweep) = self.sweep else {
+        let Some(mut sweep) = self.sweep.take() else {
             return Ok(None);
         };
-        let ([(atom, _)], [input]) = (group.atoms.as_slice(), rows) else {
+        let shape = match (group.atoms.as_slice(), rows) {
+            ([(atom, _)], [input]) => sweep_shape(group, atom, input, pending, sweep.target),
+            _ => None,
+        };
+        let Some(shape) = shape else {
+            self.sweep = Some(sweep);
             return Ok(None);
         };
-        let Atom::Prop {
-            var: Some(var),
-            s,
-            pred,
-            o,
-            ..
-        } = atom
-        else {
-            return Ok(None);
-        };
-        let (var, s, o) = (*var, *s, *o);
-        let p = match pred {
-            PredTest::Var(p) => Some(*p),
-            PredTest::Names(_) => None,
-            PredTest::Path { .. } => return Ok(None),
-        };
-        let slots: Vec<Slot> = [var, s, o].into_iter().chain(p).collect();
-        if sweep.target != Some(var)
-            || !group.nots.is_empty()
-            || !group.optionals.is_empty()
-            || !group.unions.is_empty()
-            || slots.iter().any(|&x| input[x] != Val::Null)
-            || pending
-                .iter()
-                .any(|&f| group.filters[f].1.iter().any(|x| !slots.contains(x)))
-        {
-            return Ok(None);
-        }
+        let input = &rows[0];
         let filters = std::mem::take(pending);
         let graph = self.graph;
+        let from = &sweep.from;
         let mut out = Vec::new();
-        let mut stopped_at = None;
-        // From the start to the last link, then from the first link up to
-        // the start: each link once.
-        let laps = [(sweep.start, None), (PropositionId(0), Some(sweep.start))];
-        'laps: for (from, until) in laps {
-            if until == Some(PropositionId(0)) {
+        let full = |out: &Vec<Row>| sweep.cap.is_some_and(|cap| out.len() >= cap);
+        let mut stopped = None;
+        for (i, &id) in from.recheck.iter().enumerate() {
+            if full(&out) {
+                stopped = Some(Stop::Recheck(i));
                 break;
             }
-            for link in graph.store.raw_propositions_from(graph.txn, from).kip()? {
-                let link = link.kip()?;
-                if until.is_some_and(|u| link.id >= u) {
-                    break;
-                }
-                if sweep.cap.is_some_and(|cap| out.len() >= cap) {
-                    stopped_at = Some(link.id);
+            if let Some(link) = graph.scan_link(id)? {
+                self.sweep_link(group, &filters, &shape, input, link, &mut out)?;
+            }
+        }
+        let laps = [
+            (from.start, None, Stop::Range as fn(PropositionId) -> Stop),
+            (PropositionId(0), Some(from.start), Stop::Wrap),
+        ];
+        let laps = if from.wrap { &laps[..] } else { &laps[..1] };
+        'laps: for &(first, until, stop) in laps {
+            if stopped.is_some() {
+                break;
+            }
+            for link in graph.scan_links(first, until)? {
+                let link = link?;
+                if full(&out) {
+                    stopped = Some(stop(link.0));
                     break 'laps;
                 }
-                self.charge(1)?;
-                if let PredTest::Names(names) = pred
-                    && !names.contains(&link.triple.predicate)
-                {
-                    continue;
-                }
-                let mut row = input.clone();
-                let bound = set(&mut row, var, Val::Prop(link.id))
-                    && set(&mut row, s, Val::of(link.triple.subject))
-                    && set(&mut row, o, Val::of(link.triple.object))
-                    && p.is_none_or(|p| set(&mut row, p, Val::Pred(link.triple.predicate)));
-                if !bound {
-                    continue;
-                }
-                graph.set_scanned(&link);
-                let mut keep = true;
-                for &f in &filters {
-                    self.charge(1)?;
-                    if !self.holds(&group.filters[f].0, &row)? {
-                        keep = false;
-                        break;
-                    }
-                }
-                if keep {
-                    out.push(row);
-                    if out.len() > ROW_BUDGET {
-                        graph.clear_scanned();
-                        return Err(rows_exceeded());
-                    }
+                if from.recheck.binary_search(&link.0).is_err() {
+                    self.sweep_link(group, &filters, &shape, input, link, &mut out)?;
                 }
             }
         }
         graph.clear_scanned();
-        self.sweep = Some(Sweep {
-            ran: true,
-            stopped_at,
-            ..sweep
-        });
+        sweep.ran = true;
+        sweep.stopped = stopped;
+        self.sweep = Some(sweep);
         Ok(Some(out))
     }
+
+    /// Looks at one link: binds it and runs the FILTERs, adding the row to
+    /// `out` when they hold.
+    fn sweep_link(
+        &mut self,
+        group: &CompiledGroup,
+        filters: &[usize],
+        shape: &Shape<'_>,
+        input: &Row,
+        (id, subject, predicate, object): LinkHead,
+        out: &mut Vec<Row>,
+    ) -> Result<()> {
+        self.charge(1)?;
+        if shape.names.is_some_and(|n| !n.contains(&predicate)) {
+            return Ok(());
+        }
+        let mut row = input.clone();
+        let bound = set(&mut row, shape.var, Val::Prop(id))
+            && set(&mut row, shape.s, Val::of(subject))
+            && set(&mut row, shape.o, Val::of(object))
+            && shape
+                .p
+                .is_none_or(|p| set(&mut row, p, Val::Pred(predicate)));
+        if !bound {
+            return Ok(());
+        }
+        for &f in filters {
+            self.charge(1)?;
+            if !self.holds(&group.filters[f].0, &row)? {
+                return Ok(());
+            }
+        }
+        out.push(row);
+        if out.len() > ROW_BUDGET {
+            self.graph.clear_scanned();
+            return Err(rows_exceeded());
+        }
+        Ok(())
+    }
+}
+
+/// The block's link pattern, when it has the sweep's shape (see the
+/// module's doc) for a scan that binds `target`.
+fn sweep_shape<'a>(
+    group: &'a CompiledGroup,
+    atom: &'a Atom,
+    input: &Row,
+    pending: &[usize],
+    target: Option<Slot>,
+) -> Option<Shape<'a>> {
+    let Atom::Prop {
+        var: Some(var),
+        s,
+        pred,
+        o,
+        ..
+    } = atom
+    else {
+        return None;
+    };
+    let (p, names) = match pred {
+        PredTest::Var(p) => (Some(*p), None),
+        PredTest::Names(names) => (None, Some(names.as_slice())),
+        PredTest::Path { .. } => return None,
+    };
+    let slots: Vec<Slot> = [*var, *s, *o].into_iter().chain(p).collect();
+    let fits = target == Some(*var)
+        && group.nots.is_empty()
+        && group.optionals.is_empty()
+        && group.unions.is_empty()
+        && slots.iter().all(|&x| input[x] == Val::Null)
+        && pending
+            .iter()
+            .all(|&f| group.filters[f].1.iter().all(|x| slots.contains(x)));
+    fits.then_some(Shape {
+        var: *var,
+        s: *s,
+        o: *o,
+        p,
+        names,
+    })
 }
