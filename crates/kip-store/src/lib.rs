@@ -112,6 +112,7 @@ mod state;
 mod store;
 mod text;
 mod trace;
+mod turns;
 
 pub use attrs::{AttrEntries, AttrMatches, AttrQuery};
 pub use changes::MAX_CHANGES;

@@ -120,6 +120,13 @@ fn sweep_line(w: &Json) -> String {
     );
     let _ = writeln!(
         s,
+        "  CPU of the sweep's thread: {:.2} s in all, max {:.3} s / p50 {:.3} s a cycle",
+        f("cpu_total_seconds"),
+        f("cpu_max_cycle_seconds"),
+        f("cpu_p50_cycle_seconds"),
+    );
+    let _ = writeln!(
+        s,
         "  another writer meanwhile: {} UPSERTs, max {:.1} ms, p50 {:.3} ms",
         w["other_writer_upserts"],
         f("other_writer_max_ms"),

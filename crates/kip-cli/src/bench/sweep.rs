@@ -6,7 +6,8 @@
 //! of the graph, so `kip bench` runs it after the read workloads.
 //!
 //! Measured: the cycles, the whole sweep's time, each cycle's (max and
-//! p50), the links decayed and whether a cycle failed; and, while it runs,
+//! p50; wall time, and the CPU time of the thread that ran it), the links
+//! decayed and whether a cycle failed; and, while it runs,
 //! another writer's single UPSERTs (how long a writer waits for a cycle).
 //! Checked after: the links that carry this sweep's marker are exactly the
 //! eligible ones counted before it, and as many as the cycles updated
@@ -89,7 +90,7 @@ pub fn run(nexus: &Nexus) -> anyhow::Result<Json> {
         stop.store(true, Ordering::Relaxed);
         (cycles, other.join())
     });
-    let (times, updated, failure) = cycles;
+    let (times, cpu, updated, failure) = cycles;
     let mut waits = other.map_err(|_| anyhow::anyhow!("the other writer panicked"))??;
     let marked = count_links(nexus, &predicates, MARKED, &cycle_start)?;
     let marked_structural = count_links(
@@ -103,6 +104,8 @@ pub fn run(nexus: &Nexus) -> anyhow::Result<Json> {
     sorted.sort_by(f64::total_cmp);
     waits.sort_by(f64::total_cmp);
     let max = sorted.last().copied().unwrap_or(0.0);
+    let mut cpu_sorted = cpu.clone();
+    cpu_sorted.sort_by(f64::total_cmp);
     let exact = failure.is_none() && marked == eligible && updated == eligible;
     Ok(json!({
         "limit": LIMIT,
@@ -111,6 +114,10 @@ pub fn run(nexus: &Nexus) -> anyhow::Result<Json> {
         "max_cycle_seconds": round3(max),
         "p50_cycle_seconds": round3(percentile(&sorted, 0.5)),
         "cycle_seconds": times.iter().map(|t| round3(*t)).collect::<Vec<_>>(),
+        "cpu_total_seconds": round3(cpu.iter().sum()),
+        "cpu_max_cycle_seconds": round3(cpu_sorted.last().copied().unwrap_or(0.0)),
+        "cpu_p50_cycle_seconds": round3(percentile(&cpu_sorted, 0.5)),
+        "cycle_cpu_seconds": cpu.iter().map(|t| round3(*t)).collect::<Vec<_>>(),
         "links_decayed": updated,
         "eligible_links": eligible,
         "marked_links": marked,
@@ -126,15 +133,25 @@ pub fn run(nexus: &Nexus) -> anyhow::Result<Json> {
     }))
 }
 
-/// Runs the cycles: each one's seconds, the links updated in all, and the
-/// first failure (its cycle and error), if any.
+/// The CPU time this thread has used, in seconds (Linux's
+/// `/proc/thread-self/schedstat`; `None` elsewhere): on a shared machine a
+/// cycle's wall time includes the time others held the cores.
+fn thread_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: f64 = stat.split_whitespace().next()?.parse().ok()?;
+    Some(ns / 1e9)
+}
+
+/// Runs the cycles: each one's seconds (wall and CPU), the links updated
+/// in all, and the first failure (its cycle and error), if any.
 fn cycles(
     nexus: &Nexus,
     text: &str,
     cycle_start: &str,
     stale_cutoff: &str,
-) -> (Vec<f64>, u64, Option<Json>) {
+) -> (Vec<f64>, Vec<f64>, u64, Option<Json>) {
     let mut times = Vec::new();
+    let mut cpu = Vec::new();
     let mut updated = 0;
     for cycle in 1..=MAX_CYCLES {
         let params = json!({
@@ -143,20 +160,28 @@ fn cycles(
             "cycle_start": cycle_start,
             "stale_cutoff": stale_cutoff,
         });
-        let started = Instant::now();
+        let (started, cpu_started) = (Instant::now(), thread_cpu_seconds());
         let r = execute(nexus, text, &params, "bench-sweep");
         times.push(started.elapsed().as_secs_f64());
+        if let (Some(a), Some(b)) = (cpu_started, thread_cpu_seconds()) {
+            cpu.push(b - a);
+        }
         if let Some(e) = r.get("error") {
-            return (times, updated, Some(json!({"cycle": cycle, "error": e})));
+            return (
+                times,
+                cpu,
+                updated,
+                Some(json!({"cycle": cycle, "error": e})),
+            );
         }
         let n = r["result"]["updated"].as_u64().unwrap_or(0);
         updated += n;
         if n < LIMIT {
-            return (times, updated, None);
+            return (times, cpu, updated, None);
         }
     }
     let e = json!({"cycle": MAX_CYCLES, "error": "the sweep did not converge"});
-    (times, updated, Some(e))
+    (times, cpu, updated, Some(e))
 }
 
 /// Another writer: a small UPSERT every [`OTHER_WRITER_EVERY`] until
