@@ -127,9 +127,10 @@ fn sweep_line(w: &Json) -> String {
     );
     let _ = writeln!(
         s,
-        "  another writer meanwhile: {} UPSERTs, max {:.1} ms, p50 {:.3} ms",
+        "  another writer meanwhile: {} UPSERTs, max {:.1} ms ({:.2} × the longest cycle), p50 {:.3} ms",
         w["other_writer_upserts"],
         f("other_writer_max_ms"),
+        f("other_writer_max_per_max_cycle"),
         f("other_writer_p50_ms"),
     );
     if !w["failed_cycle"].is_null() {

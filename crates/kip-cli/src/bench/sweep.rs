@@ -127,6 +127,11 @@ pub fn run(nexus: &Nexus) -> anyhow::Result<Json> {
         "other_writer_upserts": waits.len(),
         "other_writer_max_ms": round3(waits.last().copied().unwrap_or(0.0)),
         "other_writer_p50_ms": round3(percentile(&waits, 0.5)),
+        // Above 1: a writer waited longer than the longest cycle, i.e. for
+        // more than one cycle.
+        "other_writer_max_per_max_cycle": round3(
+            waits.last().copied().unwrap_or(0.0) / 1000.0 / max.max(f64::MIN_POSITIVE)
+        ),
         "budget_total_seconds": BUDGET_TOTAL_S,
         "budget_cycle_seconds": BUDGET_CYCLE_S,
         "within_budget": failure.is_none() && total <= BUDGET_TOTAL_S && max <= BUDGET_CYCLE_S,
