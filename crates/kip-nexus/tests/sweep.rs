@@ -295,3 +295,65 @@ fn dry_runs_and_batched_writes_leave_the_sweep_exact() {
     }
     assert_eq!(total, eligible.len() as u64 + 1, "{first} decayed again");
 }
+
+/// A sweep whose FILTER reads a link's subject: a concept changed behind
+/// the scan (no link changed) makes links there eligible, and the sweep
+/// still finds them before it reports that it is done.
+#[test]
+fn a_sweep_that_reads_the_ends_sees_an_end_change_behind_the_scan() {
+    let (_d, nexus) = graph();
+    let text = r#"UPDATE ?link SET METADATA { strength_decay_applied_at: :timestamp }
+        WHERE {
+          ?link (?s, "treats", ?o)
+          FILTER(?s.attributes.flagged == true)
+          FILTER(IS_NULL(?link.metadata.strength_decay_applied_at) || ?link.metadata.strength_decay_applied_at < :cycle_start)
+        } LIMIT 1"#;
+    let treats = run(
+        &nexus,
+        r#"FIND(?l) WHERE { ?l (?s, "treats", ?o) }"#,
+        json!({}),
+    );
+    let mut treats: Vec<(u64, String)> = treats
+        .as_array()
+        .expect("links")
+        .iter()
+        .map(|l| {
+            let id = l["id"].as_str().expect("an id");
+            let n = id[2..].parse().expect("a number");
+            (n, l["subject"].as_str().expect("a subject").to_owned())
+        })
+        .collect();
+    treats.sort();
+    // Every subject flagged but the first link's.
+    let first_subject = treats[0].1.clone();
+    assert!(
+        treats.iter().any(|(_, s)| *s != first_subject),
+        "{treats:?}"
+    );
+    let flag = |subject: &str, on: bool| {
+        run(
+            &nexus,
+            &format!(
+                r#"UPDATE ?d SET ATTRIBUTES {{ flagged: {on} }} WHERE {{ ?d {{type: "Drug"}} FILTER(?d.id == "{subject}") }}"#
+            ),
+            json!({}),
+        );
+    };
+    for (_, s) in &treats {
+        flag(s, *s != first_subject);
+    }
+    let params = |n: usize| json!({"timestamp": format!("2026-06-01T00:{n:02}:00.000Z"), "cycle_start": CYCLE_START});
+    assert_eq!(run(&nexus, text, params(1))["updated"], 1);
+    flag(&first_subject, true);
+    for n in 2.. {
+        if run(&nexus, text, params(n))["updated"] == 0 {
+            break;
+        }
+    }
+    let unmarked = run(
+        &nexus,
+        r#"FIND(COUNT(?l)) WHERE { ?l (?s, "treats", ?o) FILTER(IS_NULL(?l.metadata.strength_decay_applied_at)) }"#,
+        json!({}),
+    );
+    assert_eq!(unmarked, json!(0));
+}

@@ -59,6 +59,9 @@ pub struct Sweep {
     pub(super) cap: Option<usize>,
     /// Whether the block had the sweep's shape and was scanned.
     pub ran: bool,
+    /// Whether a FILTER reads the link's ends: their state can change
+    /// without a link changing, so no link is ever known not to match.
+    pub(super) reads_ends: bool,
     /// Where LIMIT stopped the scan; `None` when it looked at every link
     /// it was to look at.
     pub stopped: Option<Stop>,
@@ -78,6 +81,7 @@ impl Sweep {
             Some(Stop::Wrap(at)) => (at, true),
             None => (PropositionId(u64::MAX), true),
         };
+        let clean = clean && !self.reads_ends;
         selected.sort_unstable();
         selected.dedup();
         SweepFrom {

@@ -27,7 +27,8 @@
 //! Only the shape the sweep has takes this path (one link pattern whose
 //! link variable is UPDATE's target, its ends and predicate free, FILTERs
 //! over those variables only, no NOT / OPTIONAL / UNION); everything else
-//! is joined as before. FIND keeps its own order and is not affected.
+//! is joined as before. A block whose FILTERs read the link's ends never
+//! skips links: an end can change without any link changing. FIND keeps its own order and is not affected.
 
 use std::collections::HashSet;
 
@@ -61,6 +62,7 @@ pub fn solve_sweep<'g, 't>(
         from,
         cap,
         ran: false,
+        reads_ends: false,
         stopped: None,
     });
     let rows = exec.eval(&compiled, vec![exec.empty_row()])?;
@@ -177,6 +179,12 @@ impl Executor<'_, '_> {
         }
         graph.clear_scanned();
         sweep.ran = true;
+        sweep.reads_ends = filters.iter().any(|&f| {
+            group.filters[f]
+                .1
+                .iter()
+                .any(|&x| x == shape.s || x == shape.o)
+        });
         sweep.stopped = stopped;
         self.sweep = Some(sweep);
         Ok(Some(out))
