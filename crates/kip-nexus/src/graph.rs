@@ -109,7 +109,7 @@ struct ScannedLink {
     id: PropositionId,
     attributes: Vec<u8>,
     metadata: Vec<u8>,
-    read: Vec<(FieldKind, String, Json)>,
+    read: Vec<(FieldKind, u32, Json)>,
 }
 
 impl<'t> Graph<'t> {
@@ -436,22 +436,21 @@ impl<'t> Graph<'t> {
         let Some(s) = slot.as_mut().filter(|s| s.id == id) else {
             return Ok(None);
         };
-        if let Some((_, _, v)) = s.read.iter().find(|(k, name, _)| *k == kind && name == key) {
+        // A key no record holds was never interned.
+        let Some(key_id) = self.key_id(key)? else {
+            return Ok(Some(Json::Null));
+        };
+        if let Some((_, _, v)) = s.read.iter().find(|(k, id, _)| *k == kind && *id == key_id) {
             return Ok(Some(v.clone()));
         }
-        let v = match self.key_id(key)? {
-            Some(key_id) => {
-                let bytes = match kind {
-                    FieldKind::Attributes => &s.attributes,
-                    FieldKind::Metadata => &s.metadata,
-                };
-                kip_store::encoded_field(bytes, key_id)
-                    .kip()?
-                    .unwrap_or(Json::Null)
-            }
-            None => Json::Null,
+        let bytes = match kind {
+            FieldKind::Attributes => &s.attributes,
+            FieldKind::Metadata => &s.metadata,
         };
-        s.read.push((kind, key.to_owned(), v.clone()));
+        let v = kip_store::encoded_field(bytes, key_id)
+            .kip()?
+            .unwrap_or(Json::Null);
+        s.read.push((kind, key_id, v.clone()));
         Ok(Some(v))
     }
 

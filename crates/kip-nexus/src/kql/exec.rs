@@ -50,7 +50,8 @@ pub(super) struct Walk {
 pub struct Executor<'g, 't> {
     pub graph: &'g Graph<'t>,
     pub width: usize,
-    pub(super) slots: HashMap<String, Slot>,
+    /// Read for every path a FILTER resolves: hashed with foldhash, not SipHash.
+    pub(super) slots: HashMap<String, Slot, foldhash::fast::RandomState>,
     work: u64,
     regexes: RegexCache,
     /// Set for `explain`: the steps of the top-level block.
@@ -418,14 +419,11 @@ impl<'g, 't> Executor<'g, 't> {
     pub(super) fn holds(&mut self, expr: &Expr, row: &Row) -> Result<bool> {
         let graph = self.graph;
         let slots = &self.slots;
-        let mut regexes = std::mem::take(&mut self.regexes);
         let mut resolve = |path: &DotPath| {
             let val = slots.get(&path.var.name).map_or(Val::Null, |&s| row[s]);
             path_value(graph, path, val)
         };
-        let result = filter::holds(expr, &mut resolve, &mut regexes);
-        self.regexes = regexes;
-        result
+        filter::holds(expr, &mut resolve, &mut self.regexes)
     }
 
     pub(crate) fn apply(&mut self, atom: &Atom, rows: Vec<Row>) -> Result<Vec<Row>> {
