@@ -54,3 +54,55 @@ impl Drop for Turn<'_> {
         self.turns.next_up.notify_all();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// Waits (without a clock) until `n` turns have been asked for.
+    fn asked(turns: &Turns, n: u64) {
+        while turns.lock().next < n {
+            std::thread::yield_now();
+        }
+    }
+
+    /// A writer that ends its turn and at once asks again goes after the
+    /// writers already waiting, not before them (what LMDB's lock alone
+    /// does not promise).
+    #[test]
+    fn writers_go_in_the_order_they_asked_and_a_writer_asking_again_goes_last() {
+        let turns = Arc::new(Turns::default());
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let first = turns.wait();
+        let waiter = |name: &'static str| {
+            let (turns, order) = (turns.clone(), order.clone());
+            std::thread::spawn(move || {
+                let _turn = turns.wait();
+                order
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(name);
+            })
+        };
+        let b = waiter("B");
+        asked(&turns, 2);
+        let c = waiter("C");
+        asked(&turns, 3);
+        order
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push("A");
+        drop(first);
+        let again = turns.wait();
+        order
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push("A again");
+        drop(again);
+        b.join().expect("B");
+        c.join().expect("C");
+        let order = order.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        assert_eq!(order, ["A", "B", "C", "A again"]);
+    }
+}
