@@ -5,12 +5,13 @@
 //!
 //! This file is the part that drives the engine (the one place besides
 //! `db.rs` that names `Nexus`); the graph is [`graph`]'s, the queries
-//! [`workloads`]'s, the printed table [`report`]'s, and `--scale` (one run
+//! [`workloads`]'s, the decay sweep [`sweep`]'s, the printed table [`report`]'s, and `--scale` (one run
 //! per size, each in a child `kip`, and how cost grows) [`scale`]'s.
 
 mod graph;
 mod report;
 pub mod scale;
+mod sweep;
 mod workloads;
 
 use std::path::{Path, PathBuf};
@@ -101,11 +102,20 @@ pub fn bench(
     if let Some(mb) = engine_memory_mb() {
         report.insert("engine_memory_mb".into(), json!(mb));
     }
+    // Last: it writes every link (the read workloads saw the graph as built).
+    report.insert("decay_sweep".into(), sweep::run(&nexus)?);
     report.insert(
         "graph".into(),
         json!({"concepts": per_type * TYPES.len() as u64, "propositions_requested": propositions}),
     );
     Ok(Json::Object(report))
+}
+
+/// Runs the decay sweep alone on the existing nexus in `dir` (to measure
+/// it again on a copy of a built store without the rest of the run).
+pub fn sweep_only(dir: &Path) -> anyhow::Result<Json> {
+    let nexus = Nexus::open_existing(dir).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    Ok(json!({"decay_sweep": sweep::run(&nexus)?}))
 }
 
 /// Imports the generated graph (schema, concepts, then links) and says how

@@ -78,7 +78,7 @@ pub struct Graph<'t> {
     type_names: RefCell<HashMap<u32, Rc<str>>>,
     predicate_names: RefCell<HashMap<u32, Rc<str>>>,
     /// Interned attribute-key ids by name (`None`: never interned).
-    key_ids: RefCell<HashMap<String, Option<u32>>>,
+    key_ids: RefCell<HashMap<String, Option<u32>, foldhash::fast::RandomState>>,
     /// Name lookups and counters the compiler and planner ask for on every
     /// command: a snapshot that runs many FINDs (the logic-property
     /// resolver's batches) reads each once. Like the record caches above,
@@ -88,6 +88,28 @@ pub struct Graph<'t> {
     lookups: RefCell<HashMap<u8, HashMap<String, Option<u32>>>>,
     defined: RefCell<HashMap<(bool, String), bool>>,
     counts: RefCell<HashMap<(u8, u32), u64>>,
+    /// The link a sweep is looking at (see [`Graph::set_scanned`]): its
+    /// id and its encoded attributes and metadata, so that its FILTERs read
+    /// their keys from these bytes rather than looking the link up again.
+    scanned: RefCell<Option<ScannedLink>>,
+}
+
+/// A link as a sweep scans it: `(id, subject, predicate, object)`.
+pub(crate) type LinkHead = (PropositionId, ElementId, u32, ElementId);
+
+fn head(link: &kip_store::RawProposition<'_>) -> LinkHead {
+    let t = link.triple;
+    (link.id, t.subject, t.predicate, t.object)
+}
+
+/// A copy of a scanned link's encoded maps (buffers reused link to link),
+/// and the keys read from them so far: a sweep's FILTERs read each key
+/// about twice (`IS_NULL(k) || k < x`), decoded once.
+struct ScannedLink {
+    id: PropositionId,
+    attributes: Vec<u8>,
+    metadata: Vec<u8>,
+    read: Vec<(FieldKind, u32, Json)>,
 }
 
 impl<'t> Graph<'t> {
@@ -103,7 +125,70 @@ impl<'t> Graph<'t> {
             lookups: RefCell::default(),
             defined: RefCell::default(),
             counts: RefCell::default(),
+            scanned: RefCell::default(),
         }
+    }
+
+    /// Makes `link` the link a sweep is looking at: reads of one of its
+    /// keys ([`Graph::proposition_field`]) come from its bytes until the
+    /// next call, or until [`Graph::clear_scanned`].
+    fn set_scanned(&self, link: &kip_store::RawProposition<'_>) {
+        let mut slot = self.scanned.borrow_mut();
+        let s = slot.get_or_insert_with(|| ScannedLink {
+            id: link.id,
+            attributes: Vec::new(),
+            metadata: Vec::new(),
+            read: Vec::new(),
+        });
+        s.id = link.id;
+        s.read.clear();
+        s.attributes.clear();
+        s.attributes.extend_from_slice(link.attributes);
+        s.metadata.clear();
+        s.metadata.extend_from_slice(link.metadata);
+    }
+
+    pub(crate) fn clear_scanned(&self) {
+        *self.scanned.borrow_mut() = None;
+    }
+
+    /// The links whose id is in `from..until`, in id order, as `(id,
+    /// subject, predicate, object)`; each one yielded becomes the link a
+    /// sweep is looking at ([`Graph::set_scanned`]).
+    pub(crate) fn scan_links(
+        &self,
+        from: PropositionId,
+        until: Option<PropositionId>,
+    ) -> Result<impl Iterator<Item = Result<LinkHead>> + '_> {
+        let iter = self.store.raw_propositions_from(self.txn, from).kip()?;
+        Ok(iter
+            .take_while(move |link| match (link, until) {
+                (Ok(l), Some(u)) => l.id < u,
+                _ => true,
+            })
+            .map(|link| {
+                let link = link.kip()?;
+                self.set_scanned(&link);
+                Ok(head(&link))
+            }))
+    }
+
+    /// The link `id` as [`Graph::scan_links`] yields it (and made the link
+    /// a sweep is looking at), if it exists.
+    pub(crate) fn scan_link(&self, id: PropositionId) -> Result<Option<LinkHead>> {
+        let Some(link) = self.store.raw_proposition(self.txn, id).kip()? else {
+            return Ok(None);
+        };
+        self.set_scanned(&link);
+        Ok(Some(head(&link)))
+    }
+
+    /// The change log's entries after `seq` in this snapshot, oldest first
+    /// (at most [`kip_store::MAX_CHANGES`]), and whether that is all of them.
+    pub(crate) fn changes_since(&self, seq: u64) -> Result<(Vec<(u64, Json)>, bool)> {
+        let entries = self.store.changes_since(self.txn, seq).kip()?;
+        let whole = (entries.len() as u64) < kip_store::MAX_CHANGES;
+        Ok((entries, whole))
     }
 
     /// Every concept record, in id order (creation order).
@@ -294,19 +379,7 @@ impl<'t> Graph<'t> {
             };
             return Ok(Some(map.get(key).cloned().unwrap_or(Json::Null)));
         }
-        let key_id = match self.key_ids.borrow().get(key) {
-            Some(k) => *k,
-            None => None,
-        };
-        let key_id = match key_id {
-            Some(k) => Some(k),
-            None if self.key_ids.borrow().contains_key(key) => None,
-            None => {
-                let k = self.store.lookup(self.txn, Namespace::Key, key).kip()?;
-                self.key_ids.borrow_mut().insert(key.to_owned(), k);
-                k
-            }
-        };
+        let key_id = self.key_id(key)?;
         let Some(key_id) = key_id else {
             return Ok(self.concept_exists(id)?.then_some(Json::Null));
         };
@@ -315,6 +388,70 @@ impl<'t> Graph<'t> {
             .concept_field(self.txn, id, kind, key_id)
             .kip()?
             .map(|v| v.unwrap_or(Json::Null)))
+    }
+
+    /// The interned id of a record key (`None`: no record holds it).
+    fn key_id(&self, key: &str) -> Result<Option<u32>> {
+        if let Some(k) = self.key_ids.borrow().get(key) {
+            return Ok(*k);
+        }
+        let k = self.store.lookup(self.txn, Namespace::Key, key).kip()?;
+        self.key_ids.borrow_mut().insert(key.to_owned(), k);
+        Ok(k)
+    }
+
+    /// One top-level attribute or metadata value of a proposition, as
+    /// [`Graph::concept_field`] reads a concept's: from the decoded record
+    /// when it is cached, from the link a sweep is looking at, else read
+    /// alone from the store. `None` if the link does not exist.
+    pub(crate) fn proposition_field(
+        &self,
+        id: PropositionId,
+        kind: FieldKind,
+        key: &str,
+    ) -> Result<Option<Json>> {
+        if let Some(v) = self.scanned_field(id, kind, key)? {
+            return Ok(Some(v));
+        }
+        if let Some(p) = self.propositions.borrow().get(&id) {
+            let map = match kind {
+                FieldKind::Attributes => &p.attributes,
+                FieldKind::Metadata => &p.metadata,
+            };
+            return Ok(Some(map.get(key).cloned().unwrap_or(Json::Null)));
+        }
+        let Some(record) = self.proposition(id)? else {
+            return Ok(None);
+        };
+        let map = match kind {
+            FieldKind::Attributes => &record.attributes,
+            FieldKind::Metadata => &record.metadata,
+        };
+        Ok(Some(map.get(key).cloned().unwrap_or(Json::Null)))
+    }
+
+    /// A key of the link a sweep is looking at, if `id` is that link.
+    fn scanned_field(&self, id: PropositionId, kind: FieldKind, key: &str) -> Result<Option<Json>> {
+        let mut slot = self.scanned.borrow_mut();
+        let Some(s) = slot.as_mut().filter(|s| s.id == id) else {
+            return Ok(None);
+        };
+        // A key no record holds was never interned.
+        let Some(key_id) = self.key_id(key)? else {
+            return Ok(Some(Json::Null));
+        };
+        if let Some((_, _, v)) = s.read.iter().find(|(k, id, _)| *k == kind && *id == key_id) {
+            return Ok(Some(v.clone()));
+        }
+        let bytes = match kind {
+            FieldKind::Attributes => &s.attributes,
+            FieldKind::Metadata => &s.metadata,
+        };
+        let v = kip_store::encoded_field(bytes, key_id)
+            .kip()?
+            .unwrap_or(Json::Null);
+        s.read.push((kind, key_id, v.clone()));
+        Ok(Some(v))
     }
 
     fn concept_exists(&self, id: ConceptId) -> Result<bool> {

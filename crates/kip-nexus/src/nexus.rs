@@ -27,6 +27,8 @@ pub struct Nexus {
     pub(crate) tracer: trace::Tracer,
     /// The links the last group writes created (see [`kml::RecentGroups`]).
     pub(crate) recent_groups: std::sync::Mutex<kml::RecentGroups>,
+    /// Where each sweep's next UPDATE cycle starts (see `kql::sweep`).
+    pub(crate) sweep_starts: crate::kql::SweepStarts,
 }
 
 impl Drop for Nexus {
@@ -66,6 +68,7 @@ impl Nexus {
             secret,
             tracer: trace::Tracer::default(),
             recent_groups: std::sync::Mutex::default(),
+            sweep_starts: crate::kql::SweepStarts::default(),
         };
         // A nexus an earlier version made gets this version's Genesis.
         nexus.upgrade_genesis()?;

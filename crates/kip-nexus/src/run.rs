@@ -241,6 +241,10 @@ impl Nexus {
         let mut w = kml::Writer::new(&self.store, txn, source, now());
         w.known = given.known;
         w.bootstrap = given.owner;
+        // A sweep's hint only serves the first KML command of a write.
+        if self.sweep_starts.command(w.txn.id()) {
+            w.sweep_starts = Some(&self.sweep_starts);
+        }
         if !commit {
             w.collect_changes();
         } else if traced.is_some() {

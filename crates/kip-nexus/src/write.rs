@@ -59,10 +59,17 @@ impl Nexus {
             settings: tracing.then_some(&settings),
             folds: &folds,
         };
+        let mut txn_id = None;
         let outcome = self
             .store
-            .write_with(commit, |txn| run(txn, traced))
+            .write_with(commit, |txn| {
+                txn_id = Some(txn.id());
+                self.sweep_starts.begin(txn.id());
+                run(txn, traced)
+            })
             .map_err(|e| e.0);
+        // The hints of the sweeps this write ran count only once committed.
+        self.sweep_starts.end(txn_id, commit && outcome.is_ok());
         if outcome.is_err() {
             self.tracer.restore_folds(folds);
         }

@@ -557,6 +557,8 @@ fn holds(id: usize, write_only: bool) -> bool {
 struct Gate {
     state: Mutex<GateState>,
     changed: Condvar,
+    /// Writers in the order they asked (see [`crate::turns`]).
+    turns: crate::turns::Turns,
 }
 
 #[derive(Debug, Default)]
@@ -572,6 +574,8 @@ pub(crate) struct Slot<'g> {
     gate: &'g Gate,
     id: usize,
     write: bool,
+    /// A writer's turn, ended with the slot (after the transaction).
+    _turn: Option<crate::turns::Turn<'g>>,
 }
 
 impl Drop for Slot<'_> {
@@ -597,6 +601,7 @@ impl Gate {
                 action: "begin a write inside another write",
             });
         }
+        let turn = write.then(|| self.turns.wait());
         let nested = holds(id, false);
         let mut state = lock(&self.state);
         // A pending remap holds back new transactions, but not nested ones:
@@ -615,6 +620,7 @@ impl Gate {
             gate: self,
             id,
             write,
+            _turn: turn,
         })
     }
 

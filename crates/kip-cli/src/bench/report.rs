@@ -93,5 +93,48 @@ pub fn table(report: &Json) -> String {
                 .map_or("-".to_owned(), |b| format!("{b}"))
         );
     }
+    if let Some(sweep) = report.get("decay_sweep") {
+        s.push_str(&sweep_line(sweep));
+    }
+    s
+}
+
+/// The decay sweep's lines: its cycles, times and checks against budget.
+fn sweep_line(w: &Json) -> String {
+    let f = |k: &str| w[k].as_f64().unwrap_or(0.0);
+    let mut s = format!(
+        "decay sweep (LIMIT {} a cycle): {} cycles, {:.2} s in all (budget {}), max {:.3} s / p50 {:.3} s a cycle (budget {}); {} links decayed of {} eligible, {} marked ({} belongs_to_domain); each decayed once: {}; within budget: {}\n",
+        w["limit"],
+        w["cycles"],
+        f("total_seconds"),
+        w["budget_total_seconds"],
+        f("max_cycle_seconds"),
+        f("p50_cycle_seconds"),
+        w["budget_cycle_seconds"],
+        w["links_decayed"],
+        w["eligible_links"],
+        w["marked_links"],
+        w["marked_belongs_to_domain"],
+        w["each_eligible_link_decayed_once"],
+        w["within_budget"],
+    );
+    let _ = writeln!(
+        s,
+        "  CPU of the sweep's thread: {:.2} s in all, max {:.3} s / p50 {:.3} s a cycle",
+        f("cpu_total_seconds"),
+        f("cpu_max_cycle_seconds"),
+        f("cpu_p50_cycle_seconds"),
+    );
+    let _ = writeln!(
+        s,
+        "  another writer meanwhile: {} UPSERTs, max {:.1} ms ({:.2} × the longest cycle), p50 {:.3} ms",
+        w["other_writer_upserts"],
+        f("other_writer_max_ms"),
+        f("other_writer_max_per_max_cycle"),
+        f("other_writer_p50_ms"),
+    );
+    if !w["failed_cycle"].is_null() {
+        let _ = writeln!(s, "  FAILED: {}", w["failed_cycle"]);
+    }
     s
 }

@@ -210,6 +210,12 @@ fn metrics(reports: &[&Json]) -> Vec<Metric> {
         Metric::new("peak RssAnon workloads MB", "MB", Direct, reports, |r| {
             f(&r["workloads_peak_rss_anon_mb"])
         }),
+        Metric::new("decay sweep total s", "s", Direct, reports, |r| {
+            f(&r["decay_sweep"]["total_seconds"])
+        }),
+        Metric::new("decay sweep max cycle s", "s", Direct, reports, |r| {
+            f(&r["decay_sweep"]["max_cycle_seconds"])
+        }),
     ];
     // The workloads by label, in the order of the first report that has them.
     let mut labels: Vec<String> = Vec::new();

@@ -28,6 +28,9 @@ pub struct Args {
     /// With --scale: the folder holding one store per size (built once, reused after; default: the temporary folder's kip-bench-scale).
     #[arg(long, value_name = "DIR", requires = "scale")]
     pub db_root: Option<PathBuf>,
+    /// Run only the decay sweep on the existing nexus of --db (it writes: run it on a copy of a built store).
+    #[arg(long, conflicts_with_all = ["scale"])]
+    pub sweep_only: bool,
     /// Time opening the nexus of --db and print it as JSON (run by bench itself in a child process).
     #[arg(long, hide = true, conflicts_with_all = ["scale", "json"])]
     pub measure_open: bool,
@@ -41,6 +44,15 @@ pub fn run(db: Option<PathBuf>, args: Args) -> anyhow::Result<ExitCode> {
         let dir = db.ok_or_else(|| anyhow::anyhow!("--measure-open needs --db"))?;
         let probe = crate::bench::measure_open(&dir)?;
         out(&format!("{probe}\n"));
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.sweep_only {
+        let dir = db.ok_or_else(|| anyhow::anyhow!("--sweep-only needs --db"))?;
+        let report = crate::bench::sweep_only(&dir)?;
+        out(&crate::bench::table(&report));
+        if let Some(file) = args.json {
+            std::fs::write(&file, serde_json::to_string_pretty(&report)?)?;
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let report = if args.scale.is_empty() {

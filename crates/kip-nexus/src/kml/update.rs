@@ -13,12 +13,17 @@ use kip_store::{ConceptId, PropositionId};
 use serde_json::{Value as Json, json};
 
 use crate::graph::{Graph, OrInternal as _, PROPOSITION_TYPE, Result};
-use crate::kql::{self, Val, path_value};
+use crate::kql::{self, SweepFrom, SweepHint, SweepStarts, Val, path_value};
 use crate::{schema, search, value};
 
 use super::changes::Op;
 use super::object::{Object, reserved_key_error};
 use super::writer::Writer;
+
+/// What a sweep's cycle leaves for the next one, once its targets are
+/// updated: the statement's key, what the scan did and the change log's
+/// sequence number when it ran.
+type NextCycle = (String, kql::Sweep, u64);
 
 impl Writer<'_, '_> {
     pub fn update(&mut self, u: &Update) -> Result<Json> {
@@ -27,17 +32,14 @@ impl Writer<'_, '_> {
                 return Err(reserved_key_error(k, self.source, object.span));
             }
         }
-        let mut targets: Vec<Val> = {
-            let graph = Graph::new(self.store, self.txn);
-            let (exec, rows) = kql::solve(&graph, self.source, &u.where_)?;
-            let mut seen = HashSet::new();
-            rows.iter()
-                .map(|r| exec.val(r, &u.target.name))
-                .filter(|v| *v != Val::Null && seen.insert(*v))
-                .collect()
-        };
-        if let Some(limit) = u.limit.as_ref().and_then(|l| l.lit().copied()) {
-            targets.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        let limit = u
+            .limit
+            .as_ref()
+            .and_then(|l| l.lit().copied())
+            .map(|l| usize::try_from(l).unwrap_or(usize::MAX));
+        let (mut targets, sweep) = self.update_targets(u, limit)?;
+        if let Some(limit) = limit {
+            targets.truncate(limit);
         }
         // Refuse before writing anything: a statement that matches a
         // protected structure fails whole.
@@ -64,7 +66,7 @@ impl Writer<'_, '_> {
         }
         let matched = targets.len();
         let mut updated = 0;
-        for t in targets {
+        for &t in &targets {
             let changed = match t {
                 Val::Concept(c) => self.update_one_concept(u, c)?,
                 Val::Prop(p) => self.update_one_proposition(u, p)?,
@@ -74,7 +76,54 @@ impl Writer<'_, '_> {
                 updated += 1;
             }
         }
+        if let (Some(starts), Some((key, sweep, seq))) = (self.sweep_starts, sweep) {
+            let selected = selected_links(&targets);
+            let hint = SweepHint {
+                from: sweep.next(selected),
+                seq,
+                updated: updated as u64,
+            };
+            starts.stage(self.txn.id(), key, hint);
+        }
         Ok(json!({"updated": updated, "matched": matched}))
+    }
+
+    /// The distinct elements the WHERE block binds to the target, in the
+    /// order found. A sweep's link pattern is scanned capped at LIMIT from
+    /// where the same statement's previous cycle left off (see
+    /// `kql::sweep`); every other block is joined whole. Also answers the
+    /// hint for the next cycle, to be staged once the targets are updated.
+    fn update_targets(
+        &self,
+        u: &Update,
+        limit: Option<usize>,
+    ) -> Result<(Vec<Val>, Option<NextCycle>)> {
+        let key = SweepStarts::key(&u.where_);
+        let graph = Graph::new(self.store, self.txn);
+        let hint = match (self.sweep_starts, limit) {
+            (Some(starts), Some(_)) => starts.hint(&key),
+            _ => None,
+        };
+        let from = match hint {
+            Some(h) if !h.from.wrap && kql::still_clean(&graph, &h)? => h.from,
+            Some(h) => SweepFrom {
+                recheck: Vec::new(),
+                start: h.from.start,
+                wrap: true,
+            },
+            None => SweepFrom::default(),
+        };
+        let seq = graph.change_seq()?;
+        let (exec, rows, sweep) =
+            kql::solve_sweep(&graph, self.source, &u.where_, &u.target.name, from, limit)?;
+        let mut seen = HashSet::new();
+        let targets = rows
+            .iter()
+            .map(|r| exec.val(r, &u.target.name))
+            .filter(|v| *v != Val::Null && seen.insert(*v))
+            .collect();
+        let next = (sweep.ran && limit.is_some()).then_some((key, sweep, seq));
+        Ok((targets, next))
     }
 
     fn concept_identity(&self, c: ConceptId) -> Result<(String, String)> {
@@ -100,7 +149,7 @@ impl Writer<'_, '_> {
         for (object, out) in [(&u.attributes, &mut attrs), (&u.metadata, &mut meta)] {
             let Some(object) = object else { continue };
             for (key, v) in &object.members {
-                let new = self.eval_update(v, target)?;
+                let new = self.eval_update(v, target, (attributes, metadata))?;
                 if new.is_null() && matches!(v, UpdateValue::Call(_)) {
                     continue; // RC9: a null expression skips its key for this element
                 }
@@ -110,19 +159,26 @@ impl Writer<'_, '_> {
         Ok((attrs, meta))
     }
 
-    /// Evaluates a SET value for one element. Operands that are not numbers
-    /// make ADD, MUL and CLAMP `null`.
-    fn eval_update(&self, v: &UpdateValue, target: Val) -> Result<Json> {
+    /// Evaluates a SET value for one element, whose attributes and metadata
+    /// before the statement are `own`. Operands that are not numbers make
+    /// ADD, MUL and CLAMP `null`.
+    fn eval_update(&self, v: &UpdateValue, target: Val, own: (&Object, &Object)) -> Result<Json> {
         Ok(match v {
             UpdateValue::Value(value, span) => value.to_json().ok_or_else(|| {
                 KipError::new(ErrorCode::ReferenceError, "a placeholder was not bound")
                     .at(self.source, *span)
             })?,
-            UpdateValue::Path(path) => self.graph(|g| path_value(g, path, target))?,
+            // A path is on the target itself (RC11 §4.3): its attributes and
+            // metadata are at hand, the rest is read from the graph.
+            UpdateValue::Path(path) => match &path.field {
+                Field::Attributes(keys) if !keys.is_empty() => dig(own.0, keys),
+                Field::Metadata(keys) if !keys.is_empty() => dig(own.1, keys),
+                _ => self.graph(|g| path_value(g, path, target))?,
+            },
             UpdateValue::Call(call) => {
                 let mut args = Vec::with_capacity(call.args.len());
                 for a in &call.args {
-                    args.push(self.eval_update(a, target)?);
+                    args.push(self.eval_update(a, target, own)?);
                 }
                 match (call.func, args.as_slice()) {
                     (UpdateFunc::Coalesce, [x, default]) => {
@@ -200,15 +256,41 @@ impl Writer<'_, '_> {
         }
         self.touch(&mut metadata, &old.metadata);
         let before = self.previewing().then(|| old.clone());
+        let old_attributes = old.attributes.clone();
         let record = kip_store::PropositionRecord {
             attributes,
             metadata,
             ..old
         };
+        let reindex = record.attributes != old_attributes;
         self.store.update_proposition(self.txn, p, &record).kip()?;
-        self.reindex_proposition(p, &record)?;
+        // A link's search document is its predicate, its ends' names and
+        // its attributes: a metadata-only change (a sweep's) leaves it be.
+        if reindex {
+            self.reindex_proposition(p, &record)?;
+        }
         self.stats.propositions_updated += 1;
         self.note_proposition(Op::Updated, p, before.as_ref(), Some(&record))?;
         Ok(true)
     }
+}
+
+/// The links among UPDATE's targets.
+fn selected_links(targets: &[Val]) -> Vec<PropositionId> {
+    targets
+        .iter()
+        .filter_map(|t| match t {
+            Val::Prop(p) => Some(*p),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The value at `keys` in a record's map (`null` where one is missing).
+fn dig(map: &Object, keys: &[String]) -> Json {
+    let mut cur = map.get(&keys[0]);
+    for k in &keys[1..] {
+        cur = cur.and_then(|v| v.get(k));
+    }
+    cur.cloned().unwrap_or(Json::Null)
 }

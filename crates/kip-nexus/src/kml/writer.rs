@@ -70,6 +70,9 @@ pub struct Writer<'a, 't> {
     /// the group wrote them, and the earlier groups that could have written
     /// them since: looked up once per command.
     pub(in crate::kml) known_links_hold: Option<Option<&'a [GroupLinks]>>,
+    /// Where each sweep's next cycle starts (the nexus's; see
+    /// `kql::sweep`). Without it every UPDATE scans from the first link.
+    pub(crate) sweep_starts: Option<&'a crate::kql::SweepStarts>,
 }
 
 impl<'a, 't> Writer<'a, 't> {
@@ -96,6 +99,7 @@ impl<'a, 't> Writer<'a, 't> {
             written: WrittenLinks::default(),
             recent: None,
             known_links_hold: None,
+            sweep_starts: None,
         }
     }
 

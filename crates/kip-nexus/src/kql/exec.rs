@@ -50,7 +50,8 @@ pub(super) struct Walk {
 pub struct Executor<'g, 't> {
     pub graph: &'g Graph<'t>,
     pub width: usize,
-    pub(super) slots: HashMap<String, Slot>,
+    /// Read for every path a FILTER resolves: hashed with foldhash, not SipHash.
+    pub(super) slots: HashMap<String, Slot, foldhash::fast::RandomState>,
     work: u64,
     regexes: RegexCache,
     /// Set for `explain`: the steps of the top-level block.
@@ -69,6 +70,8 @@ pub struct Executor<'g, 't> {
     /// Set when an `explain` run read a type's instances instead of an
     /// index lookup that found nothing, so the FILTER step shows why.
     pub(super) index_fell_back: bool,
+    /// Set by UPDATE: scan a lone link pattern as a sweep ([`super::sweep`]).
+    pub(super) sweep: Option<super::cycle::Sweep>,
 }
 
 fn budget_exceeded() -> KipError {
@@ -105,6 +108,7 @@ impl<'g, 't> Executor<'g, 't> {
             row_cap: None,
             use_index: true,
             index_fell_back: false,
+            sweep: None,
         }
     }
 
@@ -179,6 +183,12 @@ impl<'g, 't> Executor<'g, 't> {
         if !tracing
             && self.depth == 1
             && let Some(out) = self.capped_scan(group, &rows, pending, self.row_cap)?
+        {
+            return Ok(out);
+        }
+        if !tracing
+            && self.depth == 1
+            && let Some(out) = self.sweep_scan(group, &rows, pending)?
         {
             return Ok(out);
         }
@@ -397,6 +407,7 @@ impl<'g, 't> Executor<'g, 't> {
             row_cap: None,
             use_index: false,
             index_fell_back: false,
+            sweep: None,
         }
     }
 
@@ -408,14 +419,11 @@ impl<'g, 't> Executor<'g, 't> {
     pub(super) fn holds(&mut self, expr: &Expr, row: &Row) -> Result<bool> {
         let graph = self.graph;
         let slots = &self.slots;
-        let mut regexes = std::mem::take(&mut self.regexes);
         let mut resolve = |path: &DotPath| {
             let val = slots.get(&path.var.name).map_or(Val::Null, |&s| row[s]);
             path_value(graph, path, val)
         };
-        let result = filter::holds(expr, &mut resolve, &mut regexes);
-        self.regexes = regexes;
-        result
+        filter::holds(expr, &mut resolve, &mut self.regexes)
     }
 
     pub(crate) fn apply(&mut self, atom: &Atom, rows: Vec<Row>) -> Result<Vec<Row>> {

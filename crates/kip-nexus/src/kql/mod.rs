@@ -12,6 +12,9 @@
 //!   UNION, the work meter;
 //! - `row` is what the executor joins: a [`Val`] per variable slot;
 //! - `path` walks hop-range paths breadth-first;
+//! - `sweep` scans UPDATE's lone link pattern in id order, capped, from
+//!   where the previous cycle of the same sweep stopped (`cycle` holds
+//!   what a cycle is told and leaves);
 //! - `trace` holds the `explain` profile of the top-level block, which
 //!   `record` fills;
 //! - `find` turns solution rows into the FIND result: groups, order, page,
@@ -21,6 +24,7 @@
 //! trace and probes clauses through the executor.
 
 mod compile;
+mod cycle;
 mod exec;
 mod find;
 mod index;
@@ -29,13 +33,16 @@ mod plan;
 mod read;
 mod record;
 mod row;
+mod sweep;
 mod trace;
 
 pub use compile::{CompiledGroup, Slot, Vars, compile};
+pub use cycle::{Sweep, SweepFrom, SweepHint, SweepStarts};
 pub use exec::{Executor, ROW_BUDGET, WORK_BUDGET, solve};
 pub use find::{DEFAULT_PAGE, find};
 pub use read::path_value;
 pub use row::{Row, Val};
+pub use sweep::{solve_sweep, still_clean};
 
 pub(crate) use compile::{Atom, PredTest};
 pub(crate) use trace::Failed;

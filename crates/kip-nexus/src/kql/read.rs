@@ -32,20 +32,11 @@ pub fn path_value(graph: &Graph<'_>, path: &DotPath, val: Val) -> Result<Json> {
         Val::Concept(c) => {
             // One attribute or metadata key (a FILTER's usual read) comes
             // from the record without decoding the rest of it.
-            let one = match &path.field {
-                Field::Attributes(keys) if !keys.is_empty() => Some((FieldKind::Attributes, keys)),
-                Field::Metadata(keys) if !keys.is_empty() => Some((FieldKind::Metadata, keys)),
-                _ => None,
-            };
-            if let Some((kind, keys)) = one {
+            if let Some((kind, keys)) = one_key(&path.field) {
                 let Some(first) = graph.concept_field(c, kind, &keys[0])? else {
                     return Ok(Json::Null);
                 };
-                let mut cur = Some(&first);
-                for k in &keys[1..] {
-                    cur = cur.and_then(|v| v.get(k));
-                }
-                return Ok(cur.cloned().unwrap_or(Json::Null));
+                return Ok(dig(&first, &keys[1..]));
             }
             let Some(rec) = graph.concept(c)? else {
                 return Ok(Json::Null);
@@ -61,6 +52,14 @@ pub fn path_value(graph: &Graph<'_>, path: &DotPath, val: Val) -> Result<Json> {
             }
         }
         Val::Prop(p) => {
+            // As for a concept: one key of a link a sweep is scanning is
+            // read from its bytes, without decoding (or caching) the record.
+            if let Some((kind, keys)) = one_key(&path.field) {
+                let Some(first) = graph.proposition_field(p, kind, &keys[0])? else {
+                    return Ok(Json::Null);
+                };
+                return Ok(dig(&first, &keys[1..]));
+            }
             let Some(rec) = graph.proposition(p)? else {
                 return Ok(Json::Null);
             };
@@ -76,4 +75,23 @@ pub fn path_value(graph: &Graph<'_>, path: &DotPath, val: Val) -> Result<Json> {
             }
         }
     })
+}
+
+/// The kind and keys of a path that reads one top-level attribute or
+/// metadata key (and maybe keys inside it).
+fn one_key(field: &Field) -> Option<(FieldKind, &[String])> {
+    match field {
+        Field::Attributes(keys) if !keys.is_empty() => Some((FieldKind::Attributes, keys)),
+        Field::Metadata(keys) if !keys.is_empty() => Some((FieldKind::Metadata, keys)),
+        _ => None,
+    }
+}
+
+/// The value at `keys` inside `value` (`null` where one is missing).
+fn dig(value: &Json, keys: &[String]) -> Json {
+    let mut cur = Some(value);
+    for k in keys {
+        cur = cur.and_then(|v| v.get(k));
+    }
+    cur.cloned().unwrap_or(Json::Null)
 }
