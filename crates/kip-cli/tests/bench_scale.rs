@@ -83,12 +83,19 @@ fn scale_reports_every_metric_at_every_size() {
         let workloads = array(&r["workloads"]);
         assert!(workloads.len() >= 10);
         assert!(workloads.iter().any(|w| w["workload"] == "DESCRIBE PRIMER"));
+        // The decay sweep ran to the end, every eligible link decayed once.
+        let sweep = &r["decay_sweep"];
+        assert_eq!(sweep["each_eligible_link_decayed_once"], true, "{sweep}");
+        assert!(sweep["failed_cycle"].is_null(), "{sweep}");
+        assert!(number(&sweep["cycles"]) >= 1.0);
     }
 
     // The table: every metric has a value at both sizes and a growth step.
     let rows = array(&report["table"]);
     let workloads = array(&runs[0]["report"]["workloads"]).len();
-    assert_eq!(rows.len(), 9 + 2 * workloads);
+    // Eleven metrics of the whole run (import, store, open, memory, the
+    // decay sweep), then each workload's p50 and p95.
+    assert_eq!(rows.len(), 11 + 2 * workloads);
     for row in rows {
         let metric = row["metric"].as_str().expect("a metric name");
         let values = array(&row["values"]);
