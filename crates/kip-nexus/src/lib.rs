@@ -68,6 +68,7 @@ mod request;
 mod run;
 mod schema;
 mod search;
+mod semantic;
 mod snapshot;
 mod stats;
 mod tokenize;

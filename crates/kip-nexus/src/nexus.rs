@@ -14,7 +14,7 @@ use kip_store::{CheckReport, Store, StoreSizes};
 use serde_json::Value as Json;
 
 use crate::graph::{Graph, OrInternal as _, Result, TxnError};
-use crate::{genesis, kml, trace};
+use crate::{genesis, kml, semantic, trace};
 
 /// A Cognitive Nexus on disk.
 pub struct Nexus {
@@ -27,6 +27,7 @@ pub struct Nexus {
     pub(crate) tracer: trace::Tracer,
     /// The links the last group writes created (see [`kml::RecentGroups`]).
     pub(crate) recent_groups: std::sync::Mutex<kml::RecentGroups>,
+    pub(crate) semantic: semantic::Semantic,
 }
 
 impl Drop for Nexus {
@@ -61,14 +62,18 @@ impl Nexus {
     pub fn open(dir: &Path) -> Result<Nexus> {
         let store = Store::open(dir).kip()?;
         let secret = genesis::ensure(&store)?;
-        let nexus = Nexus {
+        let mut nexus = Nexus {
             store,
             secret,
             tracer: trace::Tracer::default(),
             recent_groups: std::sync::Mutex::default(),
+            semantic: semantic::Semantic::default(),
         };
         // A nexus an earlier version made gets this version's Genesis.
         nexus.upgrade_genesis()?;
+        // SEARCH by meaning where a model is installed (its vectors are
+        // queued for embedding when the store has none of this model's).
+        nexus.set_embedder(semantic::shared_embedder())?;
         Ok(nexus)
     }
 
@@ -121,7 +126,7 @@ impl Nexus {
     pub fn read<T>(&self, f: impl FnOnce(&Graph<'_>) -> Result<T>) -> Result<T> {
         self.store
             .read(|txn| {
-                let g = Graph::new(&self.store, txn);
+                let g = Graph::new(&self.store, txn).with_embedder(self.semantic.embedder.clone());
                 f(&g).map_err(TxnError)
             })
             .map_err(|e| e.0)

@@ -1,0 +1,391 @@
+//! SEARCH by meaning: the process's embedding model, the grounding text of
+//! a concept, keeping the store's vectors current, and the semantic and
+//! hybrid rankings.
+//!
+//! Only concepts are embedded (propositions are searched by keyword in
+//! every mode, with a warning when meaning was asked for). A concept's
+//! grounding text is its name, `attributes.aliases`, `attributes.description`,
+//! then its other top-level string attributes in key order (an Event's
+//! `content_summary`, a Preference's `content`…), cut at
+//! [`GROUNDING_CHARS`] characters — the same fields the keyword index holds.
+//!
+//! Vectors are caught up after commit, never in the writer's transaction:
+//! writes mark concepts in the store's backlog ([`kip_store`]'s
+//! `vectors.rs`), and [`Nexus::catch_up_vectors`] embeds a slice of it
+//! outside any transaction and settles it. Hosts run it in the background;
+//! a SEARCH runs it first for up to [`SEARCH_CATCH_UP`] concepts.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use kip_embed::{Embedder, TextKind};
+use kip_store::{ConceptId, ConceptRecord, ElementId};
+use serde_json::Value as Json;
+
+use crate::graph::{Graph, OrInternal as _, Result};
+use crate::nexus::Nexus;
+
+/// The longest grounding text embedded, in characters.
+pub const GROUNDING_CHARS: usize = 1_000;
+/// How many waiting concepts a SEARCH embeds before it answers; beyond
+/// that it answers from the vectors there are and says how many wait.
+pub const SEARCH_CATCH_UP: usize = 256;
+/// Concepts embedded per batch (one read, one embedding call, one write).
+const BATCH: usize = 32;
+/// e5's cosines of unrelated texts sit around 0.72–0.80 and of close
+/// paraphrases around 0.85–0.95: `_score` maps [`COSINE_FLOOR`],
+/// [`COSINE_CEILING`] linearly onto [0, 1] (measured on BENCHMARKS.md's
+/// bilingual set), so `THRESHOLD` means the same in every mode.
+const COSINE_FLOOR: f32 = 0.78;
+const COSINE_CEILING: f32 = 0.93;
+/// Reciprocal-rank fusion's constant (the usual 60).
+const RRF_K: f64 = 60.0;
+
+/// The process's embedding model: loaded once, on first use, from
+/// `$KIP_EMBED_MODEL_DIR` or the default model directory; `None` when none
+/// is installed or it does not load (the error is kept for PRIMER).
+pub fn shared_embedder() -> Option<Arc<Embedder>> {
+    static MODEL: OnceLock<std::result::Result<Arc<Embedder>, String>> = OnceLock::new();
+    let loaded = MODEL.get_or_init(|| match Embedder::discover() {
+        Some(Ok(m)) => Ok(Arc::new(m)),
+        Some(Err(e)) => Err(e.to_string()),
+        None => Err("no embedding model installed (scripts/setup-model.sh)".into()),
+    });
+    loaded.as_ref().ok().cloned()
+}
+
+/// The identity recorded with the vectors: a different one re-embeds.
+pub(crate) fn model_key(e: &Embedder) -> String {
+    let i = e.info();
+    format!("{} | {} | {}", i.name, i.version, i.dimension)
+}
+
+/// The text a concept is embedded from (see the module documentation).
+pub fn grounding_text(rec: &ConceptRecord) -> String {
+    let mut parts = vec![rec.name.clone()];
+    let mut push = |v: &Json| match v {
+        Json::String(s) if !s.trim().is_empty() => parts.push(s.clone()),
+        Json::Array(items) => parts.extend(
+            items
+                .iter()
+                .filter_map(Json::as_str)
+                .filter(|s| !s.trim().is_empty())
+                .map(str::to_owned),
+        ),
+        _ => {}
+    };
+    for key in ["aliases", "description"] {
+        if let Some(v) = rec.attributes.get(key) {
+            push(v);
+        }
+    }
+    let mut rest: Vec<(&String, &Json)> = (rec.attributes.iter())
+        .filter(|(k, _)| !matches!(k.as_str(), "aliases" | "description"))
+        .collect();
+    rest.sort_by(|a, b| a.0.cmp(b.0));
+    for (_, v) in rest {
+        if let Json::String(_) = v {
+            push(v);
+        }
+    }
+    let text = parts.join(". ");
+    match text.char_indices().nth(GROUNDING_CHARS) {
+        Some((cut, _)) => text[..cut].to_owned(),
+        None => text,
+    }
+}
+
+/// The state a nexus keeps for semantic search.
+#[derive(Debug, Default)]
+pub(crate) struct Semantic {
+    pub embedder: Option<Arc<Embedder>>,
+    /// One catch-up at a time: two would embed the same concepts twice.
+    pub catching_up: Mutex<()>,
+}
+
+impl Nexus {
+    /// Uses `embedder` (or none: keyword search only, as without a model).
+    /// When the store's vectors come from another model (or none yet),
+    /// they are dropped and every concept is queued for embedding.
+    pub fn set_embedder(&mut self, embedder: Option<Arc<Embedder>>) -> Result<()> {
+        if let Some(e) = &embedder {
+            let key = model_key(e);
+            let recorded = self.store.read(|txn| self.store.vector_model(txn)).kip()?;
+            if recorded.as_deref() != Some(key.as_str()) {
+                self.store
+                    .write(|txn| self.store.reset_vectors(txn, &key))
+                    .kip()?;
+            }
+        }
+        self.semantic.embedder = embedder;
+        Ok(())
+    }
+
+    /// Whether this nexus searches by meaning.
+    pub fn searches_by_meaning(&self) -> bool {
+        self.semantic.embedder.is_some()
+    }
+
+    /// How many concepts wait for a vector.
+    pub fn vector_backlog(&self) -> Result<u64> {
+        self.store
+            .read(|txn| self.store.vector_backlog_len(txn))
+            .kip()
+    }
+
+    /// Embeds up to `max` waiting concepts (in batches, each read, embedded
+    /// outside any transaction, then settled in a short write that a newer
+    /// write to the same concept wins) and returns how many it settled.
+    /// Without an embedder it does nothing.
+    pub fn catch_up_vectors(&self, max: usize) -> Result<usize> {
+        let Some(embedder) = &self.semantic.embedder else {
+            return Ok(0);
+        };
+        let _one = self
+            .semantic
+            .catching_up
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut done = 0;
+        while done < max {
+            let take = BATCH.min(max - done);
+            let work = self
+                .store
+                .read(|txn| {
+                    let mut work = Vec::new();
+                    for (id, seq) in self.store.vector_backlog(txn, take)? {
+                        let text = self.store.get_concept(txn, id)?.map(|r| grounding_text(&r));
+                        work.push((id, seq, text));
+                    }
+                    Ok::<_, kip_store::StoreError>(work)
+                })
+                .kip()?;
+            if work.is_empty() {
+                break;
+            }
+            let texts: Vec<&str> = work.iter().filter_map(|w| w.2.as_deref()).collect();
+            let mut vectors = embedder.embed(&texts, TextKind::Passage).into_iter();
+            self.store
+                .write(|txn| {
+                    for (id, seq, text) in &work {
+                        let v = if text.is_some() { vectors.next() } else { None };
+                        self.store
+                            .settle_vector(txn, *id, *seq, v.as_deref().unwrap_or(&[]))?;
+                    }
+                    Ok::<_, kip_store::StoreError>(())
+                })
+                .kip()?;
+            done += work.len();
+        }
+        Ok(done)
+    }
+}
+
+/// Maps a cosine onto `_score`'s [0, 1].
+pub(crate) fn cosine_score(cos: f32) -> f64 {
+    f64::from(((cos - COSINE_FLOOR) / (COSINE_CEILING - COSINE_FLOOR)).clamp(0.0, 1.0))
+}
+
+/// The concepts closest in meaning to `term` (of type `type_id` if given),
+/// best first, at most `limit`, each with its `_score`; hits scoring 0
+/// (below [`COSINE_FLOOR`]) are left out: an honest miss beats a weak match.
+pub(crate) fn semantic_hits(
+    g: &Graph<'_>,
+    embedder: &Embedder,
+    term: &str,
+    type_id: Option<u32>,
+    limit: usize,
+) -> Result<Vec<(ConceptId, f64)>> {
+    let query = embedder.embed_one(term, TextKind::Query);
+    let mut scored: Vec<(ConceptId, f32)> = Vec::new();
+    g.store
+        .scan_vectors(g.txn, &query, |id, cos| {
+            if cos > COSINE_FLOOR {
+                scored.push((id, cos));
+            }
+        })
+        .kip()?;
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut out = Vec::new();
+    for (id, cos) in scored {
+        if out.len() >= limit {
+            break;
+        }
+        // The record is read in this snapshot: a concept deleted since its
+        // vector was written is not found, and is never returned.
+        let Some(rec) = g.concept(id)? else { continue };
+        if type_id.is_some_and(|t| t != rec.type_id) {
+            continue;
+        }
+        out.push((id, cosine_score(cos)));
+    }
+    Ok(out)
+}
+
+/// How hybrid SEARCH fuses its two rankings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fusion {
+    /// Calibrated score fusion (the default): `_score` = 1 − (1 − keyword)
+    /// × (1 − meaning), a probabilistic OR of the two normalised scores — a
+    /// hit strong in either is strong, agreement adds, and `THRESHOLD`
+    /// means what it means in the other modes.
+    Scores,
+    /// Reciprocal-rank fusion (k = 60); `_score` is the fused value as a
+    /// fraction of the best possible (first in both lists).
+    Ranks,
+}
+
+impl Fusion {
+    /// The default, or `KIP_SEARCH_FUSION=rrf` (BENCHMARKS.md compares both).
+    pub(crate) fn configured() -> Fusion {
+        static F: OnceLock<Fusion> = OnceLock::new();
+        *F.get_or_init(|| match std::env::var("KIP_SEARCH_FUSION").as_deref() {
+            Ok("rrf") => Fusion::Ranks,
+            _ => Fusion::Scores,
+        })
+    }
+}
+
+/// Fuses a keyword and a semantic ranking (each best first, scores in
+/// [0, 1]), with an exact-name boost: a concept whose name or alias equals
+/// the query (ignoring case) comes first with `_score` 1.
+pub(crate) fn fuse(
+    how: Fusion,
+    keyword: &[(ConceptId, f64)],
+    semantic: &[(ConceptId, f64)],
+    exact: &[ConceptId],
+) -> Vec<(ConceptId, f64)> {
+    let mut fused: HashMap<ConceptId, f64> = HashMap::new();
+    for list in [keyword, semantic] {
+        for (rank, (id, score)) in list.iter().enumerate() {
+            let f = fused.entry(*id).or_default();
+            *f = match how {
+                Fusion::Scores => 1.0 - (1.0 - *f) * (1.0 - score.clamp(0.0, 1.0)),
+                Fusion::Ranks => *f + 1.0 / (RRF_K + rank as f64 + 1.0),
+            };
+        }
+    }
+    let best = match how {
+        Fusion::Scores => 1.0,
+        Fusion::Ranks => 2.0 / (RRF_K + 1.0),
+    };
+    let mut out: Vec<(ConceptId, f64)> = fused
+        .into_iter()
+        .map(|(id, f)| {
+            let score = if exact.contains(&id) {
+                1.0
+            } else {
+                (f / best).min(0.999)
+            };
+            (id, score)
+        })
+        .collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    out
+}
+
+/// Hits, best first, with their `_score`s, and a warning for the response.
+type Answer = (Vec<(ElementId, f64)>, Option<String>);
+
+/// SEARCH in the mode asked (`None`: hybrid where the nexus searches by
+/// meaning, else keyword): the hits, best first, and a warning when the
+/// mode could not be served as asked or some concepts still wait for their
+/// vector.
+pub(crate) fn search(
+    g: &Graph<'_>,
+    q: &crate::search::Query<'_>,
+    mode: Option<&str>,
+) -> Result<Answer> {
+    let embedder = match (&g.embedder, mode) {
+        (_, Some("keyword")) => return Ok((crate::search::search(g, q)?, None)),
+        (None, None) => return Ok((crate::search::search(g, q)?, None)),
+        (None, Some(mode)) => {
+            let warning = format!(
+                "MODE {mode:?} was served as \"keyword\": this nexus has no embedding source, so it cannot search by meaning (DESCRIBE PRIMER lists the search_modes it serves)"
+            );
+            return Ok((crate::search::search(g, q)?, Some(warning)));
+        }
+        (Some(_), _) if q.propositions => {
+            let warning = mode.map(|mode| {
+                format!("MODE {mode:?} was served as \"keyword\": propositions are searched by keyword only (only concepts are embedded)")
+            });
+            return Ok((crate::search::search(g, q)?, warning));
+        }
+        (Some(e), _) => Arc::clone(e),
+    };
+    if q.limit == 0 {
+        return Ok((Vec::new(), None));
+    }
+    let type_id = match q.with_type {
+        Some(t) => Some(g.type_id(t)?.unwrap_or(u32::MAX)),
+        None => None,
+    };
+    let semantic_only = mode == Some("semantic");
+    // Each ranking offers more candidates than asked, so fusion can promote
+    // a hit that only one of them ranks high.
+    let pool = q.limit.saturating_mul(3).max(30);
+    let meaning = semantic_hits(
+        g,
+        &embedder,
+        q.term,
+        type_id,
+        if semantic_only { q.limit } else { pool },
+    )?;
+    let hits = if semantic_only {
+        meaning
+    } else {
+        let keyword_query = crate::search::Query {
+            propositions: false,
+            term: q.term,
+            with_type: q.with_type,
+            limit: pool,
+        };
+        let keyword: Vec<(ConceptId, f64)> = crate::search::search(g, &keyword_query)?
+            .into_iter()
+            .filter_map(|(e, s)| match e {
+                ElementId::Concept(c) => Some((c, s)),
+                ElementId::Proposition(_) => None,
+            })
+            .collect();
+        let exact = exact_names(g, q.term, keyword.iter().chain(&meaning).map(|h| h.0))?;
+        let mut fused = fuse(Fusion::configured(), &keyword, &meaning, &exact);
+        fused.truncate(q.limit);
+        fused
+    };
+    let waiting = g.store.vector_backlog_len(g.txn).kip()?;
+    let warning = (waiting > 0).then(|| {
+        format!("{waiting} concept(s) written recently are not searchable by meaning yet (their vectors are being computed); keyword matches include them")
+    });
+    let hits = hits
+        .into_iter()
+        .map(|(c, s)| (ElementId::Concept(c), s))
+        .collect();
+    Ok((hits, warning))
+}
+
+/// The candidates whose name or one of whose aliases equals `term`,
+/// ignoring case and surrounding space.
+fn exact_names(
+    g: &Graph<'_>,
+    term: &str,
+    candidates: impl Iterator<Item = ConceptId>,
+) -> Result<Vec<ConceptId>> {
+    let wanted = term.trim().to_lowercase();
+    let mut out = Vec::new();
+    for id in candidates {
+        let Some(rec) = g.concept(id)? else { continue };
+        let aliases = rec.attributes.get("aliases");
+        let alias_hit = match aliases {
+            Some(Json::String(a)) => a.trim().to_lowercase() == wanted,
+            Some(Json::Array(items)) => items
+                .iter()
+                .filter_map(Json::as_str)
+                .any(|a| a.trim().to_lowercase() == wanted),
+            _ => false,
+        };
+        if rec.name.trim().to_lowercase() == wanted || alias_hit {
+            out.push(id);
+        }
+    }
+    Ok(out)
+}
