@@ -20,6 +20,8 @@ use crate::{Api, ApiError, StoreCheck};
 
 /// How often the scheduled backup is looked at (it is due at most hourly).
 const BACKUP_CHECK: Duration = Duration::from_secs(60);
+/// Concepts the vector chore embeds per step (about a second of CPU).
+const VECTOR_CHORE_BATCH: usize = 64;
 
 /// A host's message sink for what goes wrong in the background (a log line;
 /// nothing a chore does stops the host).
@@ -110,7 +112,38 @@ impl Api {
                     }
                 }
             })?;
+        if !self.is_read_only() && self.nexus.searches_by_meaning() {
+            self.start_vector_chore(poll, stop.clone(), log)?;
+        }
         Ok(Chores { stop })
+    }
+
+    /// The vector chore: embeds the concepts writes left waiting, a batch
+    /// at a time, on a thread of its own (embedding takes CPU seconds for a
+    /// large import; the writers never wait for it), resting `poll` when
+    /// nothing waits.
+    fn start_vector_chore(
+        &self,
+        poll: Duration,
+        stop: Arc<AtomicBool>,
+        log: Log,
+    ) -> std::io::Result<()> {
+        let api = self.clone();
+        std::thread::Builder::new()
+            .name("kip-host-vectors".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    match api.nexus.catch_up_vectors(VECTOR_CHORE_BATCH) {
+                        Ok(0) => std::thread::sleep(poll),
+                        Ok(_) => {}
+                        Err(e) => {
+                            log(&format!("embedding waiting concepts failed: {}", e.message));
+                            std::thread::sleep(poll.max(Duration::from_secs(5)));
+                        }
+                    }
+                }
+            })?;
+        Ok(())
     }
 
     /// Where the store's bytes go, per database (`kip check-store --sizes`).

@@ -67,6 +67,8 @@ enum Cmd {
         #[arg(long, value_parser = ["memory"])]
         profile: Option<String>,
     },
+    /// Search concepts by name and by meaning (SEARCH CONCEPT … MODE): `kip search "blood pressure medicine" --mode semantic`.
+    Search(cmd::search::Args),
     /// Print get_knowledge_schema: the JSON Schema of a YAML bundle for this nexus, and an example.
     Schema,
     /// Compute logic properties (metrics, operators) of a concept type for some of its instances; parameters from --params, else the LLM of KIP_LLM_URL, else a MISSING_INPUT_PARAMS answer listing them.
@@ -193,6 +195,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Cmd::Import { paths, owner } => cmd::import::run(db, &paths, owner),
         Cmd::Init { profile } => cmd::init::run(db, profile),
         Cmd::Schema => cmd::schema::run(db),
+        Cmd::Search(args) => cmd::search::run(db, args),
         Cmd::Resolve(args) => cmd::resolve::run(db, args),
         Cmd::Watch {
             dir,

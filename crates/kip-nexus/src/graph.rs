@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use kip_embed::Embedder;
+use crate::embedding::Model;
 
 use kip_lang::{ErrorCode, KipError};
 use kip_store::{
@@ -77,7 +77,7 @@ pub struct Graph<'t> {
     pub(crate) store: &'t Store,
     pub(crate) txn: &'t RoTxn<'t>,
     /// The embedding model, when the nexus searches by meaning.
-    pub(crate) embedder: Option<Arc<Embedder>>,
+    pub(crate) embedder: Option<Arc<Model>>,
     concepts: RefCell<HashMap<ConceptId, Rc<ConceptRecord>>>,
     propositions: RefCell<HashMap<PropositionId, Rc<PropositionRecord>>>,
     type_names: RefCell<HashMap<u32, Rc<str>>>,
@@ -113,7 +113,7 @@ impl<'t> Graph<'t> {
     }
 
     /// The view with the nexus's embedder, for SEARCH by meaning.
-    pub(crate) fn with_embedder(mut self, embedder: Option<Arc<Embedder>>) -> Graph<'t> {
+    pub(crate) fn with_embedder(mut self, embedder: Option<Arc<Model>>) -> Graph<'t> {
         self.embedder = embedder;
         self
     }

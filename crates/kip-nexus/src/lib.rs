@@ -48,6 +48,7 @@ mod backup;
 pub mod bulk;
 mod clock;
 mod cursor;
+mod embedding;
 mod execute;
 mod explain;
 mod export;

@@ -236,20 +236,17 @@ fn primer(g: &Graph<'_>) -> Result<Json> {
         "identity": identity,
         "domain_map": domain_map,
         "total_domains": total_domains,
-        "search_modes": if g.embedder.is_some() { SEARCH_MODES_WITH_MEANING } else { SEARCH_MODES },
-        "capabilities": capabilities(g),
+        "search_modes": if semantic::serves_meaning(g) { SEARCH_MODES_WITH_MEANING } else { SEARCH_MODES },
+        "capabilities": capabilities(g)?,
     }))
 }
 
 /// What this engine accepts and where its limits are, for an agent to read
 /// before it relies on them (BRIEF §3: `DESCRIBE PRIMER` states
 /// `search_modes` and `capabilities`).
-fn capabilities(g: &Graph<'_>) -> Json {
-    let embedding = g.embedder.as_ref().map(|e| {
-        let i = e.info();
-        json!({"model": i.name, "version": i.version, "dimension": i.dimension, "targets": ["concepts"]})
-    });
-    json!({
+fn capabilities(g: &Graph<'_>) -> Result<Json> {
+    let embedding = semantic::status(g)?;
+    Ok(json!({
         "kip": "v1.0-RC2, with the RC9–RC11 additions",
         "statements": ["FIND", "UPSERT", "UPDATE", "MERGE", "DELETE", "DESCRIBE", "SEARCH", "EXPORT"],
         "features": [
@@ -262,7 +259,7 @@ fn capabilities(g: &Graph<'_>) -> Json {
             "explain (a FIND's plan and why it found nothing)",
             "reason (a write's THINK entry in the trace)",
         ],
-        "semantic_search": g.embedder.is_some(),
+        "semantic_search": semantic::serves_meaning(g),
         "embedding": embedding,
         "limits": {
             "find_rows_without_limit": crate::kql::DEFAULT_PAGE,
@@ -279,7 +276,7 @@ fn capabilities(g: &Graph<'_>) -> Json {
             "update_limit": null,
             "query_timeout": "query_steps (KIP_4001), not wall-clock time",
         },
-    })
+    }))
 }
 
 /// `SEARCH`'s `LIMIT` when none is given.

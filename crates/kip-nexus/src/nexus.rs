@@ -14,7 +14,7 @@ use kip_store::{CheckReport, Store, StoreSizes};
 use serde_json::Value as Json;
 
 use crate::graph::{Graph, OrInternal as _, Result, TxnError};
-use crate::{genesis, kml, semantic, trace};
+use crate::{embedding, genesis, kml, trace};
 
 /// A Cognitive Nexus on disk.
 pub struct Nexus {
@@ -27,7 +27,7 @@ pub struct Nexus {
     pub(crate) tracer: trace::Tracer,
     /// The links the last group writes created (see [`kml::RecentGroups`]).
     pub(crate) recent_groups: std::sync::Mutex<kml::RecentGroups>,
-    pub(crate) semantic: semantic::Semantic,
+    pub(crate) semantic: embedding::Semantic,
 }
 
 impl Drop for Nexus {
@@ -67,13 +67,13 @@ impl Nexus {
             secret,
             tracer: trace::Tracer::default(),
             recent_groups: std::sync::Mutex::default(),
-            semantic: semantic::Semantic::default(),
+            semantic: embedding::Semantic::default(),
         };
         // A nexus an earlier version made gets this version's Genesis.
         nexus.upgrade_genesis()?;
         // SEARCH by meaning where a model is installed (its vectors are
         // queued for embedding when the store has none of this model's).
-        nexus.set_embedder(semantic::shared_embedder())?;
+        nexus.set_embedder(embedding::shared_model())?;
         Ok(nexus)
     }
 
@@ -126,7 +126,7 @@ impl Nexus {
     pub fn read<T>(&self, f: impl FnOnce(&Graph<'_>) -> Result<T>) -> Result<T> {
         self.store
             .read(|txn| {
-                let g = Graph::new(&self.store, txn).with_embedder(self.semantic.embedder.clone());
+                let g = Graph::new(&self.store, txn).with_embedder(self.semantic.model.clone());
                 f(&g).map_err(TxnError)
             })
             .map_err(|e| e.0)

@@ -16,12 +16,13 @@
 //! a SEARCH runs it first for up to [`SEARCH_CATCH_UP`] concepts.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use kip_embed::{Embedder, TextKind};
 use kip_store::{ConceptId, ConceptRecord, ElementId};
 use serde_json::Value as Json;
 
+use crate::embedding::Model;
 use crate::graph::{Graph, OrInternal as _, Result};
 use crate::nexus::Nexus;
 
@@ -40,25 +41,6 @@ const COSINE_FLOOR: f32 = 0.78;
 const COSINE_CEILING: f32 = 0.93;
 /// Reciprocal-rank fusion's constant (the usual 60).
 const RRF_K: f64 = 60.0;
-
-/// The process's embedding model: loaded once, on first use, from
-/// `$KIP_EMBED_MODEL_DIR` or the default model directory; `None` when none
-/// is installed or it does not load (the error is kept for PRIMER).
-pub fn shared_embedder() -> Option<Arc<Embedder>> {
-    static MODEL: OnceLock<std::result::Result<Arc<Embedder>, String>> = OnceLock::new();
-    let loaded = MODEL.get_or_init(|| match Embedder::discover() {
-        Some(Ok(m)) => Ok(Arc::new(m)),
-        Some(Err(e)) => Err(e.to_string()),
-        None => Err("no embedding model installed (scripts/setup-model.sh)".into()),
-    });
-    loaded.as_ref().ok().cloned()
-}
-
-/// The identity recorded with the vectors: a different one re-embeds.
-pub(crate) fn model_key(e: &Embedder) -> String {
-    let i = e.info();
-    format!("{} | {} | {}", i.name, i.version, i.dimension)
-}
 
 /// The text a concept is embedded from (see the module documentation).
 pub fn grounding_text(rec: &ConceptRecord) -> String {
@@ -95,21 +77,13 @@ pub fn grounding_text(rec: &ConceptRecord) -> String {
     }
 }
 
-/// The state a nexus keeps for semantic search.
-#[derive(Debug, Default)]
-pub(crate) struct Semantic {
-    pub embedder: Option<Arc<Embedder>>,
-    /// One catch-up at a time: two would embed the same concepts twice.
-    pub catching_up: Mutex<()>,
-}
-
 impl Nexus {
-    /// Uses `embedder` (or none: keyword search only, as without a model).
+    /// Uses `model` (or none: keyword search only, as without a model).
     /// When the store's vectors come from another model (or none yet),
     /// they are dropped and every concept is queued for embedding.
-    pub fn set_embedder(&mut self, embedder: Option<Arc<Embedder>>) -> Result<()> {
-        if let Some(e) = &embedder {
-            let key = model_key(e);
+    pub fn set_embedder(&mut self, model: Option<Arc<Model>>) -> Result<()> {
+        if let Some(m) = &model {
+            let key = m.key();
             let recorded = self.store.read(|txn| self.store.vector_model(txn)).kip()?;
             if recorded.as_deref() != Some(key.as_str()) {
                 self.store
@@ -117,13 +91,13 @@ impl Nexus {
                     .kip()?;
             }
         }
-        self.semantic.embedder = embedder;
+        self.semantic.model = model;
         Ok(())
     }
 
     /// Whether this nexus searches by meaning.
     pub fn searches_by_meaning(&self) -> bool {
-        self.semantic.embedder.is_some()
+        self.semantic.model.is_some()
     }
 
     /// How many concepts wait for a vector.
@@ -138,9 +112,12 @@ impl Nexus {
     /// write to the same concept wins) and returns how many it settled.
     /// Without an embedder it does nothing.
     pub fn catch_up_vectors(&self, max: usize) -> Result<usize> {
-        let Some(embedder) = &self.semantic.embedder else {
+        let Some(model) = &self.semantic.model else {
             return Ok(0);
         };
+        let embedder = model
+            .get()
+            .map_err(|e| kip_lang::KipError::new(kip_lang::ErrorCode::InternalError, e))?;
         let _one = self
             .semantic
             .catching_up
@@ -179,6 +156,34 @@ impl Nexus {
         }
         Ok(done)
     }
+}
+
+/// What PRIMER's `capabilities.embedding` says: the model, what it
+/// embeds, how many vectors there are and how many concepts wait for one
+/// (without a model: why not).
+pub(crate) fn status(g: &Graph<'_>) -> Result<Json> {
+    let e = match g.embedder.as_ref().map(|m| m.get()) {
+        None => {
+            let why = "no embedding model installed (run scripts/setup-model.sh) or embeddings switched off";
+            return Ok(serde_json::json!({"unavailable": why}));
+        }
+        Some(Err(why)) => return Ok(serde_json::json!({"unavailable": why})),
+        Some(Ok(e)) => e,
+    };
+    let i = e.info();
+    Ok(serde_json::json!({
+        "model": i.name,
+        "version": i.version,
+        "dimension": i.dimension,
+        "targets": ["concepts"],
+        "vectors": g.store.vector_count(g.txn).kip()?,
+        "waiting": g.store.vector_backlog_len(g.txn).kip()?,
+    }))
+}
+
+/// Whether SEARCH by meaning is served: a model is installed and loads.
+pub(crate) fn serves_meaning(g: &Graph<'_>) -> bool {
+    g.embedder.as_ref().is_some_and(|m| m.get().is_ok())
 }
 
 /// Maps a cosine onto `_score`'s [0, 1].
@@ -296,9 +301,17 @@ pub(crate) fn search(
     q: &crate::search::Query<'_>,
     mode: Option<&str>,
 ) -> Result<Answer> {
-    let embedder = match (&g.embedder, mode) {
+    let model = g.embedder.as_ref().map(|m| m.get());
+    let embedder = match (model, mode) {
         (_, Some("keyword")) => return Ok((crate::search::search(g, q)?, None)),
         (None, None) => return Ok((crate::search::search(g, q)?, None)),
+        (Some(Err(why)), _) => {
+            let warning = format!(
+                "MODE {:?} was served as \"keyword\": the embedding model does not load: {why}",
+                mode.unwrap_or("hybrid")
+            );
+            return Ok((crate::search::search(g, q)?, Some(warning)));
+        }
         (None, Some(mode)) => {
             let warning = format!(
                 "MODE {mode:?} was served as \"keyword\": this nexus has no embedding source, so it cannot search by meaning (DESCRIBE PRIMER lists the search_modes it serves)"
@@ -311,7 +324,7 @@ pub(crate) fn search(
             });
             return Ok((crate::search::search(g, q)?, warning));
         }
-        (Some(e), _) => Arc::clone(e),
+        (Some(Ok(e)), _) => e,
     };
     if q.limit == 0 {
         return Ok((Vec::new(), None));

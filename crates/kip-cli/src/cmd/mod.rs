@@ -17,6 +17,7 @@ pub mod import;
 pub mod init;
 pub mod resolve;
 pub mod schema;
+pub mod search;
 pub mod shield;
 pub mod store;
 pub mod trace;
