@@ -16,6 +16,15 @@ fn main() {
     };
     let q = model.embed_one(query, TextKind::Query);
     println!("q[0..8] = {:?}", &q[..8]);
+    let mut times: Vec<f64> = (0..11)
+        .map(|_| {
+            let start = Instant::now();
+            model.embed_one(query, TextKind::Query);
+            start.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    println!("query embedding p50 {:.1} ms", times[5]);
     let start = Instant::now();
     let refs: Vec<&str> = passages.iter().map(String::as_str).collect();
     let vs = model.embed(&refs, TextKind::Passage);
