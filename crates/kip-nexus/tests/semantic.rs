@@ -206,6 +206,8 @@ fn writes_are_searchable_at_once_and_a_deleted_concept_never_returns() {
         );
     }
     assert_eq!(nexus.vector_backlog().expect("backlog"), 0);
+    let report = nexus.check_store().expect("check");
+    assert!(report.ok, "{report:#?}");
 }
 
 #[test]

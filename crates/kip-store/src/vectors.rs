@@ -315,3 +315,72 @@ impl Store {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{ConceptRecord, ElementId, Namespace, Store, StoreError};
+
+    fn unit(i: usize) -> Vec<f32> {
+        let mut v = vec![0.0f32; 8];
+        v[i % 8] = 1.0;
+        v
+    }
+
+    /// The backlog, the settle rule (a newer write wins), the group sums,
+    /// deletion, and the store's check of all of them.
+    #[test]
+    fn vectors_follow_their_concepts_and_the_newest_write() -> Result<(), StoreError> {
+        let dir = tempfile::tempdir().map_err(|e| StoreError::invalid(e.to_string()))?;
+        let store = Store::open(dir.path())?;
+        let (a, b) = store.write(|txn| {
+            let ty = store.intern(txn, Namespace::ConceptType, "Memory")?;
+            let mut ids = Vec::new();
+            for name in ["a", "b"] {
+                let rec = ConceptRecord {
+                    type_id: ty,
+                    name: name.into(),
+                    ..Default::default()
+                };
+                let id = store.create_concept(txn, &rec)?;
+                store.index_document(txn, ElementId::Concept(id), &[(name.into(), 1)], 1)?;
+                ids.push(id);
+            }
+            Ok::<_, StoreError>((ids[0], ids[1]))
+        })?;
+        let waiting = store.read(|txn| store.vector_backlog(txn, 10))?;
+        assert_eq!(waiting.iter().map(|w| w.0).collect::<Vec<_>>(), [a, b]);
+        // `a` is written again before its vector is settled: the old
+        // sequence no longer settles it.
+        store.write(|txn| {
+            store.index_document(txn, ElementId::Concept(a), &[("a2".into(), 1)], 1)
+        })?;
+        store.write(|txn| {
+            assert!(!store.settle_vector(txn, waiting[0].0, waiting[0].1, 0, &unit(0))?);
+            assert!(store.settle_vector(txn, waiting[1].0, waiting[1].1, 1, &unit(1))?);
+            Ok::<_, StoreError>(())
+        })?;
+        let again = store.read(|txn| store.vector_backlog(txn, 10))?;
+        assert_eq!(again.len(), 1);
+        store.write(|txn| store.settle_vector(txn, again[0].0, again[0].1, 0, &unit(2)))?;
+        let centroids = store.read(|txn| store.vector_centroids(txn))?;
+        assert_eq!(
+            centroids.iter().map(|c| (c.0, c.1)).collect::<Vec<_>>(),
+            [(0, 1), (1, 1)]
+        );
+        assert!(store.check()?.ok);
+        // Deleting a concept drops its vector and its group's share.
+        store.write(|txn| store.delete_concept(txn, b).map(drop))?;
+        let mut seen = Vec::new();
+        store.read(|txn| store.scan_vectors(txn, &unit(2), |id, s| seen.push((id, s))))?;
+        assert_eq!(seen.len(), 1);
+        assert_eq!(seen[0].0, a);
+        let centroids = store.read(|txn| store.vector_centroids(txn))?;
+        assert_eq!(
+            centroids.iter().map(|c| (c.0, c.1)).collect::<Vec<_>>(),
+            [(0, 1)]
+        );
+        let report = store.check()?;
+        assert!(report.ok, "{report:?}");
+        Ok(())
+    }
+}
