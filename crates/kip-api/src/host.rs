@@ -20,8 +20,9 @@ use crate::{Api, ApiError, StoreCheck};
 
 /// How often the scheduled backup is looked at (it is due at most hourly).
 const BACKUP_CHECK: Duration = Duration::from_secs(60);
-/// Concepts the vector chore embeds per step (about a second of CPU).
-const VECTOR_CHORE_BATCH: usize = 64;
+/// Concepts the vector chore embeds per step: a SEARCH that needs the
+/// catch-up lock waits at most for one step (a fraction of a second).
+const VECTOR_CHORE_BATCH: usize = 16;
 
 /// A host's message sink for what goes wrong in the background (a log line;
 /// nothing a chore does stops the host).

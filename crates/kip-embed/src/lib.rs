@@ -60,6 +60,9 @@ pub struct ModelInfo {
     pub dimension: usize,
 }
 
+/// The fewest texts a thread of [`Embedder::embed`] takes.
+const PARALLEL_MIN: usize = 8;
+
 /// What a text is, for e5's asymmetric prefixes (`query: ` / `passage: `).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TextKind {
@@ -120,7 +123,23 @@ impl Embedder {
             TextKind::Passage => "passage: ",
         };
         let prefixed: Vec<String> = texts.iter().map(|t| format!("{prefix}{t}")).collect();
-        self.model.embed(&prefixed)
+        // A batch is split over the cores: each thread runs its share as
+        // one batched forward pass.
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if threads < 2 || prefixed.len() < 2 * PARALLEL_MIN {
+            return self.model.embed(&prefixed);
+        }
+        let share = prefixed.len().div_ceil(threads).max(PARALLEL_MIN);
+        std::thread::scope(|scope| {
+            let parts: Vec<_> = prefixed
+                .chunks(share)
+                .map(|part| scope.spawn(move || self.model.embed(part)))
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
     }
 
     /// Embeds one text.

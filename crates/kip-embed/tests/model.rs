@@ -59,3 +59,16 @@ fn meaning_crosses_languages_and_paraphrase() {
     assert_eq!(best("refinancing my home"), 1);
     assert_eq!(best("深色模式"), 2);
 }
+
+#[test]
+fn a_large_batch_split_over_threads_keeps_order_and_values() {
+    let Some(m) = model() else { return };
+    let texts: Vec<String> = (0..40).map(|i| format!("memory number {i}")).collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let batch = m.embed(&refs, TextKind::Passage);
+    assert_eq!(batch.len(), 40);
+    for i in [0, 17, 39] {
+        let alone = m.embed_one(&texts[i], TextKind::Passage);
+        assert!(dot(&alone, &batch[i]) > 0.9999, "text {i}");
+    }
+}
