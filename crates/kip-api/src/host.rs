@@ -283,4 +283,35 @@ mod tests {
         assert_eq!(current, api.last_change_seq().expect("seq"));
         drop(chores);
     }
+
+    /// The vector chore embeds what a write left waiting, with no SEARCH
+    /// asking for it (the write itself never waits for the model).
+    #[test]
+    fn the_vector_chore_embeds_written_concepts_in_the_background() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let api = Api::open(dir.path(), "test").expect("open");
+        if !api.nexus.searches_by_meaning() {
+            assert_ne!(
+                std::env::var("KIP_EMBED_REQUIRED").as_deref(),
+                Ok("1"),
+                "KIP_EMBED_REQUIRED=1 but no embedding model (scripts/setup-model.sh)"
+            );
+            return;
+        }
+        let response = api.execute(crate::ExecuteRequest {
+            command: Some(r#"UPSERT { CONCEPT ?d { {type: "Domain", name: "Gardening"} SET ATTRIBUTES { description: "Tomatoes on the balcony." } } }"#.to_owned()),
+            ..crate::ExecuteRequest::default()
+        });
+        assert!(response.get("error").is_none(), "{response}");
+        assert!(api.nexus.vector_backlog().expect("backlog") > 0);
+        let chores = api
+            .start_chores(Duration::from_millis(10), |_, _, current| current, |_| {})
+            .expect("chores");
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while api.nexus.vector_backlog().expect("backlog") > 0 {
+            assert!(Instant::now() < deadline, "the chore left concepts waiting");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        drop(chores);
+    }
 }
