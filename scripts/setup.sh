@@ -103,3 +103,10 @@ if [ "$want_node" = 1 ]; then
     node_ok || { echo "setup: could not provide Node >= 20.19; install it and run again" >&2; exit 1; }
   fi
 fi
+
+# The embedding model behind SEARCH by meaning (pinned and checksummed; see
+# the script). KIP_SETUP_NO_MODEL=1 skips it: the engine then searches by
+# keyword only and says so.
+if [ "${KIP_SETUP_NO_MODEL:-0}" != 1 ]; then
+  ./scripts/setup-model.sh
+fi

@@ -6,6 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh --ui --browser --desktop --tools
 source scripts/env.sh
+# setup.sh installed the embedding model: tests that search by meaning must
+# find it, and fail rather than skip when it is missing.
+[ "${KIP_SETUP_NO_MODEL:-0}" = 1 ] || export KIP_EMBED_REQUIRED=1
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
 check_capsules() {

@@ -20,6 +20,9 @@ use crate::{Api, ApiError, StoreCheck};
 
 /// How often the scheduled backup is looked at (it is due at most hourly).
 const BACKUP_CHECK: Duration = Duration::from_secs(60);
+/// Concepts the vector chore embeds per step: a SEARCH that needs the
+/// catch-up lock waits at most for one step (a fraction of a second).
+const VECTOR_CHORE_BATCH: usize = 16;
 
 /// A host's message sink for what goes wrong in the background (a log line;
 /// nothing a chore does stops the host).
@@ -110,7 +113,38 @@ impl Api {
                     }
                 }
             })?;
+        if !self.is_read_only() && self.nexus.searches_by_meaning() {
+            self.start_vector_chore(poll, stop.clone(), log)?;
+        }
         Ok(Chores { stop })
+    }
+
+    /// The vector chore: embeds the concepts writes left waiting, a batch
+    /// at a time, on a thread of its own (embedding takes CPU seconds for a
+    /// large import; the writers never wait for it), resting `poll` when
+    /// nothing waits.
+    fn start_vector_chore(
+        &self,
+        poll: Duration,
+        stop: Arc<AtomicBool>,
+        log: Log,
+    ) -> std::io::Result<()> {
+        let api = self.clone();
+        std::thread::Builder::new()
+            .name("kip-host-vectors".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    match api.nexus.catch_up_vectors(VECTOR_CHORE_BATCH) {
+                        Ok(0) => std::thread::sleep(poll),
+                        Ok(_) => {}
+                        Err(e) => {
+                            log(&format!("embedding waiting concepts failed: {}", e.message));
+                            std::thread::sleep(poll.max(Duration::from_secs(5)));
+                        }
+                    }
+                }
+            })?;
+        Ok(())
     }
 
     /// Where the store's bytes go, per database (`kip check-store --sizes`).
@@ -247,6 +281,37 @@ mod tests {
             .expect("a change notice");
         assert_eq!(since, before);
         assert_eq!(current, api.last_change_seq().expect("seq"));
+        drop(chores);
+    }
+
+    /// The vector chore embeds what a write left waiting, with no SEARCH
+    /// asking for it (the write itself never waits for the model).
+    #[test]
+    fn the_vector_chore_embeds_written_concepts_in_the_background() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let api = Api::open(dir.path(), "test").expect("open");
+        if !api.nexus.searches_by_meaning() {
+            assert_ne!(
+                std::env::var("KIP_EMBED_REQUIRED").as_deref(),
+                Ok("1"),
+                "KIP_EMBED_REQUIRED=1 but no embedding model (scripts/setup-model.sh)"
+            );
+            return;
+        }
+        let response = api.execute(crate::ExecuteRequest {
+            command: Some(r#"UPSERT { CONCEPT ?d { {type: "Domain", name: "Gardening"} SET ATTRIBUTES { description: "Tomatoes on the balcony." } } }"#.to_owned()),
+            ..crate::ExecuteRequest::default()
+        });
+        assert!(response.get("error").is_none(), "{response}");
+        assert!(api.nexus.vector_backlog().expect("backlog") > 0);
+        let chores = api
+            .start_chores(Duration::from_millis(10), |_, _, current| current, |_| {})
+            .expect("chores");
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while api.nexus.vector_backlog().expect("backlog") > 0 {
+            assert!(Instant::now() < deadline, "the chore left concepts waiting");
+            std::thread::sleep(Duration::from_millis(50));
+        }
         drop(chores);
     }
 }

@@ -71,6 +71,8 @@ enum Cmd {
     Health,
     /// Duplicate candidates (concept pairs of one type that may be one), as JSON Lines best first with their reasons; `kip duplicates dismiss ID ID` remembers a pair is not the same.
     Duplicates(cmd::queues::Args),
+    /// Search concepts by name and by meaning (SEARCH CONCEPT … MODE): `kip search "blood pressure medicine" --mode semantic`.
+    Search(cmd::search::Args),
     /// Print get_knowledge_schema: the JSON Schema of a YAML bundle for this nexus, and an example.
     Schema,
     /// Compute logic properties (metrics, operators) of a concept type for some of its instances; parameters from --params, else the LLM of KIP_LLM_URL, else a MISSING_INPUT_PARAMS answer listing them.
@@ -199,6 +201,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Cmd::Duplicates(args) => cmd::queues::run(db, args),
         Cmd::Health => cmd::queues::health(db),
         Cmd::Schema => cmd::schema::run(db),
+        Cmd::Search(args) => cmd::search::run(db, args),
         Cmd::Resolve(args) => cmd::resolve::run(db, args),
         Cmd::Watch {
             dir,

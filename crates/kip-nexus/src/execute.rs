@@ -109,6 +109,15 @@ impl Nexus {
         {
             return json!({"error": e});
         }
+        // SEARCH by meaning first embeds what writes left waiting (up to a
+        // bound; beyond it the answer says how many wait).
+        let searches = |p: &Parsed<'_>| {
+            (p.commands.as_ref()).is_ok_and(|cs| cs.iter().any(|c| matches!(c, Command::Search(_))))
+        };
+        if self.searches_by_meaning() && parsed.iter().any(searches) {
+            // A failure here only leaves vectors waiting; the search says so.
+            let _ = self.catch_up_vectors(crate::semantic::SEARCH_CATCH_UP);
+        }
         let options = RunOptions {
             mode: Mode::dry_run_if(request.dry_run.unwrap_or(false)),
             explain: request.explain.unwrap_or(false),

@@ -8,6 +8,9 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
+
+use crate::embedding::Model;
 
 use kip_lang::{ErrorCode, KipError};
 use kip_store::{
@@ -73,6 +76,8 @@ pub const BELONGS_TO_DOMAIN: &str = "belongs_to_domain";
 pub struct Graph<'t> {
     pub(crate) store: &'t Store,
     pub(crate) txn: &'t RoTxn<'t>,
+    /// The embedding model, when the nexus searches by meaning.
+    pub(crate) embedder: Option<Arc<Model>>,
     concepts: RefCell<HashMap<ConceptId, Rc<ConceptRecord>>>,
     propositions: RefCell<HashMap<PropositionId, Rc<PropositionRecord>>>,
     type_names: RefCell<HashMap<u32, Rc<str>>>,
@@ -126,6 +131,7 @@ impl<'t> Graph<'t> {
             defined: RefCell::default(),
             counts: RefCell::default(),
             scanned: RefCell::default(),
+            embedder: None,
         }
     }
 
@@ -189,6 +195,12 @@ impl<'t> Graph<'t> {
         let entries = self.store.changes_since(self.txn, seq).kip()?;
         let whole = (entries.len() as u64) < kip_store::MAX_CHANGES;
         Ok((entries, whole))
+    }
+
+    /// The view with the nexus's embedder, for SEARCH by meaning.
+    pub(crate) fn with_embedder(mut self, embedder: Option<Arc<Model>>) -> Graph<'t> {
+        self.embedder = embedder;
+        self
     }
 
     /// Every concept record, in id order (creation order).

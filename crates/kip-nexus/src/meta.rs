@@ -24,7 +24,7 @@ use crate::graph::{
     BELONGS_TO_DOMAIN, CONCEPT_TYPE, DOMAIN, Graph, OrInternal as _, PROPOSITION_TYPE, Result,
 };
 use crate::kml::domain_counter;
-use crate::{cursor, search};
+use crate::{cursor, search, semantic};
 
 /// A META result and its `next_cursor`.
 #[derive(Debug)]
@@ -254,16 +254,17 @@ fn primer(g: &Graph<'_>) -> Result<Json> {
         "identity": identity,
         "domain_map": domain_map,
         "total_domains": total_domains,
-        "search_modes": SEARCH_MODES,
-        "capabilities": capabilities(),
+        "search_modes": if semantic::serves_meaning(g) { SEARCH_MODES_WITH_MEANING } else { SEARCH_MODES },
+        "capabilities": capabilities(g)?,
     }))
 }
 
 /// What this engine accepts and where its limits are, for an agent to read
 /// before it relies on them (BRIEF §3: `DESCRIBE PRIMER` states
 /// `search_modes` and `capabilities`).
-fn capabilities() -> Json {
-    json!({
+fn capabilities(g: &Graph<'_>) -> Result<Json> {
+    let embedding = semantic::status(g)?;
+    Ok(json!({
         "kip": "v1.0-RC2, with the RC9–RC11 additions",
         "statements": ["FIND", "UPSERT", "UPDATE", "MERGE", "DELETE", "DESCRIBE", "SEARCH", "EXPORT"],
         "features": [
@@ -276,7 +277,8 @@ fn capabilities() -> Json {
             "explain (a FIND's plan and why it found nothing)",
             "reason (a write's THINK entry in the trace)",
         ],
-        "semantic_search": false,
+        "semantic_search": semantic::serves_meaning(g),
+        "embedding": embedding,
         "limits": {
             "find_rows_without_limit": crate::kql::DEFAULT_PAGE,
             "query_rows": crate::kql::ROW_BUDGET,
@@ -292,19 +294,22 @@ fn capabilities() -> Json {
             "update_limit": null,
             "query_timeout": "query_steps (KIP_4001), not wall-clock time",
         },
-    })
+    }))
 }
 
 /// `SEARCH`'s `LIMIT` when none is given.
 const DEFAULT_SEARCH_LIMIT: u64 = 10;
 
-/// The search modes this nexus serves (RC10 §5.2.1): keyword only, until
-/// it has an embedding source; `DESCRIBE PRIMER` says so.
+/// The search modes a nexus without an embedding model serves (RC10
+/// §5.2.1); `DESCRIBE PRIMER` says which it serves.
 pub const SEARCH_MODES: &[&str] = &["keyword"];
+/// The search modes a nexus with an embedding model serves.
+pub const SEARCH_MODES_WITH_MEANING: &[&str] = &["keyword", "semantic", "hybrid"];
 
 /// `SEARCH`: the hits, best first, and a warning when the mode asked for
 /// is served by keyword (RC10 §5.2.1: an engine without semantic recall
-/// MUST treat `"semantic"` / `"hybrid"` as `"keyword"` rather than fail).
+/// MUST treat `"semantic"` / `"hybrid"` as `"keyword"` rather than fail)
+/// or some concepts still wait for their vectors ([`semantic::search`]).
 pub fn search_command(g: &Graph<'_>, source: &str, s: &Search) -> Result<(Json, Option<String>)> {
     let term = lit(source, &s.term)?;
     let with_type = s.with_type.as_ref().map(|t| lit(source, t)).transpose()?;
@@ -324,16 +329,10 @@ pub fn search_command(g: &Graph<'_>, source: &str, s: &Search) -> Result<(Json, 
             return Err(e.at(source, arg.span()));
         }
     }
-    let mut warning = None;
+    let mut mode = None;
     if let Some(arg) = &s.mode {
-        let mode = lit(source, arg)?;
-        match mode {
-            "keyword" => {}
-            "semantic" | "hybrid" => {
-                warning = Some(format!(
-                    "MODE {mode:?} was served as \"keyword\": this nexus has no embedding source, so it cannot search by meaning (DESCRIBE PRIMER lists the search_modes it serves)"
-                ));
-            }
+        match lit(source, arg)? {
+            m @ ("keyword" | "semantic" | "hybrid") => mode = Some(m),
             other => {
                 return Err(KipError::new(
                     ErrorCode::InvalidValueType,
@@ -372,8 +371,9 @@ pub fn search_command(g: &Graph<'_>, source: &str, s: &Search) -> Result<(Json, 
         with_type,
         limit: usize::try_from(limit).unwrap_or(usize::MAX),
     };
+    let (hits, warning) = semantic::search(g, &query, mode)?;
     let mut out = Vec::new();
-    for (e, score) in search::search(g, &query)? {
+    for (e, score) in hits {
         let score = (score * 1000.0).round() / 1000.0;
         if threshold.is_some_and(|t| score < t) {
             break; // hits come best first: the rest score lower still

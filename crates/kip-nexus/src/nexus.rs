@@ -14,7 +14,7 @@ use kip_store::{CheckReport, Store, StoreSizes};
 use serde_json::Value as Json;
 
 use crate::graph::{Graph, OrInternal as _, Result, TxnError};
-use crate::{genesis, kml, trace};
+use crate::{embedding, genesis, kml, trace};
 
 /// A Cognitive Nexus on disk.
 pub struct Nexus {
@@ -29,6 +29,7 @@ pub struct Nexus {
     pub(crate) recent_groups: std::sync::Mutex<kml::RecentGroups>,
     /// Where each sweep's next UPDATE cycle starts (see `kql::sweep`).
     pub(crate) sweep_starts: crate::kql::SweepStarts,
+    pub(crate) semantic: embedding::Semantic,
 }
 
 impl Drop for Nexus {
@@ -63,15 +64,19 @@ impl Nexus {
     pub fn open(dir: &Path) -> Result<Nexus> {
         let store = Store::open(dir).kip()?;
         let secret = genesis::ensure(&store)?;
-        let nexus = Nexus {
+        let mut nexus = Nexus {
             store,
             secret,
             tracer: trace::Tracer::default(),
             recent_groups: std::sync::Mutex::default(),
             sweep_starts: crate::kql::SweepStarts::default(),
+            semantic: embedding::Semantic::default(),
         };
         // A nexus an earlier version made gets this version's Genesis.
         nexus.upgrade_genesis()?;
+        // SEARCH by meaning where a model is installed (its vectors are
+        // queued for embedding when the store has none of this model's).
+        nexus.set_embedder(embedding::shared_model())?;
         Ok(nexus)
     }
 
@@ -124,7 +129,7 @@ impl Nexus {
     pub fn read<T>(&self, f: impl FnOnce(&Graph<'_>) -> Result<T>) -> Result<T> {
         self.store
             .read(|txn| {
-                let g = Graph::new(&self.store, txn);
+                let g = Graph::new(&self.store, txn).with_embedder(self.semantic.model.clone());
                 f(&g).map_err(TxnError)
             })
             .map_err(|e| e.0)

@@ -220,7 +220,7 @@ impl Nexus {
                 self.write_command(txn, source, c, commit, traced, given)
             }
             read => {
-                let g = Graph::new(&self.store, txn);
+                let g = Graph::new(&self.store, txn).with_embedder(self.semantic.model.clone());
                 Ok(read_command(&g, source, read, self.secret, given.explain)?)
             }
         }

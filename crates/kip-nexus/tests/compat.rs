@@ -738,10 +738,13 @@ fn rc10_search_scores_are_normalised_and_threshold_drops_weak_hits() {
 
 /// RC10 §5.2.1: an engine without semantic capability MUST treat
 /// `"semantic"` / `"hybrid"` as `"keyword"` rather than failing, and SHOULD
-/// say what it serves (`DESCRIBE PRIMER`'s `search_modes`).
+/// say what it serves (`DESCRIBE PRIMER`'s `search_modes`). The nexus here
+/// has no embedding model (as where none is installed); `tests/semantic.rs`
+/// covers the modes with one.
 #[test]
 fn semantic_and_hybrid_modes_are_served_by_keyword_with_a_warning_and_the_primer_says_so() {
-    let (_dir, nexus) = fixture();
+    let (_dir, mut nexus) = fixture();
+    nexus.set_embedder(None).expect("embeddings off");
     for (mode, rest) in [
         ("semantic", "THRESHOLD 0.1 LIMIT 10"),
         ("hybrid", "LIMIT 10"),

@@ -333,7 +333,7 @@ fn names(hits: &Json) -> Vec<&str> {
 #[test]
 fn one_cjk_character_finds_every_name_containing_it_ranked() {
     let (_d, nexus) = chinese();
-    let hits = ok(&nexus, r#"SEARCH CONCEPT "汤""#);
+    let hits = ok(&nexus, r#"SEARCH CONCEPT "汤" MODE "keyword""#);
     let found = names(&hits);
     // At the end of a name, at its start, and alone.
     for name in ["麻黄汤", "桂枝汤", "汤剂总论", "汤"] {
@@ -343,16 +343,28 @@ fn one_cjk_character_finds_every_name_containing_it_ranked() {
     assert_eq!(found[0], "汤");
     assert_eq!(found.last(), Some(&"小青龙"), "{found:?}");
     // In the middle of a name.
-    assert_eq!(names(&ok(&nexus, r#"SEARCH CONCEPT "黄""#))[0], "麻黄汤");
+    assert_eq!(
+        names(&ok(&nexus, r#"SEARCH CONCEPT "黄" MODE "keyword""#))[0],
+        "麻黄汤"
+    );
     // Two characters still match as a bigram.
-    assert_eq!(names(&ok(&nexus, r#"SEARCH CONCEPT "桂枝""#))[0], "桂枝汤");
+    assert_eq!(
+        names(&ok(&nexus, r#"SEARCH CONCEPT "桂枝" MODE "keyword""#))[0],
+        "桂枝汤"
+    );
 }
 
 #[test]
 fn a_lone_character_query_respects_with_type_and_limit() {
     let (_d, nexus) = chinese();
-    let hits = ok(&nexus, r#"SEARCH CONCEPT "汤" WITH TYPE "Formula" LIMIT 2"#);
+    let hits = ok(
+        &nexus,
+        r#"SEARCH CONCEPT "汤" WITH TYPE "Formula" MODE "keyword" LIMIT 2"#,
+    );
     assert_eq!(hits.as_array().map(Vec::len), Some(2));
-    let none = ok(&nexus, r#"SEARCH CONCEPT "汤" WITH TYPE "$ConceptType""#);
+    let none = ok(
+        &nexus,
+        r#"SEARCH CONCEPT "汤" WITH TYPE "$ConceptType" MODE "keyword""#,
+    );
     assert_eq!(none, json!([]));
 }

@@ -202,17 +202,29 @@ fn an_upsert_indexes_its_concepts_as_they_end_up() {
         names.sort();
         names
     };
-    assert_eq!(names(r#"SEARCH CONCEPT "zylofen""#), ["Zylofen"]);
-    assert_eq!(names(r#"SEARCH CONCEPT "basalt""#), ["Quimbra", "Zylofen"]);
+    assert_eq!(
+        names(r#"SEARCH CONCEPT "zylofen" MODE "keyword""#),
+        ["Zylofen"]
+    );
+    assert_eq!(
+        names(r#"SEARCH CONCEPT "basalt" MODE "keyword""#),
+        ["Quimbra", "Zylofen"]
+    );
     // The first block's word was replaced by the second's in the same command.
-    assert!(names(r#"SEARCH CONCEPT "quartzite""#).is_empty());
+    assert!(names(r#"SEARCH CONCEPT "quartzite" MODE "keyword""#).is_empty());
     // A later command's update replaces the document again.
     ok(
         &nexus,
         r#"UPSERT { CONCEPT ?a { {type: "Drug", name: "Quimbra"} SET ATTRIBUTES { note: "obsidian" } } }"#,
     );
-    assert_eq!(names(r#"SEARCH CONCEPT "obsidian""#), ["Quimbra"]);
-    assert_eq!(names(r#"SEARCH CONCEPT "granite""#), Vec::<String>::new());
+    assert_eq!(
+        names(r#"SEARCH CONCEPT "obsidian" MODE "keyword""#),
+        ["Quimbra"]
+    );
+    assert_eq!(
+        names(r#"SEARCH CONCEPT "granite" MODE "keyword""#),
+        Vec::<String>::new()
+    );
     let report = nexus.check_store().expect("check");
     assert!(report.ok, "{report:#?}");
 }
@@ -748,7 +760,10 @@ fn a_failing_command_changes_nothing() {
         ok(&nexus, r#"FIND(COUNT(?d)) WHERE { ?d {type: "Drug"} }"#),
         before
     );
-    assert_eq!(ok(&nexus, r#"SEARCH CONCEPT "Newdrug""#), json!([]));
+    assert_eq!(
+        ok(&nexus, r#"SEARCH CONCEPT "Newdrug" MODE "keyword""#),
+        json!([])
+    );
 }
 
 #[test]

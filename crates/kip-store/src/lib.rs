@@ -48,7 +48,7 @@
 //!
 //! | database (`db_name`) | key | value |
 //! |---|---|---|
-//! | `meta` | `format_version`, `next_concept_id`, `next_proposition_id`, `next_term_id`, `last_change_seq`, `last_trace_id` | `u32` / `u64` BE |
+//! | `meta` | `format_version`, `next_concept_id`, `next_proposition_id`, `next_term_id`, `last_change_seq`, `last_trace_id`, `next_vector_seq`; `vector_model` | `u32` / `u64` BE; the embedding model's name and version (UTF-8) |
 //! | `names` | namespace byte · name key | id `u32` |
 //! | `name_ids` | namespace byte · id `u32` | name (UTF-8) |
 //! | `concepts` | concept id `u64` | type `u32` · len-prefixed name · len-prefixed attribute fields · metadata fields ([`codec::concept`]) |
@@ -69,6 +69,8 @@
 //! | `trace_seqs` | originator (UTF-8, ≤ 256 bytes) | its last sequence number `u64` |
 //! | `trace_elements` | element (9) · entry id `u64` | empty (the entries that touched an element) |
 //! | `trace_touches` | entry id `u64` | the elements it touched, 9 bytes each |
+//! | `vectors` | concept id `u64` | its embedding: scale `f32` LE · one `i8` per dimension ([`codec::vector`]) |
+//! | `vector_backlog` | concept id `u64` | the sequence `u64` of the write that made its vector stale |
 //! | `attr_index` | type `u32` · kind (1 attributes, 2 metadata) · key `u32` · order-preserving scalar value · concept id `u64` ([`codec::attr_key`], since format 3) | empty |
 //!
 //! Namespace bytes: 1 concept types, 2 predicates, 3 attribute and metadata
@@ -113,6 +115,7 @@ mod store;
 mod text;
 mod trace;
 mod turns;
+mod vectors;
 
 pub use attrs::{AttrEntries, AttrMatches, AttrQuery};
 pub use changes::MAX_CHANGES;
@@ -160,9 +163,11 @@ pub mod db_name {
     pub const TRACE_TOUCHES: &str = "trace_touches";
     pub const ATTR_INDEX: &str = "attr_index";
     pub const TERM_IDS: &str = "term_ids";
+    pub const VECTORS: &str = "vectors";
+    pub const VECTOR_BACKLOG: &str = "vector_backlog";
 
     /// Every database, in creation order.
-    pub const ALL: [&str; 24] = [
+    pub const ALL: [&str; 26] = [
         META,
         NAMES,
         NAME_IDS,
@@ -187,5 +192,7 @@ pub mod db_name {
         TRACE_TOUCHES,
         ATTR_INDEX,
         TERM_IDS,
+        VECTORS,
+        VECTOR_BACKLOG,
     ];
 }

@@ -61,6 +61,8 @@ pub(crate) struct Databases<'t> {
     pub trace_elements: Database<'t, Bytes, Unit>,
     pub trace_touches: Database<'t, U64Be, Bytes>,
     pub attr_index: Database<'t, Bytes, Unit>,
+    pub vectors: Database<'t, ConceptIdCodec, Bytes>,
+    pub vector_backlog: Database<'t, ConceptIdCodec, Bytes>,
 }
 
 impl<'t> Databases<'t> {
@@ -94,13 +96,15 @@ impl<'t> Databases<'t> {
             trace_elements: opener.create_database(txn, Some(n::TRACE_ELEMENTS))?,
             trace_touches: opener.create_database(txn, Some(n::TRACE_TOUCHES))?,
             attr_index: opener.create_database(txn, Some(n::ATTR_INDEX))?,
+            vectors: opener.create_database(txn, Some(n::VECTORS))?,
+            vector_backlog: opener.create_database(txn, Some(n::VECTOR_BACKLOG))?,
         })
     }
 }
 
 impl Databases<'static> {
     /// Every database with its name, as bytes, in [`db_name::ALL`] order.
-    pub(crate) fn raw_all(&self) -> [(&'static str, Database<'static, Bytes, Bytes>); 24] {
+    pub(crate) fn raw_all(&self) -> [(&'static str, Database<'static, Bytes, Bytes>); 26] {
         fn raw<K, V>(db: Database<'static, K, V>) -> Database<'static, Bytes, Bytes> {
             db.remap_types()
         }
@@ -131,6 +135,8 @@ impl Databases<'static> {
             (n::TRACE_TOUCHES, raw(d.trace_touches)),
             (n::ATTR_INDEX, raw(d.attr_index)),
             (n::TERM_IDS, raw(d.term_ids)),
+            (n::VECTORS, raw(d.vectors)),
+            (n::VECTOR_BACKLOG, raw(d.vector_backlog)),
         ]
     }
 }
@@ -164,6 +170,8 @@ impl OnCommit for Databases<'_> {
             trace_elements: self.trace_elements.on_commit(token),
             trace_touches: self.trace_touches.on_commit(token),
             attr_index: self.attr_index.on_commit(token),
+            vectors: self.vectors.on_commit(token),
+            vector_backlog: self.vector_backlog.on_commit(token),
         }
     }
 }

@@ -18,6 +18,7 @@ pub mod init;
 pub mod queues;
 pub mod resolve;
 pub mod schema;
+pub mod search;
 pub mod shield;
 pub mod store;
 pub mod trace;

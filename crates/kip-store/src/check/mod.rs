@@ -24,6 +24,9 @@
 //!   numbers ending at `last_change_seq`, at most [`MAX_CHANGES`] long.
 //! - `next-id`: the next concept and proposition ids are above every id in
 //!   use; `format-version`: the recorded version is [`FORMAT_VERSION`].
+//! - `vector-has-concept` / `vector-decodes` / `vector-sum-matches`: the
+//!   vectors of SEARCH by meaning belong to concepts that exist, decode,
+//!   and are counted by their group's sum (`vectors.rs`).
 //!
 //! The check reads everything once and holds the expected index entries in
 //! memory (about 100 bytes per element); it never writes.
@@ -32,6 +35,7 @@ mod log;
 mod records;
 mod text;
 mod trace;
+mod vectors;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -191,6 +195,7 @@ impl Store {
         self.check_change_log(txn, &mut f)?;
         self.check_meta(txn, &mut f, &elements)?;
         self.check_trace(txn, &mut f)?;
+        self.check_vectors(txn, &mut f, &elements)?;
         f.report.ok = f.report.violations.is_empty() && f.report.unlisted == 0;
         Ok(f.report)
     }

@@ -29,6 +29,7 @@ pub mod state;
 pub mod triple;
 pub mod value;
 pub mod varint;
+pub mod vector;
 
 use heed::BoxedError;
 

@@ -183,6 +183,9 @@ impl Store {
         txn: &mut RwTxn<'_>,
         element: ElementId,
     ) -> Result<bool, StoreError> {
+        if let ElementId::Concept(id) = element {
+            self.forget_vector(txn, id)?;
+        }
         let (len, terms) = match self.db.documents.get(txn, &element).lmdb()? {
             None => return Ok(false),
             Some(doc) => (doc.len, doc.terms()?),

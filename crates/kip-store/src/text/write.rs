@@ -33,6 +33,19 @@ impl Store {
         txn: &mut RwTxn<'_>,
         batch: Batch<'_>,
     ) -> Result<(), StoreError> {
+        // A concept's document is its grounding text: its vector is stale.
+        // Marked after the old documents are gone (removing one drops the
+        // element's vector and backlog entry).
+        let elements = batch.elements.clone();
+        self.replace_documents_unmarked(txn, batch)?;
+        self.mark_vectors_stale(txn, elements)
+    }
+
+    fn replace_documents_unmarked(
+        &self,
+        txn: &mut RwTxn<'_>,
+        batch: Batch<'_>,
+    ) -> Result<(), StoreError> {
         let elements = &batch.elements;
         // In strictly increasing element order (a bulk import's new
         // elements) no element can appear twice.

@@ -162,7 +162,10 @@ async function searchNames(transport: Transport, term: string, type?: string): P
   try {
     const r = term
       ? await transport.execute({
-          command: type ? 'SEARCH CONCEPT :term WITH TYPE :type LIMIT 20' : 'SEARCH CONCEPT :term LIMIT 20',
+          // Completion is by name: keyword mode, whatever the nexus's default.
+          command: type
+            ? 'SEARCH CONCEPT :term WITH TYPE :type MODE "keyword" LIMIT 20'
+            : 'SEARCH CONCEPT :term MODE "keyword" LIMIT 20',
           parameters: type ? { term, type } : { term },
         })
       : await transport.execute({
