@@ -17,13 +17,13 @@
 //! One pass over the concepts and one over the links; the meta-types'
 //! instances (the schema) are left out of every list but the totals.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
-use kip_store::ElementId;
+use kip_store::{ElementId, PropositionId};
 use serde::Serialize;
-use serde_json::{Map, Value as Json};
+use serde_json::Value as Json;
 
-use crate::graph::{BELONGS_TO_DOMAIN, CONCEPT_TYPE, Graph, PROPOSITION_TYPE, Result};
+use crate::graph::{BELONGS_TO_DOMAIN, CONCEPT_TYPE, FieldKind, Graph, PROPOSITION_TYPE, Result};
 
 /// How many elements each list shows.
 pub const SAMPLE: usize = 20;
@@ -81,27 +81,34 @@ pub struct Thresholds {
     pub low_confidence_below: f64,
 }
 
-/// Whether `metadata` says expired, fading or weakly supported, as of `now`.
-fn lifecycle(h: &mut Health, e: ElementId, metadata: &Map<String, Json>, now: &str) {
-    if metadata
-        .get("expires_at")
+/// Whether an element's metadata (read one key at a time by `key`) says
+/// expired, fading or weakly supported, as of `now`.
+fn lifecycle(
+    h: &mut Health,
+    e: ElementId,
+    key: &mut dyn FnMut(&str) -> Result<Option<Json>>,
+    now: &str,
+) -> Result<()> {
+    if key("expires_at")?
+        .as_ref()
         .and_then(Json::as_str)
         .is_some_and(|t| t < now)
     {
         h.expired.add(e);
     }
-    let below = |key: &str, limit: f64| {
-        metadata
-            .get(key)
+    let mut below = |k: &str, limit: f64| -> Result<bool> {
+        Ok(key(k)?
+            .as_ref()
             .and_then(Json::as_f64)
-            .is_some_and(|x| x < limit)
+            .is_some_and(|x| x < limit))
     };
-    if below("memory_strength", FADING_BELOW) {
+    if below("memory_strength", FADING_BELOW)? {
         h.fading.add(e);
     }
-    if below("confidence", LOW_CONFIDENCE_BELOW) {
+    if below("confidence", LOW_CONFIDENCE_BELOW)? {
         h.low_confidence.add(e);
     }
+    Ok(())
 }
 
 /// The health of the memory `g` holds, as of `now` (ISO 8601, UTC).
@@ -130,23 +137,30 @@ pub fn health(g: &Graph<'_>, now: &str) -> Result<Health> {
     let mut linked: HashSet<ElementId> = HashSet::new();
     let mut consolidated_ids: HashSet<ElementId> = HashSet::new();
     let mut members: BTreeMap<ElementId, u64> = BTreeMap::new();
-    for row in g.all_propositions()? {
-        let (id, p) = row?;
+    // Links are read as a sweep reads them: ends and predicate from the
+    // key, each metadata key decoded alone from the record's bytes.
+    let mut per_predicate: HashMap<u32, u64> = HashMap::new();
+    for head in g.scan_links(PropositionId(0), None)? {
+        let (id, subject, predicate, object) = head?;
         h.links += 1;
-        *h.by_predicate
-            .entry(g.predicate_name(p.predicate)?.to_string())
-            .or_default() += 1;
-        if Some(p.predicate) == domain_link {
-            *members.entry(p.object).or_default() += 1;
+        *per_predicate.entry(predicate).or_default() += 1;
+        if Some(predicate) == domain_link {
+            *members.entry(object).or_default() += 1;
         } else {
-            linked.insert(p.subject);
-            linked.insert(p.object);
+            linked.insert(subject);
+            linked.insert(object);
         }
-        if Some(p.predicate) == consolidated {
-            consolidated_ids.insert(p.subject);
+        if Some(predicate) == consolidated {
+            consolidated_ids.insert(subject);
         }
-        lifecycle(&mut h, ElementId::Proposition(id), &p.metadata, now);
+        let mut key = |k: &str| g.proposition_field(id, FieldKind::Metadata, k);
+        lifecycle(&mut h, ElementId::Proposition(id), &mut key, now)?;
     }
+    g.clear_scanned();
+    for (p, n) in per_predicate {
+        h.by_predicate.insert(g.predicate_name(p)?.to_string(), n);
+    }
+    let mut per_type: HashMap<u32, u64> = HashMap::new();
     for row in g.all_concepts()? {
         let (id, c) = row?;
         h.concepts += 1;
@@ -154,9 +168,7 @@ pub fn health(g: &Graph<'_>, now: &str) -> Result<Health> {
             continue;
         }
         let e = ElementId::Concept(id);
-        *h.by_type
-            .entry(g.type_name(c.type_id)?.to_string())
-            .or_default() += 1;
+        *per_type.entry(c.type_id).or_default() += 1;
         if let Some(n) = members.get(&e) {
             h.by_domain.insert(c.name.clone(), *n);
         }
@@ -170,7 +182,11 @@ pub fn health(g: &Graph<'_>, now: &str) -> Result<Health> {
         if episodic.contains(&c.type_id) && !consolidated_ids.contains(&e) {
             h.unconsolidated.add(e);
         }
-        lifecycle(&mut h, e, &c.metadata, now);
+        let mut key = |k: &str| Ok(c.metadata.get(k).cloned());
+        lifecycle(&mut h, e, &mut key, now)?;
+    }
+    for (t, n) in per_type {
+        h.by_type.insert(g.type_name(t)?.to_string(), n);
     }
     Ok(h)
 }
