@@ -9,9 +9,10 @@
 //!
 //! - equal normalised names are candidates ("same name");
 //! - names one edit apart (a letter added, dropped, changed or two
-//!   swapped; normalised names of at least [`MIN_FUZZY_CHARS`] characters)
-//!   are candidates, found by a deletion index (each name and its
-//!   one-letter deletions, hashed) instead of comparing every pair;
+//!   swapped; normalised names of at least [`MIN_FUZZY_CHARS`] characters;
+//!   never a digit: "Windows 10" and "Windows 11" are two things) are
+//!   candidates, found by a deletion index (each name and its one-letter
+//!   deletions, hashed) instead of comparing every pair;
 //! - a candidate's score grows with the neighbours both ends link to.
 //!
 //! The meta-types (`$ConceptType`, `$PropositionType`) are left out:
@@ -129,22 +130,33 @@ pub fn duplicates(g: &Graph<'_>, query: &DuplicateQuery) -> Result<Vec<Duplicate
             keys,
         });
     }
-    let mut out = Vec::new();
+    // Every candidate with its score from the names alone; the shared
+    // neighbours (two index reads a pair) only for the best of them.
+    let mut found = Vec::new();
     for (type_id, entries) in &by_type {
-        let type_name = g.type_name(*type_id)?;
-        for ((i, j), found) in candidates(entries) {
+        for ((i, j), why) in candidates(entries) {
             let (a, b) = (&entries[i], &entries[j]);
-            let pair = if a.id < b.id {
-                (a.id, b.id)
-            } else {
-                (b.id, a.id)
-            };
-            if query.dismissed.contains(&pair) {
-                continue;
+            let pair = (a.id.min(b.id), a.id.max(b.id));
+            if !query.dismissed.contains(&pair) {
+                found.push((name_score(a, b, why), *type_id, i, j, why));
             }
-            let shared = shared_neighbours(g, a.id, b.id)?;
-            out.push(scored(&type_name, a, b, found, shared));
         }
+    }
+    let limit = if query.limit == 0 {
+        MAX_CANDIDATES
+    } else {
+        query.limit.min(MAX_CANDIDATES)
+    };
+    found.sort_by(|x, y| y.0.total_cmp(&x.0));
+    // Shared neighbours add at most 0.1: a pair beyond the best `limit`
+    // by names can only overtake pairs within 0.1 of the cut.
+    let cut = found.get(limit.saturating_sub(1)).map_or(0.0, |f| f.0) - 0.1;
+    let mut out = Vec::new();
+    for (score, type_id, i, j, why) in found.into_iter().take_while(|f| f.0 >= cut) {
+        let entries = &by_type[&type_id];
+        let (a, b) = (&entries[i], &entries[j]);
+        let shared = shared_neighbours(g, a.id, b.id)?;
+        out.push(scored(&g.type_name(type_id)?, a, b, why, score, shared));
     }
     out.sort_by(|x, y| {
         y.score
@@ -152,11 +164,7 @@ pub fn duplicates(g: &Graph<'_>, query: &DuplicateQuery) -> Result<Vec<Duplicate
             .then_with(|| x.a.id.cmp(&y.a.id))
             .then_with(|| x.b.id.cmp(&y.b.id))
     });
-    out.truncate(if query.limit == 0 {
-        MAX_CANDIDATES
-    } else {
-        query.limit.min(MAX_CANDIDATES)
-    });
+    out.truncate(limit);
     Ok(out)
 }
 
@@ -204,7 +212,10 @@ fn candidates(entries: &[Entry]) -> HashMap<(usize, usize), Found> {
             continue;
         }
         deletions.entry(hash(chars, None)).or_default().push(i);
-        for skip in 0..chars.len() {
+        // Not at digits: names that differ in a number ("Windows 10" and
+        // "Windows 11", "Patient 7" and "Patient 17") name different
+        // things, and numbered names would pair up by the thousand.
+        for skip in (0..chars.len()).filter(|&k| !chars[k].is_numeric()) {
             deletions
                 .entry(hash(chars, Some(skip)))
                 .or_default()
@@ -255,22 +266,43 @@ fn shared_neighbours(g: &Graph<'_>, a: ConceptId, b: ConceptId) -> Result<usize>
     Ok(x.intersection(&y).count())
 }
 
-fn scored(type_name: &str, a: &Entry, b: &Entry, found: Found, shared: usize) -> Duplicate {
-    let mut reasons = Vec::new();
+/// How likely `a` and `b` are one by their names alone (see [`scored`]).
+fn name_score(a: &Entry, b: &Entry, found: Found) -> f64 {
     let mut score: f64 = 0.0;
     if found.same {
-        reasons.push("same name after normalising case, width, spaces and punctuation".to_owned());
         score = score.max(0.9);
     }
     if found.alias {
-        reasons.push("one's name is an alias of the other".to_owned());
         score = score.max(0.85);
     }
     if found.edit {
         let len = a.keys[0].chars().count().max(b.keys[0].chars().count()) as f64;
-        reasons.push("names one edit apart".to_owned());
         // One letter in a long name says more than one in a short one.
         score = score.max(0.8 - 1.0 / len);
+    }
+    score
+}
+
+/// A candidate with its reasons, its names' `score` raised by the
+/// neighbours both ends link to.
+fn scored(
+    type_name: &str,
+    a: &Entry,
+    b: &Entry,
+    found: Found,
+    score: f64,
+    shared: usize,
+) -> Duplicate {
+    let mut reasons = Vec::new();
+    let mut score = score;
+    if found.same {
+        reasons.push("same name after normalising case, width, spaces and punctuation".to_owned());
+    }
+    if found.alias {
+        reasons.push("one's name is an alias of the other".to_owned());
+    }
+    if found.edit {
+        reasons.push("names one edit apart".to_owned());
     }
     if shared > 0 {
         reasons.push(format!(

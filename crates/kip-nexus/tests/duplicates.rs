@@ -28,6 +28,9 @@ UPSERT {
     CONCEPT ?i { {type: "Drug", name: "Cat"} }
     CONCEPT ?j { {type: "Drug", name: "Car"} }
     CONCEPT ?k { {type: "Symptom", name: "ibuprofen"} }
+    CONCEPT ?l { {type: "Drug", name: "Aspirin 100"} }
+    CONCEPT ?m { {type: "Drug", name: "Aspirin 1000"} }
+    CONCEPT ?n { {type: "Drug", name: "Aspirin 300"} }
 }
 "#;
 
@@ -76,7 +79,12 @@ fn near_names_within_a_type_are_candidates_with_their_reasons_and_a_dismissal_is
     assert!(alias.2.iter().any(|r| r.contains("alias")), "{alias:?}");
     // Not candidates: different words, short words one letter apart, the
     // same name in another type, the schema itself.
-    for (a, b) in [("Aspirin", "Aspartame"), ("Cat", "Car")] {
+    for (a, b) in [
+        ("Aspirin", "Aspartame"),
+        ("Cat", "Car"),
+        ("Aspirin 100", "Aspirin 1000"),
+        ("Aspirin 100", "Aspirin 300"),
+    ] {
         assert!(!names.contains(&(a, b)), "{a} / {b} in {found:#?}");
     }
     assert!(
