@@ -657,3 +657,54 @@ async fn a_maintenance_agent_reads_the_memorys_health_and_duplicates_over_mcp() 
         );
     }
 }
+
+/// Issue 30: an agent's writes over MCP become searchable by meaning with
+/// no SEARCH asking: `kip mcp` runs the host's vector chore, so the
+/// PRIMER's count of concepts waiting for embedding falls to zero.
+#[tokio::test(flavor = "current_thread")]
+async fn kip_mcp_embeds_what_an_agent_writes_in_the_background() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let client = connect(db.path(), &[]).await;
+    let primer = || async {
+        structured(
+            &call(
+                &client,
+                "execute_kip_readonly",
+                json!({"command": "DESCRIBE PRIMER"}),
+            )
+            .await,
+        )["result"]["capabilities"]["embedding"]
+            .clone()
+    };
+    if !primer().await["waiting"].is_u64() {
+        assert_ne!(
+            std::env::var("KIP_EMBED_REQUIRED").as_deref(),
+            Ok("1"),
+            "KIP_EMBED_REQUIRED=1 but kip mcp has no embedding model (scripts/setup-model.sh)"
+        );
+        return;
+    }
+    let wrote = call(
+        &client,
+        "execute_kip",
+        json!({"command": "UPSERT { CONCEPT ?d { {type: \"Domain\", name: \"Gardening\"} SET ATTRIBUTES { description: \"Tomatoes on the balcony.\" } } }"}),
+    )
+    .await;
+    assert!(!is_error(&wrote), "{wrote:?}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let embedding = primer().await;
+        if embedding["waiting"] == 0 {
+            assert!(
+                embedding["vectors"].as_u64().is_some_and(|n| n > 0),
+                "{embedding}"
+            );
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still waiting: {embedding}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}

@@ -47,6 +47,9 @@ use serde_json::{Map, Value as Json, json};
 
 const INSTRUCTIONS: &str = "This server is your long-term memory: a knowledge graph (the Cognitive Nexus) spoken to in KIP. Start every session with execute_kip_readonly {\"command\": \"DESCRIBE PRIMER\"} to learn who you are and what you know; ground names with SEARCH and DESCRIBE before querying; store new, confirmed knowledge with UPSERT through execute_kip. Read the resource kip://docs/syntax-reference for the syntax, the result shapes and how to recover from each error code.";
 
+/// How often the chores look for work when there is none.
+const CHORE_POLL: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Runs the MCP server on stdin/stdout until the client disconnects.
 pub fn run(api: Api, read_only: bool) -> anyhow::Result<ExitCode> {
     let server = KipMcp {
@@ -62,6 +65,15 @@ pub fn run(api: Api, read_only: bool) -> anyhow::Result<ExitCode> {
             if read_only { "read-only" } else { "read-write" }
         );
         let api = server.api.clone();
+        // The host's chores for as long as the session lasts, as `kip
+        // serve` and the app run them: the scheduled backup, expired
+        // idempotency keys forgotten, and the concepts writes left waiting
+        // embedded for SEARCH by meaning (a read-only host embeds nothing).
+        let _chores = api.start_chores(
+            CHORE_POLL,
+            |_, _, current| current,
+            |message| tracing::warn!("{message}"),
+        )?;
         let service = server
             .serve(rmcp::transport::stdio())
             .await
