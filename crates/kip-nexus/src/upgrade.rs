@@ -21,31 +21,22 @@ const DEFINITIONS: usize = 3;
 /// Who the trace names for Genesis and its upgrades.
 const ORIGINATOR: &str = "system";
 
-/// What an upgrade did (see [`upgrade`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Upgraded {
-    pub from: u64,
-    pub to: u64,
-    /// What the upgrade changed.
-    pub stats: Stats,
-}
-
 /// Brings a nexus made by an earlier version to the bundled Genesis: its
 /// definitions and domains re-applied with the engine's own authority in
 /// one traced write (a TRACE entry tagged `GenesisUpgrade` with the
 /// before-image, so revertible, and a SPACE `MetaDataChange` entry saying
 /// what changed), the new version recorded in the same transaction. User
 /// data is not touched: only what the bundled capsules define is written.
-/// `None` when the nexus is already current (decided inside the write, so
+/// Nothing when the nexus is already current (decided inside the write, so
 /// two processes opening it at once upgrade it once).
-fn upgrade(nexus: &Nexus) -> Result<Option<Upgraded>> {
+fn upgrade(nexus: &Nexus) -> Result<()> {
     let store = &nexus.store;
     if store
         .read(|txn| recorded_version(store, txn).map_err(TxnError))
         .map_err(|e| e.0)?
         >= VERSION
     {
-        return Ok(None);
+        return Ok(());
     }
     let text: String = CAPSULES[..DEFINITIONS]
         .iter()
@@ -60,7 +51,7 @@ fn upgrade(nexus: &Nexus) -> Result<Option<Upgraded>> {
     nexus.write_traced(true, |txn, traced| {
         let from = recorded_version(store, txn)?;
         if from >= VERSION {
-            return Ok(None);
+            return Ok(());
         }
         let mut changes = BeforeImage::default();
         let mut stats = Stats::default();
@@ -101,17 +92,13 @@ fn upgrade(nexus: &Nexus) -> Result<Option<Upgraded>> {
             &mut changes,
         )?;
         store.put_state(txn, VERSION_KEY, &serde_json::json!(VERSION))?;
-        Ok(Some(Upgraded {
-            from,
-            to: VERSION,
-            stats,
-        }))
+        Ok(())
     })
 }
 
 impl Nexus {
     /// See [`upgrade`]: called by [`Nexus::open`].
-    pub(crate) fn upgrade_genesis(&self) -> Result<Option<Upgraded>> {
+    pub(crate) fn upgrade_genesis(&self) -> Result<()> {
         upgrade(self)
     }
 }

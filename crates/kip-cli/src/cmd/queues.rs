@@ -7,9 +7,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use kip_api::{DismissRequest, DuplicatesRequest, Operation};
-use serde_json::json;
 
-use crate::stdio::out;
+use crate::stdio::{out, print_error};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -59,10 +58,7 @@ pub fn run(db: Option<PathBuf>, args: Args) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Err(e) => {
-            out(&format!("{}\n", json!({ "error": e })));
-            Ok(ExitCode::from(1))
-        }
+        Err(e) => print_error(&e),
     }
 }
 
@@ -74,9 +70,6 @@ pub fn health(db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
             out(&format!("{value:#}\n"));
             Ok(ExitCode::SUCCESS)
         }
-        Err(e) => {
-            out(&format!("{}\n", json!({ "error": e })));
-            Ok(ExitCode::from(1))
-        }
+        Err(e) => print_error(&e),
     }
 }

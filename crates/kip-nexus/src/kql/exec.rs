@@ -663,13 +663,15 @@ pub fn solve_explained<'g, 't>(
     } else {
         None
     };
-    // Rows that differ only in hidden slots (inline patterns) are the same
-    // solution: collapse them, keeping first-seen order.
+    Ok((exec, distinct_solutions(rows, &vars), explained))
+}
+
+/// Rows that differ only in hidden slots (inline patterns) are the same
+/// solution: collapsed, keeping first-seen order.
+pub(super) fn distinct_solutions(rows: Vec<Row>, vars: &Vars) -> Vec<Row> {
     let visible = vars.visible();
     let mut seen = HashSet::with_capacity(rows.len());
-    let rows = rows
-        .into_iter()
+    rows.into_iter()
         .filter(|r| seen.insert(visible.iter().map(|&s| r[s]).collect::<Vec<_>>()))
-        .collect();
-    Ok((exec, rows, explained))
+        .collect()
 }

@@ -30,8 +30,6 @@
 //! is joined as before. A block whose FILTERs read the link's ends never
 //! skips links: an end can change without any link changing. FIND keeps its own order and is not affected.
 
-use std::collections::HashSet;
-
 use kip_lang::ast::Group;
 use kip_store::PropositionId;
 
@@ -71,13 +69,7 @@ pub fn solve_sweep<'g, 't>(
         .take()
         .unwrap_or_else(|| unreachable!("set above"));
     // As `solve`: rows that differ only in hidden slots are one solution.
-    let visible = vars.visible();
-    let mut seen = HashSet::with_capacity(rows.len());
-    let rows = rows
-        .into_iter()
-        .filter(|r| seen.insert(visible.iter().map(|&s| r[s]).collect::<Vec<_>>()))
-        .collect();
-    Ok((exec, rows, sweep))
+    Ok((exec, super::exec::distinct_solutions(rows, &vars), sweep))
 }
 
 /// Whether the links before a hint's start are still known not to match:
