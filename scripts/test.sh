@@ -10,6 +10,10 @@ source scripts/env.sh
 # find it, and fail rather than skip when it is missing.
 [ "${KIP_SETUP_NO_MODEL:-0}" = 1 ] || export KIP_EMBED_REQUIRED=1
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# A run of every test rebuilds what changed once: incremental compilation's
+# caches would only take disk (gigabytes on a fresh clone, where CI has run
+# out of it). Set CARGO_INCREMENTAL=1 to keep them.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 
 check_capsules() {
   for f in capsules/genesis/*.kip; do

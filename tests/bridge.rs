@@ -6,7 +6,7 @@
 //! tools, which forwards each call unchanged, between a real MCP client
 //! (the official Rust SDK's) and a real `kip serve`.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

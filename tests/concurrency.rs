@@ -1,7 +1,7 @@
 //! One nexus, many processes: concurrent `kip exec` writers lose nothing
 //! and corrupt nothing, and every write is logged once with its process.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::Write as _;

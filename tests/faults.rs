@@ -9,7 +9,7 @@
 //! the kills land in parsing, applying and committing; where each one
 //! landed is printed, never asserted).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};

@@ -5,9 +5,9 @@
 //!
 //! Throughput and latency are printed (`-- --nocapture`), never asserted;
 //! BENCHMARKS.md records a release-build run:
-//! `cargo test --release -p kip-e2e --test load -- --nocapture`.
+//! `cargo test --release -p kip-e2e --test e2e load:: -- --nocapture`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -6,7 +6,7 @@
 //! Also: the declaration survives export and re-import, and
 //! `get_knowledge_schema` carries it.
 
-mod common;
+use crate::common;
 
 #[path = "../crates/kip-logic/tests/support/mod.rs"]
 mod support;

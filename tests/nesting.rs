@@ -8,7 +8,7 @@
 //! between — argument and request parsing, threads, the async runtime —
 //! recurses on its own.)
 
-mod common;
+use crate::common;
 
 use std::io::{Read as _, Write as _};
 use std::path::Path;

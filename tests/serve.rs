@@ -8,7 +8,7 @@
 //! preflight — refused without writing anything, unless `--allow-origin` /
 //! `--allow-host` let it in.
 
-mod common;
+use crate::common;
 
 use std::io::{Read as _, Write as _};
 use std::path::Path;

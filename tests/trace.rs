@@ -4,7 +4,7 @@
 //! with no gap, in every snapshot the reader sees), and `kill -9` during a
 //! traced import (the write and its entries land together or not at all).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! full of awkward values come back identical in both formats; filters
 //! keep what they name; changes to Genesis elements survive.
 
-mod common;
+use crate::common;
 
 use common::*;
 use kip_capsule::{ExportFormat, ExportOptions, export};

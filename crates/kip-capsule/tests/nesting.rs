@@ -5,7 +5,7 @@
 //! so a pass that recursed past the limit would overflow and abort this
 //! test binary.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

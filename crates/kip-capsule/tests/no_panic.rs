@@ -4,7 +4,7 @@
 //! corpus of the cargo-fuzz target `yaml_import` (/fuzz), which explores
 //! the same entry point without bounds.
 
-mod common;
+use crate::common;
 
 use common::*;
 use kip_capsule::{ImportOptions, ImportReport, Status, import_text_with};

@@ -5,7 +5,7 @@
 //! (its defaults are not known while the items are read), which is what
 //! these tests compare against.
 
-mod common;
+use crate::common;
 
 use common::{error_lines, fresh, graph, origin};
 use kip_capsule::{ImportOptions, ImportReport, Phase, Progress, import_text_with};

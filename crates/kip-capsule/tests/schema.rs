@@ -2,7 +2,7 @@
 //! definitions (custom types included), whose example validates against it
 //! and imports cleanly.
 
-mod common;
+use crate::common;
 
 use common::*;
 use kip_capsule::knowledge_schema;

@@ -3,7 +3,7 @@
 //! METADATA` carried across the cuts), errors placed in the file, nothing
 //! applied when any part fails. The tests cut small files into tiny parts.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Instant;

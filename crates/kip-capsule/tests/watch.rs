@@ -3,7 +3,7 @@
 //! files; restarts. Outcomes are awaited with generous timeouts; nothing
 //! here measures speed.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -9,7 +9,7 @@
 use kip_nexus::{Context, ExecuteKip, Nexus};
 use serde_json::{Value as Json, json};
 
-mod common;
+use crate::common;
 use common::{examples_dir, fixture};
 
 fn exec_with(nexus: &Nexus, command: &str, params: Json) -> Json {

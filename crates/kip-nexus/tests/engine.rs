@@ -5,7 +5,7 @@
 use kip_nexus::{Context, ExecuteKip, Nexus};
 use serde_json::{Value as Json, json};
 
-mod common;
+use crate::common;
 use common::{examples_dir, fixture};
 
 fn exec(nexus: &Nexus, command: &str) -> Json {

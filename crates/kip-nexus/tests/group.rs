@@ -3,7 +3,7 @@
 //! links written in one batch, each text still with its own change-log
 //! entry, its own TRACE entry and its own before-image.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! what the capsule pipeline hands over from its checks ahead): the write
 //! takes them only while the nexus is at the change the caller named.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use kip_nexus::{Context, ExecuteKip, Nexus};
 use serde_json::{Value as Json, json};
 
-mod common;
+use crate::common;
 use common::fixture;
 
 const LIMIT: u64 = 3;

@@ -1,6 +1,6 @@
 //! Codecs round-trip, and keys sort as what they encode.
 
-mod common;
+use crate::common;
 
 use heed::{BytesDecode, BytesEncode};
 use kip_store::codec::concept::ConceptBytes;

@@ -5,7 +5,7 @@
 //! [`Store::copy_compacted`]. To regenerate it after an intentional change
 //! (which must also bump `FORMAT_VERSION` and add a migration, keeping the
 //! old fixture under its own name): `KIP_STORE_BLESS=1 cargo test -p
-//! kip-store --test format`.
+//! kip-store --test integration format::`.
 
 use std::fs;
 use std::path::{Path, PathBuf};

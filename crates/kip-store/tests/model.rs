@@ -5,7 +5,7 @@
 //! lookup for every pattern of bound positions, counts, counters, the text
 //! index and state.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -346,7 +346,7 @@ fn two_processes_write_concurrently_without_losing_writes() {
     let child = Command::new(exe)
         .args([
             "--exact",
-            "two_processes_write_concurrently_without_losing_writes",
+            "transactions::two_processes_write_concurrently_without_losing_writes",
             "--test-threads=1",
         ])
         .env(CHILD_DIR, dir.path())
@@ -405,7 +405,7 @@ fn a_process_follows_another_processs_growth() {
     let child = Command::new(std::env::current_exe().expect("test executable"))
         .args([
             "--exact",
-            "a_process_follows_another_processs_growth",
+            "transactions::a_process_follows_another_processs_growth",
             "--test-threads=1",
         ])
         .env(GROWER_DIR, dir.path())
