@@ -482,3 +482,37 @@ fn kip_duplicates_lists_candidates_and_remembers_a_dismissal() {
     assert_eq!(bad.status.code(), Some(1));
     assert_eq!(json(&bad)["error"]["code"], "KIP_1001");
 }
+
+#[test]
+fn kip_schema_map_prints_the_memorys_shape() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let nexus = db.path().join("nexus");
+    let examples = examples();
+    assert!(
+        kip(&nexus, &["import", examples.to_str().expect("path")])
+            .status
+            .success()
+    );
+    let out = kip(&nexus, &["schema", "--map", "--hubs", "3"]);
+    assert!(out.status.success(), "{out:?}");
+    let map = json(&out);
+    let types = map["types"].as_array().expect("types");
+    let drugs = types.iter().find(|t| t["name"] == "Drug").expect("Drug");
+    assert!(drugs["count"].as_u64().is_some_and(|n| n > 0));
+    assert!(
+        !types
+            .iter()
+            .any(|t| { t["name"].as_str().is_some_and(|n| n.starts_with('$')) })
+    );
+    let edges = map["edges"].as_array().expect("edges");
+    assert!(
+        edges.iter().any(|e| e["subject_type"] == "Drug"
+            && e["predicate"] == "treats"
+            && e["object_type"] == "Symptom"),
+        "{edges:#?}"
+    );
+    assert_eq!(map["hubs"].as_array().expect("hubs").len(), 3);
+    // --hubs belongs to --map.
+    let bad = kip(&nexus, &["schema", "--hubs", "3"]);
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+}

@@ -72,7 +72,7 @@ pub use promote::{
 };
 pub use queues::{
     DEFAULT_DUPLICATES, DismissRequest, DismissResponse, DuplicatesRequest, DuplicatesResponse,
-    HealthResponse,
+    HealthResponse, MAX_HUBS, SchemaMapRequest,
 };
 pub use trace::{
     LIST_LOGS_DEFAULT, LIST_LOGS_MAX, ListLogsRequest, ListLogsResponse, TraceAddRequest,

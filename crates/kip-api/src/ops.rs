@@ -239,6 +239,14 @@ operations! {
         crate::queues::dismiss(&api.nexus, &r)
     }
 
+    /// The memory's shape: concept types with their counts, links counted
+    /// by (subject type, predicate, object type), and the best-connected
+    /// concepts — a large memory's first view.
+    SchemaMap = "schema_map", Effect::Reads, get ["hubs"],
+    fn(api, r: crate::SchemaMapRequest) -> kip_nexus::overview::SchemaMap {
+        crate::queues::schema_map(&api.nexus, &r)
+    }
+
     /// An element's links, counted by predicate, and one page of them.
     Neighbourhood = "neighbourhood", Effect::Reads,
     fn(api, r: NeighbourhoodRequest) -> NeighbourhoodResponse { api.neighbourhood(&r) }

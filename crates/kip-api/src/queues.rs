@@ -106,3 +106,27 @@ pub(crate) fn health(nexus: &Nexus) -> Result<HealthResponse, ApiError> {
     }
     Ok(HealthResponse { health, unreviewed })
 }
+
+/// `schema_map`: how many best-connected concepts (default
+/// [`kip_nexus::overview::DEFAULT_HUBS`], at most 500).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct SchemaMapRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub hubs: Option<u32>,
+}
+
+/// The most hubs a schema map request may ask for.
+pub const MAX_HUBS: u32 = 500;
+
+pub(crate) fn schema_map(
+    nexus: &Nexus,
+    r: &SchemaMapRequest,
+) -> Result<kip_nexus::overview::SchemaMap, ApiError> {
+    let hubs = r.hubs.map_or(kip_nexus::overview::DEFAULT_HUBS, |n| {
+        n.min(MAX_HUBS) as usize
+    });
+    Ok(nexus.schema_map(hubs)?)
+}

@@ -73,8 +73,15 @@ enum Cmd {
     Duplicates(cmd::queues::Args),
     /// Search concepts by name and by meaning (SEARCH CONCEPT … MODE): `kip search "blood pressure medicine" --mode semantic`.
     Search(cmd::search::Args),
-    /// Print get_knowledge_schema: the JSON Schema of a YAML bundle for this nexus, and an example.
-    Schema,
+    /// Print get_knowledge_schema: the JSON Schema of a YAML bundle for this nexus, and an example; with --map, the memory's shape instead: types with their counts, links counted by (subject type, predicate, object type), and the best-connected concepts.
+    Schema {
+        /// The schema map (JSON) instead of the bundle schema.
+        #[arg(long)]
+        map: bool,
+        /// With --map: how many best-connected concepts (at most 500).
+        #[arg(long, value_name = "N", requires = "map")]
+        hubs: Option<u32>,
+    },
     /// Compute logic properties (metrics, operators) of a concept type for some of its instances; parameters from --params, else the LLM of KIP_LLM_URL, else a MISSING_INPUT_PARAMS answer listing them.
     Resolve(cmd::resolve::Args),
     /// Watch a folder: import what it holds, then every capsule written or moved into it; one JSON event per line.
@@ -200,7 +207,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Cmd::Init { profile } => cmd::init::run(db, profile),
         Cmd::Duplicates(args) => cmd::queues::run(db, args),
         Cmd::Health => cmd::queues::health(db),
-        Cmd::Schema => cmd::schema::run(db),
+        Cmd::Schema { map, hubs } => match map {
+            true => cmd::schema::map(db, hubs),
+            false => cmd::schema::run(db),
+        },
         Cmd::Search(args) => cmd::search::run(db, args),
         Cmd::Resolve(args) => cmd::resolve::run(db, args),
         Cmd::Watch {

@@ -65,6 +65,7 @@ mod logic;
 mod meta;
 mod nexus;
 mod options;
+pub mod overview;
 mod pattern;
 pub mod profile;
 mod request;

@@ -14,6 +14,7 @@ mod group;
 mod health;
 mod known;
 mod nesting;
+mod overview;
 mod rc11;
 mod revert;
 mod semantic;

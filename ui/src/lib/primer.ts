@@ -56,3 +56,6 @@ export function seedCommands(primer: Primer): { command: string; parameters: Jso
   for (const type of types) out.push({ command: 'FIND(?x) WHERE { ?x {type: :type} } LIMIT 40', parameters: { type } });
   return out.slice(0, SEED_QUERIES);
 }
+
+/** Memories with more concepts than this open on the schema map. */
+export const LARGE_MEMORY = 5000;

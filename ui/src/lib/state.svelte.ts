@@ -63,6 +63,8 @@ export const app = $state({
   /** Text sent to the console by other views ("open in console"). */
   consoleRequest: null as { text: string; run: boolean } | null,
   graphVersion: 0,
+  /** The graph view shows the schema map (a large memory's first view, or asked for). */
+  schemaMap: false,
   inspectorOpen: true,
   /** Per view, whether the inspector is folded to a strip (the console starts folded: it needs the width). */
   inspectorFolded: loadFolded(),
@@ -305,7 +307,7 @@ async function refreshAfterChange() {
   }
 }
 
-import { seedCommands, type Primer } from './primer';
+import { LARGE_MEMORY, seedCommands, type Primer } from './primer';
 
 export type { ConceptNode, JsonObject };
 
@@ -316,8 +318,13 @@ export type { ConceptNode, JsonObject };
  */
 export async function seedGraph() {
   performance.mark('kip:seed');
-  const { result } = await query('DESCRIBE PRIMER');
+  const [{ result }, info] = await Promise.all([query('DESCRIBE PRIMER'), api().call('info', null)]);
   performance.mark('kip:primer');
+  // A large memory starts with its shape, not a few dozen unconnected dots.
+  if (info.concepts > LARGE_MEMORY) {
+    app.schemaMap = true;
+    return;
+  }
   const commands = seedCommands((result ?? {}) as Primer);
   if (!commands.length) return;
   const r = await api().execute({ commands });

@@ -22,7 +22,7 @@ export type ApiError = { code: ErrorCode, message: string, hint: string, data?: 
  * The operations of the API, by their wire name (`/api/<name>`
  * over HTTP, the operation of the desktop shell's `api_call`).
  */
-export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "profiles" | "install_profile" | "health" | "duplicates" | "duplicates_dismiss" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "prefs_get" | "prefs_put" | "trace_promote" | "list_logs" | "trace_revert_to";
+export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "profiles" | "install_profile" | "health" | "duplicates" | "duplicates_dismiss" | "schema_map" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "prefs_get" | "prefs_put" | "trace_promote" | "list_logs" | "trace_revert_to";
 
 /**
  * No body: the operation reads none (any body is ignored).
@@ -1437,6 +1437,64 @@ by_predicate: { [key in string]: number },
 by_domain: { [key in string]: number }, orphans: Counted, expired: Counted, fading: Counted, low_confidence: Counted, unconsolidated: Counted, thresholds: Thresholds, };
 
 /**
+ * `schema_map`: how many best-connected concepts (default
+ * [`kip_nexus::overview::DEFAULT_HUBS`], at most 500).
+ */
+export type SchemaMapRequest = { hubs?: number, };
+
+/**
+ * The memory's shape (see the module doc).
+ */
+export type SchemaMap = { 
+/**
+ * When it was read (ISO 8601, UTC).
+ */
+at: string, 
+/**
+ * Concepts that are not schema definitions.
+ */
+concepts: number, links: number, 
+/**
+ * Types with instances, most first.
+ */
+types: Array<TypeCount>, 
+/**
+ * Most first.
+ */
+edges: Array<EdgeCount>, 
+/**
+ * Links whose subject or object is a link.
+ */
+higher_order: number, 
+/**
+ * Most links first.
+ */
+hubs: Array<Hub>, };
+
+/**
+ * A concept type and how many concepts it has.
+ */
+export type TypeCount = { name: string, 
+/**
+ * The type's definition (`C:…`, a `$ConceptType` concept).
+ */
+definition: string | null, count: number, };
+
+/**
+ * How many links of one predicate go from one type to another.
+ */
+export type EdgeCount = { subject_type: string, predicate: string, object_type: string, count: number, };
+
+/**
+ * A concept with many links.
+ */
+export type Hub = { id: string, type: string, name: string, 
+/**
+ * Links in and out, `belongs_to_domain` aside.
+ */
+degree: number, };
+
+/**
  * A profile and whether this nexus carries it.
  */
 export type ProfileInfo = { 
@@ -1493,6 +1551,7 @@ export interface Operations {
   health: { request: NoBody; response: HealthResponse };
   duplicates: { request: DuplicatesRequest; response: DuplicatesResponse };
   duplicates_dismiss: { request: DismissRequest; response: DismissResponse };
+  schema_map: { request: SchemaMapRequest; response: SchemaMap };
   neighbourhood: { request: NeighbourhoodRequest; response: NeighbourhoodResponse };
   changes: { request: ChangesRequest; response: ChangesResponse };
   info: { request: NoBody; response: NexusInfo };
