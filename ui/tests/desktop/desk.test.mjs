@@ -549,3 +549,18 @@ test('31 §2. the Health view in the window: the engine’s counts and the dupli
   await withText('[data-testid=duplicate]', 'ASPIRIN', 15_000);
   await shot('desk-31-health');
 });
+
+test('31 §9. the schema map in the window: types with the engine’s counts, a type opens its concepts', async () => {
+  await click('nav-health');
+  await click('health-schema-map');
+  await (await byId('schema-map')).waitForExist({ timeout: 15_000 });
+  const engine = JSON.parse(kip('schema', '--map'));
+  const drug = engine.types.find((t) => t.name === 'Drug');
+  const node = await browser.$('[data-testid="schema-map-type"][data-type="Drug"]');
+  await node.waitForExist({ timeout: 15_000 });
+  assert.equal(await node.getAttribute('data-count'), String(drug.count));
+  await shot('desk-31-schema-map');
+  await node.click();
+  await (await byId('schema-map')).waitForExist({ reverse: true, timeout: 15_000 });
+  await browser.waitUntil(async () => (await nodes()).some((n) => n.type === 'Drug'), { timeout: 15_000, timeoutMsg: 'the Drug concepts did not open' });
+});
