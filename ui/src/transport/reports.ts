@@ -7,6 +7,10 @@ function asNumber(v: unknown): number | undefined {
   return typeof v === 'number' ? v : undefined;
 }
 
+function strings(v: unknown): string[] | undefined {
+  return Array.isArray(v) && v.length && v.every((x) => typeof x === 'string') ? (v as string[]) : undefined;
+}
+
 export function toProblem(raw: unknown): ImportProblem {
   if (typeof raw === 'string') return { message: raw };
   const r = (raw ?? {}) as Record<string, unknown>;
@@ -20,6 +24,7 @@ export function toProblem(raw: unknown): ImportProblem {
     line: asNumber(inner.line) ?? asNumber(loc.line) ?? asNumber(data.line),
     column: asNumber(inner.column) ?? asNumber(loc.column) ?? asNumber(data.column),
     path: typeof inner.path === 'string' ? inner.path : typeof data.path === 'string' ? data.path : undefined,
+    suggestions: strings(inner.suggestions) ?? strings(data.suggestions),
   };
 }
 

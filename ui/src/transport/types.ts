@@ -58,6 +58,8 @@ export interface ImportProblem {
   column?: number;
   path?: string;
   code?: string;
+  /** "Did you mean" names, best first. */
+  suggestions?: string[];
 }
 
 /**
