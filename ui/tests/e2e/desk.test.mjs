@@ -168,6 +168,14 @@ test('8. saved queries: named, described, parameterised, run from the list, expo
   await page.getByTestId('save-description').fill('Every drug, alphabetically; :type picks another type.');
   await page.getByTestId('save-confirm').click();
   await page.getByTestId('saved-query').filter({ hasText: 'Drugs by name' }).waitFor();
+  // Ctrl+S in the editor saves too (issue 33 §13): the name field takes the keyboard.
+  await write('FIND(?h.name) WHERE { ?h {type: "Herb"} }');
+  await page.locator('.side').getByRole('tab', { name: /History/ }).click();
+  await page.getByTestId('kip-editor').press('Control+s');
+  await page.waitForFunction(() => document.activeElement?.getAttribute('data-testid') === 'save-name');
+  await page.keyboard.type('Herbs');
+  await page.keyboard.press('Enter');
+  await page.getByTestId('saved-query').filter({ hasText: 'Herbs' }).waitFor();
 
   // Another text in the editor; the saved one runs from the list with its parameter.
   await write('FIND(?s) WHERE { ?s {type: "Symptom"} }');
