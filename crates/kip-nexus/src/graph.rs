@@ -179,6 +179,15 @@ impl<'t> Graph<'t> {
             }))
     }
 
+    /// The links' `(id, subject, predicate, object)` from the first, in id
+    /// order: keys only, nothing of a link's maps copied (for counting).
+    pub(crate) fn link_heads(&self) -> Result<impl Iterator<Item = Result<LinkHead>> + '_> {
+        let iter = (self.store)
+            .raw_propositions_from(self.txn, PropositionId(0))
+            .kip()?;
+        Ok(iter.map(|link| Ok(head(&link.kip()?))))
+    }
+
     /// The link `id` as [`Graph::scan_links`] yields it (and made the link
     /// a sweep is looking at), if it exists.
     pub(crate) fn scan_link(&self, id: PropositionId) -> Result<Option<LinkHead>> {

@@ -16,10 +16,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use kip_store::{ConceptId, ElementId, PropositionId};
+use kip_store::{ConceptId, ElementId};
 use serde::Serialize;
 
 use crate::graph::{BELONGS_TO_DOMAIN, CONCEPT_TYPE, Graph, PROPOSITION_TYPE, Result};
+
+/// A fast hasher: the map looks up two ends per link.
+type Fast<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// How many hubs a map holds unless asked otherwise.
 pub const DEFAULT_HUBS: usize = 40;
@@ -84,9 +87,9 @@ pub fn schema_map(g: &Graph<'_>, hubs: usize, now: &str) -> Result<SchemaMap> {
     };
     let (type_of, names) = concept_types(g, &mut map)?;
     let domain_link = g.predicate_id(BELONGS_TO_DOMAIN)?;
-    let mut edges: HashMap<(u32, u32, u32), u64> = HashMap::new();
-    let mut degree: HashMap<ConceptId, u64> = HashMap::new();
-    for head in g.scan_links(PropositionId(0), None)? {
+    let mut edges: Fast<(u32, u32, u32), u64> = Fast::default();
+    let mut degree: Fast<ConceptId, u64> = Fast::default();
+    for head in g.link_heads()? {
         let (_, subject, predicate, object) = head?;
         let (ElementId::Concept(s), ElementId::Concept(o)) = (subject, object) else {
             map.higher_order += 1;
@@ -103,7 +106,6 @@ pub fn schema_map(g: &Graph<'_>, hubs: usize, now: &str) -> Result<SchemaMap> {
             *degree.entry(o).or_default() += 1;
         }
     }
-    g.clear_scanned();
     for ((st, p, ot), count) in edges {
         map.edges.push(EdgeCount {
             subject_type: names[&st].clone(),
@@ -138,8 +140,8 @@ pub fn schema_map(g: &Graph<'_>, hubs: usize, now: &str) -> Result<SchemaMap> {
 fn concept_types(
     g: &Graph<'_>,
     map: &mut SchemaMap,
-) -> Result<(HashMap<ConceptId, u32>, BTreeMap<u32, String>)> {
-    let mut type_of = HashMap::new();
+) -> Result<(Fast<ConceptId, u32>, BTreeMap<u32, String>)> {
+    let mut type_of = Fast::default();
     let mut names = BTreeMap::new();
     let Some(meta) = g.type_id(CONCEPT_TYPE)? else {
         return Ok((type_of, names));
