@@ -19,3 +19,4 @@ mod revert;
 mod semantic;
 mod sweep;
 mod trace;
+mod triage;
