@@ -42,7 +42,7 @@ test('the expired count opens decay triage; archive is previewed, applied, trace
   await panel.getByTestId('triage-action-archive').click();
   const preview = page.getByTestId('triage-preview');
   await preview.waitFor();
-  assert.match(await preview.getByTestId('triage-counts').textContent(), /1 concepts changed · 1 links deleted · 1 links created/);
+  assert.match(await preview.getByTestId('triage-counts').textContent(), /1 concept changed · 1 link deleted · 1 link created/);
   assert.ok(await preview.getByTestId('change').count() >= 3);
   await panel.scrollIntoViewIfNeeded();
   await shot(page, 'triage-31a-preview');
