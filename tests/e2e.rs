@@ -15,3 +15,4 @@ mod nexus_cli;
 mod serve;
 mod tidy;
 mod trace;
+mod triage;

@@ -100,7 +100,8 @@ async fn an_mcp_client_lists_the_tools_and_resources_and_reads_both_resources() 
             "resolve_logic_properties",
             "record_trace",
             "memory_health",
-            "duplicate_candidates"
+            "duplicate_candidates",
+            "decay_triage"
         ]
     );
     let execute = &tools[0];
@@ -626,8 +627,8 @@ async fn a_retried_execute_kip_with_the_same_idempotency_key_applies_once() {
     client.cancel().await.expect("close the session");
 }
 
-/// Issue 31 §10: a `$system` maintenance agent reads the same health and
-/// duplicates queue as the curator, over MCP, and cannot write through them.
+/// Issue 31 §10: a `$system` maintenance agent reads the same health,
+/// duplicates queue and decay-triage lists as the curator, over MCP, and cannot write through them.
 #[tokio::test(flavor = "current_thread")]
 async fn a_maintenance_agent_reads_the_memorys_health_and_duplicates_over_mcp() {
     let db = tempfile::tempdir().expect("temp dir");
@@ -647,8 +648,19 @@ async fn a_maintenance_agent_reads_the_memorys_health_and_duplicates_over_mcp() 
     let candidates = dupes["candidates"].as_array().expect("candidates");
     assert_eq!(candidates.len(), 1, "{dupes:#}");
     assert_eq!(candidates[0]["a"]["name"], "Ibuprofen");
+    // Decay triage: the same list the curator's panel shows.
+    let wrote = call(
+        &client,
+        "execute_kip",
+        json!({"command": "UPSERT { CONCEPT ?a { {type: \"Drug\", name: \"Old remedy\"} } WITH METADATA { expires_at: \"2001-01-01T00:00:00Z\" } }"}),
+    )
+    .await;
+    assert!(!is_error(&wrote), "{wrote:?}");
+    let expired = structured(&call(&client, "decay_triage", json!({"list": "expired"})).await);
+    assert_eq!(expired["total"], 1, "{expired:#}");
+    assert_eq!(expired["items"][0]["name"], "Old remedy");
     let tools = client.list_all_tools().await.expect("tools/list");
-    for name in ["memory_health", "duplicate_candidates"] {
+    for name in ["memory_health", "duplicate_candidates", "decay_triage"] {
         let tool = tools.iter().find(|t| t.name == name).expect("listed");
         assert_eq!(
             tool.annotations.as_ref().and_then(|a| a.read_only_hint),

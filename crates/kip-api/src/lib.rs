@@ -44,6 +44,7 @@ mod queues;
 mod settings;
 pub mod tools;
 mod trace;
+mod triage;
 pub mod types;
 mod validate;
 mod watch;

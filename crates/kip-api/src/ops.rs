@@ -247,6 +247,21 @@ operations! {
         crate::queues::schema_map(&api.nexus, &r)
     }
 
+    /// Decay triage: one page of the expired, fading or untouched
+    /// memories, each with the metadata triage decides by.
+    Triage = "triage", Effect::Reads,
+    fn(api, r: kip_nexus::triage::TriageQuery) -> kip_nexus::triage::TriagePage {
+        crate::triage::triage(api, &r)
+    }
+
+    /// A decay-triage action (pin, renew, archive, delete) over chosen
+    /// memories or a whole list: one traced, revertible write, or its dry
+    /// run with the counts and the diff.
+    TriageApply = "triage_apply", Effect::Writes("applying a triage action"),
+    fn(api, r: kip_nexus::triage_apply::TriageApply) -> kip_nexus::triage_apply::TriageOutcome {
+        crate::triage::apply(api, &r)
+    }
+
     /// An element's links, counted by predicate, and one page of them.
     Neighbourhood = "neighbourhood", Effect::Reads,
     fn(api, r: NeighbourhoodRequest) -> NeighbourhoodResponse { api.neighbourhood(&r) }

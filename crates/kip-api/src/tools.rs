@@ -328,7 +328,32 @@ pub fn all() -> Vec<ToolDefinition> {
         record_trace(),
         memory_health(),
         duplicate_candidates(),
+        decay_triage(),
     ]
+}
+
+/// `decay_triage`: the decay-triage lists the curator works from.
+pub fn decay_triage() -> ToolDefinition {
+    ToolDefinition {
+        name: "decay_triage",
+        title: "List memories for decay triage",
+        description: "One page of the memories a sleep cycle decides about, the curator's decay-triage list: `expired` (metadata.expires_at past), `fading` (memory_strength below `below`, default 0.2) or `untouched` (not written for `days` days, default 90; reads do not count). Concepts and links, in id order; the schema, domains, protected elements, belongs_to_domain links, archived concepts and pinned memories (metadata.pinned: true, exempt from decay) are left out. Answers {list, total, offset, items: [{id, kind, type, name, expires_at, memory_strength, memory_tier, pinned, updated_at}], below, days, cutoff}. To act, use execute_kip: renew (UPDATE … SET METADATA { memory_strength: 1.0 }), archive (belongs_to_domain Archived), or DELETE an episodic memory whose expiry passed — dry_run first. Changes nothing.",
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "list": {"type": "string", "enum": ["expired", "fading", "untouched"], "description": "Which list."},
+                "below": {"type": "number", "minimum": 0, "maximum": 1, "description": "fading: memory_strength below this (default 0.2)."},
+                "days": {"type": "integer", "minimum": 0, "description": "untouched: not written for this many days (default 90)."},
+                "include_pinned": {"type": "boolean", "description": "Also list pinned memories."},
+                "offset": {"type": "integer", "minimum": 0, "description": "Skip this many (paging)."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "At most this many (default 50)."}
+            },
+            "required": ["list"],
+            "additionalProperties": false
+        }),
+        operation: crate::Operation::Triage,
+        destructive: false,
+    }
 }
 
 /// `memory_health`: what the sleep cycle (or `$system`) looks after, the

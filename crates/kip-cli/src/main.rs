@@ -71,6 +71,8 @@ enum Cmd {
     Health,
     /// Duplicate candidates (concept pairs of one type that may be one), as JSON Lines best first with their reasons; `kip duplicates dismiss ID ID` remembers a pair is not the same.
     Duplicates(cmd::queues::Args),
+    /// Decay triage: `kip triage [expired|fading|untouched] [--below X] [--days N] [--limit N]` lists memories as JSON; `kip triage pin|renew|archive|delete ID… [--all-of LIST] [--dry-run]` acts on them as one traced, revertible write.
+    Triage(cmd::triage::Args),
     /// Search concepts by name and by meaning (SEARCH CONCEPT … MODE): `kip search "blood pressure medicine" --mode semantic`.
     Search(cmd::search::Args),
     /// Print get_knowledge_schema: the JSON Schema of a YAML bundle for this nexus, and an example; with --map, the memory's shape instead: types with their counts, links counted by (subject type, predicate, object type), and the best-connected concepts.
@@ -211,6 +213,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             true => cmd::schema::map(db, hubs),
             false => cmd::schema::run(db),
         },
+        Cmd::Triage(args) => cmd::triage::run(db, args),
         Cmd::Search(args) => cmd::search::run(db, args),
         Cmd::Resolve(args) => cmd::resolve::run(db, args),
         Cmd::Watch {

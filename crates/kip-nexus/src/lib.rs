@@ -77,6 +77,8 @@ mod snapshot;
 mod stats;
 mod tokenize;
 mod trace;
+pub mod triage;
+pub mod triage_apply;
 mod upgrade;
 mod value;
 mod write;

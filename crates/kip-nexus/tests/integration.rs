@@ -20,3 +20,4 @@ mod revert;
 mod semantic;
 mod sweep;
 mod trace;
+mod triage;

@@ -162,6 +162,25 @@ fn detach_deletes_a_link_about_a_link_reached_two_ways_first() {
     assert!(nexus.check_store().expect("check").ok);
 }
 
+/// Found by decay triage's renew (an UPDATE then a DELETE METADATA of the
+/// same element in one text): the revert restored the second command's
+/// before-image, the state between the two, instead of the first's.
+#[test]
+fn reverting_a_text_that_touched_an_element_twice_restores_its_first_before_image() {
+    let (_dir, nexus) = fresh();
+    run(&nexus, FACT);
+    let before = aspirin(&nexus);
+    let (_, twice) = run(
+        &nexus,
+        r#"UPDATE ?d SET ATTRIBUTES { risk_level: 9 } SET METADATA { memory_strength: 1.0 } WHERE { ?d {type: "Drug", name: "Aspirin"} }
+           DELETE ATTRIBUTES {"risk_level"} FROM ?d WHERE { ?d {type: "Drug", name: "Aspirin"} }"#,
+    );
+    nexus.revert(&twice.id, "curator", false).expect("revert");
+    let back = aspirin(&nexus);
+    assert_eq!(back["attributes"], before["attributes"]);
+    assert_eq!(lasting(&back["metadata"]), lasting(&before["metadata"]));
+}
+
 fn aspirin(nexus: &Nexus) -> Json {
     let (found, _) = run(
         nexus,

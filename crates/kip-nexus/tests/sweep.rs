@@ -2,7 +2,7 @@
 //! sweeps"): the unconstrained `?link (?s, ?p, ?o)` statement with its
 //! marker guard, re-run with one `:cycle_start` until a cycle updates
 //! fewer than LIMIT, decays every eligible link exactly once — links about
-//! links included, `belongs_to_domain` and superseded links spared —
+//! links included, `belongs_to_domain`, superseded and pinned links spared —
 //! however the cycles fall (a restarted process, another writer between
 //! cycles).
 
@@ -28,6 +28,7 @@ WHERE {{
   ?link (?s, ?p, ?o)
   FILTER(?p != "belongs_to_domain")
   FILTER(IS_NULL(?link.metadata.superseded) || ?link.metadata.superseded != true)
+  FILTER(IS_NULL(?link.metadata.pinned) || ?link.metadata.pinned != true)
   FILTER(IS_NULL(?link.metadata.observed_at) || ?link.metadata.observed_at < :stale_cutoff)
   FILTER(IS_NULL(?link.metadata.memory_strength) || ?link.metadata.memory_strength > 0.05)
   FILTER(IS_NULL(?link.metadata.strength_decay_applied_at) ||
@@ -83,6 +84,15 @@ fn graph() -> (tempfile::TempDir, Nexus) {
            WHERE { ?l ({type: "Drug", name: "Aspirin"}, "treats", {type: "Symptom", name: "Headache"}) }"#,
         json!({}),
     );
+    // A pinned link (decay triage's pin): exempt from decay, so
+    // `assert_decayed_once` finds it unchanged.
+    let pinned = run(
+        &nexus,
+        r#"UPDATE ?l SET METADATA { pinned: true }
+           WHERE { ?l ({type: "Drug", name: "Ibuprofen"}, "treats", {type: "Symptom", name: "Headache"}) }"#,
+        json!({}),
+    );
+    assert_eq!(pinned["updated"], json!(1), "{pinned:#}");
     run(
         &nexus,
         r#"UPSERT {
@@ -99,12 +109,14 @@ fn graph() -> (tempfile::TempDir, Nexus) {
     (dir, nexus)
 }
 
-/// The links the sweep must decay: neither structural nor superseded.
+/// The links the sweep must decay: neither structural, superseded nor
+/// pinned.
 fn eligible(before: &BTreeMap<String, Json>) -> Vec<String> {
     before
         .iter()
         .filter(|(_, l)| l["predicate"] != "belongs_to_domain")
         .filter(|(_, l)| l["metadata"]["superseded"] != true)
+        .filter(|(_, l)| l["metadata"]["pinned"] != true)
         .map(|(id, _)| id.clone())
         .collect()
 }

@@ -39,7 +39,7 @@ test('Health counts what needs a curator and opens it in the graph', async () =>
   await shot(page, 'health-31a-counts');
   // The personas and the domains are no orphans.
   assert.ok(engine.orphans.count < 12, JSON.stringify(engine.orphans));
-  await expired.getByRole('button').click();
+  await expired.getByRole('button', { name: /in the graph/ }).click();
   await page.waitForFunction(() => window.kipExplorer?.graphNodes().some((n) => n.label.includes('Old ache')));
   // The graph takes over once the links among what it shows are in.
   await page.getByTestId('health-view').waitFor({ state: 'detached' });

@@ -44,6 +44,7 @@ WHERE {{
   ?link (?s, ?p, ?o)
   FILTER(?p != "belongs_to_domain")
   FILTER(IS_NULL(?link.metadata.superseded) || ?link.metadata.superseded != true)
+  FILTER(IS_NULL(?link.metadata.pinned) || ?link.metadata.pinned != true)
   FILTER(IS_NULL(?link.metadata.observed_at) || ?link.metadata.observed_at < :stale_cutoff)
   FILTER(IS_NULL(?link.metadata.memory_strength) || ?link.metadata.memory_strength > 0.05)
   FILTER(IS_NULL(?link.metadata.strength_decay_applied_at) ||
@@ -215,6 +216,7 @@ fn other_writer(nexus: &Nexus, stop: &AtomicBool) -> anyhow::Result<Vec<f64>> {
 /// the predicate, which [`count_links`] takes one at a time).
 fn eligible_filter() -> String {
     "FILTER(IS_NULL(?l.metadata.superseded) || ?l.metadata.superseded != true) \
+     FILTER(IS_NULL(?l.metadata.pinned) || ?l.metadata.pinned != true) \
      FILTER(IS_NULL(?l.metadata.observed_at) || ?l.metadata.observed_at < :at) \
      FILTER(IS_NULL(?l.metadata.memory_strength) || ?l.metadata.memory_strength > 0.05)"
         .to_owned()

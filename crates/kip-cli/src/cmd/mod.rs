@@ -22,4 +22,5 @@ pub mod search;
 pub mod shield;
 pub mod store;
 pub mod trace;
+pub mod triage;
 pub mod watch;

@@ -113,11 +113,36 @@ fn refusal(e: ElementId, err: StoreError) -> KipError {
     }
 }
 
+/// One change per element, as it was before the write's first touch: a
+/// text of several commands (a triage action's UPDATE then DELETE METADATA)
+/// lists an element once per command, and only the first before-image is
+/// the state to go back to. An element the write created stays created;
+/// one it changed then deleted is deleted, with its first before-image.
+fn first_per_element(changes: &[ElementChange]) -> Vec<ElementChange> {
+    let mut out: Vec<ElementChange> = Vec::with_capacity(changes.len());
+    let mut at: HashMap<&str, usize> = HashMap::new();
+    for c in changes {
+        match at.get(c.id.as_str()) {
+            None => {
+                at.insert(&c.id, out.len());
+                out.push(c.clone());
+            }
+            Some(&i) => {
+                if out[i].op == Op::Updated && c.op == Op::Deleted {
+                    out[i].op = Op::Deleted;
+                }
+            }
+        }
+    }
+    out
+}
+
 impl Writer<'_, '_> {
     /// Applies the inverse of `changes` (one write's before-image, in the
     /// order the write touched its elements). `floors` holds the highest
     /// `_version` the trace has seen each element that returns at.
     pub fn restore(&mut self, changes: &[ElementChange], floors: &VersionFloors) -> Result<()> {
+        let changes = &first_per_element(changes);
         // Links a MERGE moved go back first wherever their old ends exist:
         // undoing a creation below deletes with the DETACH cascade, which
         // must not take a link that only passes through the created element

@@ -22,7 +22,7 @@ export type ApiError = { code: ErrorCode, message: string, hint: string, data?: 
  * The operations of the API, by their wire name (`/api/<name>`
  * over HTTP, the operation of the desktop shell's `api_call`).
  */
-export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "profiles" | "install_profile" | "health" | "duplicates" | "duplicates_dismiss" | "schema_map" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "prefs_get" | "prefs_put" | "trace_promote" | "list_logs" | "trace_revert_to";
+export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "profiles" | "install_profile" | "health" | "duplicates" | "duplicates_dismiss" | "schema_map" | "triage" | "triage_apply" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "prefs_get" | "prefs_put" | "trace_promote" | "list_logs" | "trace_revert_to";
 
 /**
  * No body: the operation reads none (any body is ignored).
@@ -1495,6 +1495,143 @@ export type Hub = { id: string, type: string, name: string,
 degree: number, };
 
 /**
+ * Which list.
+ */
+export type TriageList = "expired" | "fading" | "untouched";
+
+/**
+ * What to list: the list, its setting, and the page.
+ */
+export type TriageQuery = { list: TriageList, 
+/**
+ * Fading: `memory_strength` below this (default 0.2).
+ */
+below?: number, 
+/**
+ * Untouched: not written for this many days (default 90).
+ */
+days?: number, 
+/**
+ * Also list pinned memories.
+ */
+include_pinned?: boolean, offset?: number, 
+/**
+ * Items per page (default 50, at most 1,000).
+ */
+limit?: number, };
+
+/**
+ * One memory of a list, with the metadata triage decides by.
+ */
+export type TriageItem = { 
+/**
+ * `C:…` or `P:…`.
+ */
+id: string, 
+/**
+ * `concept` or `proposition`.
+ */
+kind: string, 
+/**
+ * A concept's type, a link's predicate.
+ */
+type: string, 
+/**
+ * A concept's name; a link as `subject —predicate→ object`.
+ */
+name: string, expires_at?: string, memory_strength?: number, memory_tier?: string, pinned: boolean, 
+/**
+ * The last write (`metadata._updated_at`).
+ */
+updated_at?: string, };
+
+/**
+ * One page of a list.
+ */
+export type TriagePage = { list: TriageList, 
+/**
+ * When it was read (ISO 8601, UTC).
+ */
+at: string, 
+/**
+ * How many memories the whole list holds.
+ */
+total: number, offset: number, items: Array<TriageItem>, 
+/**
+ * The settings the list used: the fading threshold, the days and the
+ * cut-off time they make.
+ */
+below: number, days: number, cutoff: string, };
+
+/**
+ * What to do with the chosen memories.
+ */
+export type TriageAction = "pin" | "renew" | "archive" | "delete";
+
+/**
+ * An action over `ids` and/or every memory of `all_of`'s list.
+ */
+export type TriageApply = { action: TriageAction, 
+/**
+ * `C:…` / `P:…`.
+ */
+ids: Array<string>, 
+/**
+ * Every memory of this list (its page settings aside).
+ */
+all_of?: TriageQuery, 
+/**
+ * Renew: the new `memory_strength` (default 1.0).
+ */
+strength?: number, 
+/**
+ * Renew: `expires_at` this many days from now; absent, it is removed.
+ */
+expires_in_days?: number, 
+/**
+ * Preview: run exactly, then abort.
+ */
+dry_run?: boolean, 
+/**
+ * Why, for the trace (a `DecisionRationale` entry).
+ */
+message?: string, };
+
+/**
+ * A memory the action left alone, and why.
+ */
+export type TriageSkipped = { id: string, reason: string, };
+
+/**
+ * What an action did, or (a dry run) would do.
+ */
+export type TriageOutcome = { action: TriageAction, dry_run: boolean, 
+/**
+ * The memories acted on.
+ */
+targets: number, skipped: Array<TriageSkipped>, 
+/**
+ * Elements created, changed and deleted, one count per element.
+ */
+counts: ChangeStats, 
+/**
+ * Each element's change, before → after (the first [`MAX_DIFF`]).
+ */
+changes: Array<ElementChange>, 
+/**
+ * How many element changes there are in all.
+ */
+changes_total: number, 
+/**
+ * The KIP the engine ran (its first lines when long).
+ */
+kip: string, 
+/**
+ * The trace entry of a committed write: revert it to undo the action.
+ */
+trace_entry?: string, };
+
+/**
  * A profile and whether this nexus carries it.
  */
 export type ProfileInfo = { 
@@ -1552,6 +1689,8 @@ export interface Operations {
   duplicates: { request: DuplicatesRequest; response: DuplicatesResponse };
   duplicates_dismiss: { request: DismissRequest; response: DismissResponse };
   schema_map: { request: SchemaMapRequest; response: SchemaMap };
+  triage: { request: TriageQuery; response: TriagePage };
+  triage_apply: { request: TriageApply; response: TriageOutcome };
   neighbourhood: { request: NeighbourhoodRequest; response: NeighbourhoodResponse };
   changes: { request: ChangesRequest; response: ChangesResponse };
   info: { request: NoBody; response: NexusInfo };
