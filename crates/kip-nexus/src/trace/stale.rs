@@ -63,11 +63,17 @@ impl Nexus {
         for c in changes {
             self.in_the_way_of(txn, c, &own, &mut in_the_way)?;
         }
+        // What is in the way is so now, whatever the trace's reverts say
+        // (a forced revert that changed nothing, then a revert bringing the
+        // element back, leaves no standing entry): name the newest later
+        // write that touched it.
         for x in in_the_way {
-            for later in self.store.trace_touching(txn, x)? {
-                if later > n && !found.contains_key(&later) && self.stands(txn, later, n)? {
-                    found.insert(later, x);
-                }
+            let newest = (self.store.trace_touching(txn, x)?)
+                .into_iter()
+                .filter(|&later| later > n)
+                .max();
+            if let Some(later) = newest {
+                found.entry(later).or_insert(x);
             }
         }
         let mut out: Vec<Later> = found.into_iter().collect();
