@@ -71,6 +71,8 @@ enum Cmd {
     Health,
     /// Duplicate candidates (concept pairs of one type that may be one), as JSON Lines best first with their reasons; `kip duplicates dismiss ID ID` remembers a pair is not the same.
     Duplicates(cmd::queues::Args),
+    /// Contradictions (a subject with two live objects of a functional predicate) as a JSON array, each side with its provenance; `kip contradictions resolve --keep ID --retire ID` keeps one and marks the other superseded.
+    Contradictions(cmd::contradictions::Args),
     /// Search concepts by name and by meaning (SEARCH CONCEPT … MODE): `kip search "blood pressure medicine" --mode semantic`.
     Search(cmd::search::Args),
     /// Print get_knowledge_schema: the JSON Schema of a YAML bundle for this nexus, and an example.
@@ -199,6 +201,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Cmd::Import { paths, owner } => cmd::import::run(db, &paths, owner),
         Cmd::Init { profile } => cmd::init::run(db, profile),
         Cmd::Duplicates(args) => cmd::queues::run(db, args),
+        Cmd::Contradictions(args) => cmd::contradictions::run(db, args),
         Cmd::Health => cmd::queues::health(db),
         Cmd::Schema => cmd::schema::run(db),
         Cmd::Search(args) => cmd::search::run(db, args),
