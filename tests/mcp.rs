@@ -626,8 +626,8 @@ async fn a_retried_execute_kip_with_the_same_idempotency_key_applies_once() {
     client.cancel().await.expect("close the session");
 }
 
-/// Issue 31 §10: a `$system` maintenance agent reads the same health and
-/// duplicates queue as the curator, over MCP, and cannot write through them.
+/// Issue 31 §10: a `$system` maintenance agent reads the same health,
+/// duplicates and contradictions queues as the curator, over MCP, and cannot write through them.
 #[tokio::test(flavor = "current_thread")]
 async fn a_maintenance_agent_reads_the_memorys_health_and_duplicates_over_mcp() {
     let db = tempfile::tempdir().expect("temp dir");
@@ -647,8 +647,23 @@ async fn a_maintenance_agent_reads_the_memorys_health_and_duplicates_over_mcp() 
     let candidates = dupes["candidates"].as_array().expect("candidates");
     assert_eq!(candidates.len(), 1, "{dupes:#}");
     assert_eq!(candidates[0]["a"]["name"], "Ibuprofen");
+    // Issue 31 §4: the contradictions queue, the curator's own.
+    let wrote = call(
+        &client,
+        "execute_kip",
+        json!({"command": "UPSERT { CONCEPT ?p { {type: \"$PropositionType\", name: \"made_by\"} SET ATTRIBUTES { description: \"Its maker.\", subject_types: [\"Drug\"], object_types: [\"Person\"], functional: true } } CONCEPT ?x { {type: \"Person\", name: \"Bayer\"} } CONCEPT ?y { {type: \"Person\", name: \"Boots\"} } CONCEPT ?a { {type: \"Drug\", name: \"Ibuprofen\"} SET PROPOSITIONS { (\"made_by\", ?x), (\"made_by\", ?y) } } }"}),
+    )
+    .await;
+    assert!(!is_error(&wrote), "{wrote:?}");
+    let found = structured(&call(&client, "contradictions", json!({})).await);
+    assert_eq!(found["total"], 1, "{found:#}");
+    assert_eq!(found["contradictions"][0]["subject"]["name"], "Ibuprofen");
+    assert_eq!(
+        found["contradictions"][0]["sides"].as_array().map(Vec::len),
+        Some(2)
+    );
     let tools = client.list_all_tools().await.expect("tools/list");
-    for name in ["memory_health", "duplicate_candidates"] {
+    for name in ["memory_health", "duplicate_candidates", "contradictions"] {
         let tool = tools.iter().find(|t| t.name == name).expect("listed");
         assert_eq!(
             tool.annotations.as_ref().and_then(|a| a.read_only_hint),
