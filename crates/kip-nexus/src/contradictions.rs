@@ -150,6 +150,9 @@ pub fn contradictions(g: &Graph<'_>, query: &ContradictionQuery) -> Result<Contr
         0 => MAX_CONTRADICTIONS,
         n => n.min(MAX_CONTRADICTIONS),
     };
+    // No record ever held a `superseded` key: every link is live, and no
+    // record needs reading to say so.
+    let history = g.key_id("superseded")?.is_some();
     // Per subject, then predicate: the live links (from the index alone
     // unless a subject has two or more, the rare case worth a record read).
     let mut found: BTreeMap<(ElementId, String), Vec<(PropositionId, ElementId)>> = BTreeMap::new();
@@ -170,7 +173,7 @@ pub fn contradictions(g: &Graph<'_>, query: &ContradictionQuery) -> Result<Contr
             }
             let mut live = Vec::with_capacity(links.len());
             for link in links.drain(..) {
-                if !superseded(g, link.0)? {
+                if !(history && superseded(g, link.0)?) {
                     live.push(link);
                 }
             }
