@@ -110,7 +110,10 @@ fn two_live_objects_of_a_functional_predicate_are_a_contradiction_with_their_pro
     // The health report counts it, its subject as the sample.
     let health = nexus.health().expect("health");
     assert_eq!(health.contradictions.count, 1);
-    assert_eq!(health.contradictions.sample, [c.subject.id.clone()]);
+    assert_eq!(
+        health.contradictions.sample,
+        std::slice::from_ref(&c.subject.id)
+    );
 }
 
 #[test]
