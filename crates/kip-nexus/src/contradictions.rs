@@ -303,7 +303,8 @@ fn resolution(g: &Graph<'_>, r: &Resolve, now: &str) -> Result<(String, Map<Stri
         if s != subject || pred != predicate {
             return Err(bad(
                 format!(
-                    "{id} is not a link of {} {subject} as {} is",
+                    "{id} links {s} by `{}`, not {subject} by `{}` as {} does",
+                    g.predicate_name(pred)?,
                     g.predicate_name(predicate)?,
                     r.keep
                 ),

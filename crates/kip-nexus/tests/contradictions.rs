@@ -215,7 +215,7 @@ fn bad_ids_are_refused_with_a_reason_and_change_nothing() {
         (
             keep.as_str(),
             vec![ElementId::Proposition(bob_link).to_string()],
-            "is not a link of",
+            "by `born_in`, not C:",
         ),
     ];
     for (k, retire, expected) in cases {
