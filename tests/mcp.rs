@@ -629,6 +629,7 @@ async fn a_retried_execute_kip_with_the_same_idempotency_key_applies_once() {
 
 /// Issue 31 §10: a `$system` maintenance agent reads the same health,
 /// duplicates queue and decay-triage lists as the curator, over MCP, and cannot write through them.
+/// duplicates and contradictions queues as the curator, over MCP, and cannot write through them.
 #[tokio::test(flavor = "current_thread")]
 async fn a_maintenance_agent_reads_the_memorys_health_and_duplicates_over_mcp() {
     let db = tempfile::tempdir().expect("temp dir");
@@ -659,8 +660,28 @@ async fn a_maintenance_agent_reads_the_memorys_health_and_duplicates_over_mcp() 
     let expired = structured(&call(&client, "decay_triage", json!({"list": "expired"})).await);
     assert_eq!(expired["total"], 1, "{expired:#}");
     assert_eq!(expired["items"][0]["name"], "Old remedy");
+    // Issue 31 §4: the contradictions queue, the curator's own.
+    let wrote = call(
+        &client,
+        "execute_kip",
+        json!({"command": "UPSERT { CONCEPT ?p { {type: \"$PropositionType\", name: \"made_by\"} SET ATTRIBUTES { description: \"Its maker.\", subject_types: [\"Drug\"], object_types: [\"Person\"], functional: true } } CONCEPT ?x { {type: \"Person\", name: \"Bayer\"} } CONCEPT ?y { {type: \"Person\", name: \"Boots\"} } CONCEPT ?a { {type: \"Drug\", name: \"Ibuprofen\"} SET PROPOSITIONS { (\"made_by\", ?x), (\"made_by\", ?y) } } }"}),
+    )
+    .await;
+    assert!(!is_error(&wrote), "{wrote:?}");
+    let found = structured(&call(&client, "contradictions", json!({})).await);
+    assert_eq!(found["total"], 1, "{found:#}");
+    assert_eq!(found["contradictions"][0]["subject"]["name"], "Ibuprofen");
+    assert_eq!(
+        found["contradictions"][0]["sides"].as_array().map(Vec::len),
+        Some(2)
+    );
     let tools = client.list_all_tools().await.expect("tools/list");
-    for name in ["memory_health", "duplicate_candidates", "decay_triage"] {
+    for name in [
+        "memory_health",
+        "duplicate_candidates",
+        "decay_triage",
+        "contradictions",
+    ] {
         let tool = tools.iter().find(|t| t.name == name).expect("listed");
         assert_eq!(
             tool.annotations.as_ref().and_then(|a| a.read_only_hint),

@@ -515,4 +515,91 @@ fn kip_schema_map_prints_the_memorys_shape() {
     // --hubs belongs to --map.
     let bad = kip(&nexus, &["schema", "--hubs", "3"]);
     assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+/// Issue 31 §4: `kip contradictions` prints the contradictions as a JSON
+/// array with each side's provenance; `kip contradictions resolve --keep
+/// --retire --dry-run` previews and changes nothing, without `--dry-run`
+/// it marks the other side superseded (one traced write), after which the
+/// list is empty; a bad id is a KIP error (exit 1).
+#[test]
+fn kip_contradictions_lists_a_functional_predicates_two_objects_and_resolves_one() {
+    let db = tempfile::tempdir().expect("temp dir");
+    let capsule = db.path().join("born.kip");
+    std::fs::write(
+        &capsule,
+        r#"UPSERT {
+            CONCEPT ?t { {type: "$ConceptType", name: "Place"} SET ATTRIBUTES { description: "A place." } }
+            CONCEPT ?p { {type: "$PropositionType", name: "born_in"} SET ATTRIBUTES { description: "Birthplace.", subject_types: ["Person"], object_types: ["Place"], functional: true } }
+            CONCEPT ?paris { {type: "Place", name: "Paris"} }
+            CONCEPT ?lyon { {type: "Place", name: "Lyon"} }
+            CONCEPT ?ada { {type: "Person", name: "Ada"} SET PROPOSITIONS { ("born_in", ?paris), ("born_in", ?lyon) } }
+        } WITH METADATA { source: "letters", author: "archivist" }"#,
+    )
+    .expect("written");
+    let nexus = db.path().join("nexus");
+    let imported = kip(&nexus, &["import", capsule.to_str().expect("path")]);
+    assert!(imported.status.success(), "{imported:?}");
+    let listed = kip(&nexus, &["contradictions", "--type", "Person"]);
+    assert!(listed.status.success(), "{listed:?}");
+    let list = json(&listed);
+    assert_eq!(list.as_array().map(Vec::len), Some(1), "{list:#}");
+    let c = &list[0];
+    assert_eq!(c["subject"]["name"], "Ada");
+    assert_eq!(c["predicate"], "born_in");
+    assert_eq!(c["sides"][0]["source"], "letters");
+    assert_eq!(c["sides"][1]["author"], "archivist");
+    let (keep, retire) = (
+        c["sides"][0]["id"].as_str().expect("id"),
+        c["sides"][1]["id"].as_str().expect("id"),
+    );
+    let resolve = |extra: &[&str]| {
+        let mut args = vec![
+            "contradictions",
+            "resolve",
+            "--keep",
+            keep,
+            "--retire",
+            retire,
+        ];
+        args.extend(extra);
+        kip(&nexus, &args)
+    };
+    let preview = resolve(&["--dry-run", "--reason", "The letters say Paris."]);
+    assert!(preview.status.success(), "{preview:?}");
+    assert_eq!(json(&preview)["dry_run"], true);
+    assert_eq!(
+        json(&kip(&nexus, &["contradictions"]))
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
+    let applied = resolve(&["--reason", "The letters say Paris."]);
+    assert!(applied.status.success(), "{applied:?}");
+    assert_eq!(
+        json(&kip(&nexus, &["contradictions"])),
+        serde_json::json!([])
+    );
+    let old = kip(
+        &nexus,
+        &[
+            "exec",
+            &format!("FIND(?l) WHERE {{ ?l (id: \"{retire}\") }}"),
+        ],
+    );
+    let metadata = &json(&old)["result"][0]["metadata"];
+    assert_eq!(metadata["superseded"], true, "{old:?}");
+    assert_eq!(metadata["superseded_by"], keep);
+    assert_eq!(metadata["superseded_reason"], "The letters say Paris.");
+    let bad = kip(
+        &nexus,
+        &[
+            "contradictions",
+            "resolve",
+            "--keep",
+            "C:1",
+            "--retire",
+            retire,
+        ],
+    );
+    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(json(&bad)["error"]["code"], "KIP_1001");
 }

@@ -28,6 +28,7 @@
 mod bindings;
 mod capsule;
 mod changes;
+mod contradictions;
 mod error;
 mod host;
 mod idempotent;
@@ -56,6 +57,9 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value as Json, json};
 
 pub use changes::MAX_CHANGES_PER_REQUEST;
+pub use contradictions::{
+    ContradictionResolveRequest, ContradictionsRequest, DEFAULT_CONTRADICTIONS,
+};
 pub use error::{ApiError, ErrorCode, KipCode};
 pub use host::{Chores, Log, Session, install_staged, opened_elsewhere, restore};
 pub use idempotent::{

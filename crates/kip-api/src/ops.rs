@@ -262,6 +262,20 @@ operations! {
         crate::triage::apply(api, &r)
     }
 
+    /// Contradictions: subjects with more than one live object of a
+    /// functional predicate, each side with its provenance.
+    Contradictions = "contradictions", Effect::Reads, get ["limit"],
+    fn(api, r: crate::ContradictionsRequest) -> kip_nexus::contradictions::Contradictions {
+        crate::contradictions::list(api, &r)
+    }
+
+    /// Resolves a contradiction: keeps one link and marks the others
+    /// superseded (with the reason), one traced write; `dry_run` previews.
+    ContradictionResolve = "contradiction_resolve", Effect::Writes("resolving a contradiction"),
+    fn(api, r: crate::ContradictionResolveRequest) -> kip_nexus::contradictions::Resolved {
+        crate::contradictions::resolve(api, &r)
+    }
+
     /// An element's links, counted by predicate, and one page of them.
     Neighbourhood = "neighbourhood", Effect::Reads,
     fn(api, r: NeighbourhoodRequest) -> NeighbourhoodResponse { api.neighbourhood(&r) }

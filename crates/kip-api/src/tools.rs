@@ -329,6 +329,7 @@ pub fn all() -> Vec<ToolDefinition> {
         memory_health(),
         duplicate_candidates(),
         decay_triage(),
+        contradictions(),
     ]
 }
 
@@ -384,6 +385,25 @@ pub fn duplicate_candidates() -> ToolDefinition {
             "additionalProperties": false
         }),
         operation: crate::Operation::Duplicates,
+        destructive: false,
+    }
+}
+
+/// `contradictions`: the contradictions queue the curator sees.
+pub fn contradictions() -> ToolDefinition {
+    ToolDefinition {
+        name: "contradictions",
+        title: "List contradictions",
+        description: "Subjects with more than one live object of a functional predicate (a $PropositionType whose attributes say functional: true, e.g. born_in): {total, functional: [predicates], contradictions: [{id, kind: \"functional\", subject: {id, type, name}, predicate, sides: [{id: \"P:…\", object: {id, type, name}, source, author, confidence, created_at, updated_at}]}]}. Links whose metadata says superseded: true are history and no side. To resolve one you are sure of, keep one side and mark the others with execute_kip: UPDATE ?old SET METADATA { superseded: true, superseded_by: \"<kept P:…>\", superseded_at: <now> } WHERE { ?old (id: \"<retired P:…>\") } (dry_run first); leave the ones you are unsure of to the curator. Changes nothing.",
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "types": {"type": "array", "items": {"type": "string"}, "description": "Only subjects of these concept types (default: all)."},
+                "limit": {"type": "integer", "minimum": 1, "description": "At most this many listed (default 100); total counts them all."}
+            },
+            "additionalProperties": false
+        }),
+        operation: crate::Operation::Contradictions,
         destructive: false,
     }
 }

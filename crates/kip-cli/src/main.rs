@@ -73,6 +73,8 @@ enum Cmd {
     Duplicates(cmd::queues::Args),
     /// Decay triage: `kip triage [expired|fading|untouched] [--below X] [--days N] [--limit N]` lists memories as JSON; `kip triage pin|renew|archive|delete ID… [--all-of LIST] [--dry-run]` acts on them as one traced, revertible write.
     Triage(cmd::triage::Args),
+    /// Contradictions (a subject with two live objects of a functional predicate) as a JSON array, each side with its provenance; `kip contradictions resolve --keep ID --retire ID` keeps one and marks the other superseded.
+    Contradictions(cmd::contradictions::Args),
     /// Search concepts by name and by meaning (SEARCH CONCEPT … MODE): `kip search "blood pressure medicine" --mode semantic`.
     Search(cmd::search::Args),
     /// Print get_knowledge_schema: the JSON Schema of a YAML bundle for this nexus, and an example; with --map, the memory's shape instead: types with their counts, links counted by (subject type, predicate, object type), and the best-connected concepts.
@@ -208,6 +210,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Cmd::Import { paths, owner } => cmd::import::run(db, &paths, owner),
         Cmd::Init { profile } => cmd::init::run(db, profile),
         Cmd::Duplicates(args) => cmd::queues::run(db, args),
+        Cmd::Contradictions(args) => cmd::contradictions::run(db, args),
         Cmd::Health => cmd::queues::health(db),
         Cmd::Schema { map, hubs } => match map {
             true => cmd::schema::map(db, hubs),

@@ -94,9 +94,10 @@ pub(crate) fn bootstrap(
 
 /// The version of the bundled Genesis: 1 was seed 001's appendices as
 /// first written, 2 is their KIP v1.0-RC11 content model (operational
-/// domains, `key_instances`, the schema meta-keys). A nexus records the
-/// version it was bootstrapped or last upgraded with.
-pub const VERSION: u64 = 2;
+/// domains, `key_instances`, the schema meta-keys), 3 documents a
+/// predicate's `functional` key (the contradictions queue). A nexus records
+/// the version it was bootstrapped or last upgraded with.
+pub const VERSION: u64 = 3;
 
 /// Where a nexus records its Genesis version (absent: version 1).
 pub(crate) const VERSION_KEY: &str = "nexus/genesis_version";

@@ -412,7 +412,7 @@ impl<'t> Graph<'t> {
     }
 
     /// The interned id of a record key (`None`: no record holds it).
-    fn key_id(&self, key: &str) -> Result<Option<u32>> {
+    pub(crate) fn key_id(&self, key: &str) -> Result<Option<u32>> {
         if let Some(k) = self.key_ids.borrow().get(key) {
             return Ok(*k);
         }

@@ -12,7 +12,9 @@
 //! - unconsolidated episodes: `Event` / `Experience` concepts with no
 //!   `consolidated_to` link (the RC11 memory profile);
 //! - unreviewed: the trace's agent writes flagged `Unverified` that no
-//!   curator has marked `Reviewed` or `Rejected`.
+//!   curator has marked `Reviewed` or `Rejected`;
+//! - contradictions: subjects with two live objects of a functional
+//!   predicate (`crate::contradictions`), the subjects as the sample.
 //!
 //! One pass over the concepts and one over the links; the meta-types'
 //! instances (the schema) are left out of every list but the totals.
@@ -70,6 +72,9 @@ pub struct Health {
     pub fading: Counted,
     pub low_confidence: Counted,
     pub unconsolidated: Counted,
+    /// Subjects with more than one live object of a functional predicate
+    /// (the queue: `Nexus::contradictions`).
+    pub contradictions: Counted,
     pub thresholds: Thresholds,
 }
 
@@ -188,6 +193,19 @@ pub fn health(g: &Graph<'_>, now: &str) -> Result<Health> {
     for (t, n) in per_type {
         h.by_type.insert(g.type_name(t)?.to_string(), n);
     }
+    let query = crate::contradictions::ContradictionQuery {
+        limit: SAMPLE,
+        ..Default::default()
+    };
+    let found = crate::contradictions::contradictions(g, &query)?;
+    h.contradictions = Counted {
+        count: found.total,
+        sample: found
+            .contradictions
+            .into_iter()
+            .map(|c| c.subject.id)
+            .collect(),
+    };
     Ok(h)
 }
 

@@ -47,6 +47,7 @@
 mod backup;
 pub mod bulk;
 mod clock;
+pub mod contradictions;
 mod cursor;
 pub mod duplicates;
 mod embedding;

@@ -6,6 +6,7 @@ mod attr_index;
 mod common;
 mod compat;
 mod concurrency;
+mod contradictions;
 mod curator;
 mod duplicates;
 mod engine;

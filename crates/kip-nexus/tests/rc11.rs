@@ -39,6 +39,11 @@ const OFFICIAL_GENESIS: [&str; 3] = ["Genesis.kip", "Person.kip", "Event.kip"];
 /// What an instance_schema entry says beyond its prose.
 const SCHEMA_KEYS: [&str; 5] = ["type", "item_type", "enum", "default_value", "is_required"];
 
+/// The instance_schema keys our Genesis adds to the official ones, each an
+/// extension of KIP Explorer its description names (`functional`: at most
+/// one object per subject, for the contradictions queue).
+const EXTENSION_KEYS: [&str; 1] = ["functional"];
+
 /// What a predicate definition says beyond its prose.
 const PREDICATE_KEYS: [&str; 2] = ["is_symmetric", "is_transitive"];
 
@@ -166,7 +171,10 @@ fn schema(meta: &str, attributes: &Map<String, Json>) -> Json {
     };
     let entries = instance_schema.as_object().expect("an object");
     let mut out = Map::new();
-    for (key, entry) in entries {
+    for (key, entry) in entries
+        .iter()
+        .filter(|(k, _)| !EXTENSION_KEYS.contains(&k.as_str()))
+    {
         let entry = entry.as_object().expect("a schema entry is an object");
         let mut kept = Map::new();
         for field in SCHEMA_KEYS {

@@ -10,6 +10,7 @@
 
 pub mod bench;
 pub mod check;
+pub mod contradictions;
 pub mod exec;
 pub mod export;
 pub mod fmt;

@@ -22,7 +22,7 @@ export type ApiError = { code: ErrorCode, message: string, hint: string, data?: 
  * The operations of the API, by their wire name (`/api/<name>`
  * over HTTP, the operation of the desktop shell's `api_call`).
  */
-export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "profiles" | "install_profile" | "health" | "duplicates" | "duplicates_dismiss" | "schema_map" | "triage" | "triage_apply" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "prefs_get" | "prefs_put" | "trace_promote" | "list_logs" | "trace_revert_to";
+export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "profiles" | "install_profile" | "health" | "duplicates" | "duplicates_dismiss" | "schema_map" | "triage" | "triage_apply" | "contradictions" | "contradiction_resolve" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "prefs_get" | "prefs_put" | "trace_promote" | "list_logs" | "trace_revert_to";
 
 /**
  * No body: the operation reads none (any body is ignored).
@@ -1397,7 +1397,12 @@ by_predicate: { [key in string]: number },
 /**
  * Concepts per domain (by `belongs_to_domain`).
  */
-by_domain: { [key in string]: number }, orphans: Counted, expired: Counted, fading: Counted, low_confidence: Counted, unconsolidated: Counted, thresholds: Thresholds, };
+by_domain: { [key in string]: number }, orphans: Counted, expired: Counted, fading: Counted, low_confidence: Counted, unconsolidated: Counted, 
+/**
+ * Subjects with more than one live object of a functional predicate
+ * (the queue: `Nexus::contradictions`).
+ */
+contradictions: Counted, thresholds: Thresholds, };
 
 /**
  * A count and the first elements it counts (`C:…` / `P:…`).
@@ -1434,7 +1439,12 @@ by_predicate: { [key in string]: number },
 /**
  * Concepts per domain (by `belongs_to_domain`).
  */
-by_domain: { [key in string]: number }, orphans: Counted, expired: Counted, fading: Counted, low_confidence: Counted, unconsolidated: Counted, thresholds: Thresholds, };
+by_domain: { [key in string]: number }, orphans: Counted, expired: Counted, fading: Counted, low_confidence: Counted, unconsolidated: Counted, 
+/**
+ * Subjects with more than one live object of a functional predicate
+ * (the queue: `Nexus::contradictions`).
+ */
+contradictions: Counted, thresholds: Thresholds, };
 
 /**
  * `schema_map`: how many best-connected concepts (default
@@ -1632,6 +1642,111 @@ kip: string,
 trace_entry?: string, };
 
 /**
+ * The contradictions found, and how many there are in all.
+ */
+export type Contradictions = { total: number, 
+/**
+ * The functional predicates looked at.
+ */
+functional: Array<string>, 
+/**
+ * The first `limit`, by subject id then predicate.
+ */
+contradictions: Array<Contradiction>, };
+
+/**
+ * A subject with more than one live object of a functional predicate.
+ */
+export type Contradiction = { 
+/**
+ * Stable while the contradiction stands: `functional:<subject>/<predicate>`.
+ */
+id: string, 
+/**
+ * `functional` (the one kind today: see the module doc).
+ */
+kind: string, subject: ContradictionEnd, predicate: string, 
+/**
+ * The live links, oldest first.
+ */
+sides: Array<ContradictionSide>, };
+
+/**
+ * One side of a contradiction: a live link and where it came from.
+ */
+export type ContradictionSide = { 
+/**
+ * The link (`P:…`).
+ */
+id: string, 
+/**
+ * What it says the subject's one object is.
+ */
+object: ContradictionEnd, 
+/**
+ * `metadata.source` (a string or an array), if any.
+ */
+source: JsonValue, author: string | null, confidence: number | null, 
+/**
+ * `metadata._created_at` (the engine's).
+ */
+created_at: string | null, 
+/**
+ * `metadata._updated_at` (the engine's).
+ */
+updated_at: string | null, };
+
+/**
+ * A concept (or, for a higher-order link, a link) a contradiction names.
+ */
+export type ContradictionEnd = { 
+/**
+ * `C:…` or `P:…`.
+ */
+id: string, 
+/**
+ * The concept's type (empty for a link).
+ */
+type: string, 
+/**
+ * The concept's name (the link's id for a link).
+ */
+name: string, };
+
+/**
+ * What a resolution ran: its KIP text and parameters, and the engine's
+ * response (the changes it made, or would make in a dry run).
+ */
+export type Resolved = { command: string, parameters: { [key in string]?: JsonValue }, dry_run: boolean, 
+/**
+ * The `execute` response's `result`.
+ */
+result: JsonValue, };
+
+/**
+ * `contradictions`: which subject types (all when absent), how many.
+ */
+export type ContradictionsRequest = { 
+/**
+ * Only subjects of these concept types.
+ */
+types?: Array<string>, 
+/**
+ * At most this many listed (default 100); `total` counts them all.
+ */
+limit?: number, };
+
+/**
+ * `contradiction_resolve`: keep one link (`P:…`), retire the others of
+ * the same subject and predicate, with the curator's reason.
+ */
+export type ContradictionResolveRequest = { keep: string, retire: Array<string>, reason?: string, 
+/**
+ * Preview only: the write run and rolled back, its changes returned.
+ */
+dry_run?: boolean, };
+
+/**
  * A profile and whether this nexus carries it.
  */
 export type ProfileInfo = { 
@@ -1691,6 +1806,8 @@ export interface Operations {
   schema_map: { request: SchemaMapRequest; response: SchemaMap };
   triage: { request: TriageQuery; response: TriagePage };
   triage_apply: { request: TriageApply; response: TriageOutcome };
+  contradictions: { request: ContradictionsRequest; response: Contradictions };
+  contradiction_resolve: { request: ContradictionResolveRequest; response: Resolved };
   neighbourhood: { request: NeighbourhoodRequest; response: NeighbourhoodResponse };
   changes: { request: ChangesRequest; response: ChangesResponse };
   info: { request: NoBody; response: NexusInfo };
