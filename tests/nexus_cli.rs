@@ -515,6 +515,8 @@ fn kip_schema_map_prints_the_memorys_shape() {
     // --hubs belongs to --map.
     let bad = kip(&nexus, &["schema", "--hubs", "3"]);
     assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+}
+
 /// Issue 31 §4: `kip contradictions` prints the contradictions as a JSON
 /// array with each side's provenance; `kip contradictions resolve --keep
 /// --retire --dry-run` previews and changes nothing, without `--dry-run`
