@@ -18,4 +18,5 @@ mod rc11;
 mod revert;
 mod semantic;
 mod sweep;
+mod time_travel;
 mod trace;
