@@ -42,6 +42,7 @@ mod profile;
 mod promote;
 mod queues;
 mod settings;
+mod time_travel;
 pub mod tools;
 mod trace;
 pub mod types;
@@ -74,6 +75,7 @@ pub use queues::{
     DEFAULT_DUPLICATES, DismissRequest, DismissResponse, DuplicatesRequest, DuplicatesResponse,
     HealthResponse,
 };
+pub use time_travel::DiffRequest;
 pub use trace::{
     LIST_LOGS_DEFAULT, LIST_LOGS_MAX, ListLogsRequest, ListLogsResponse, TraceAddRequest,
     TraceEntryRequest, TraceFlagRequest, TraceImportRequest, TraceImportResponse,

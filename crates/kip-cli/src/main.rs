@@ -71,6 +71,8 @@ enum Cmd {
     Health,
     /// Duplicate candidates (concept pairs of one type that may be one), as JSON Lines best first with their reasons; `kip duplicates dismiss ID ID` remembers a pair is not the same.
     Duplicates(cmd::queues::Args),
+    /// What changed between two times (ISO 8601 or trace entries T:n), rebuilt from the trace: JSON `added`, `changed`, `removed`, each element with `before` and `after`.
+    Diff(cmd::queues::DiffArgs),
     /// Search concepts by name and by meaning (SEARCH CONCEPT … MODE): `kip search "blood pressure medicine" --mode semantic`.
     Search(cmd::search::Args),
     /// Print get_knowledge_schema: the JSON Schema of a YAML bundle for this nexus, and an example.
@@ -200,6 +202,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Cmd::Init { profile } => cmd::init::run(db, profile),
         Cmd::Duplicates(args) => cmd::queues::run(db, args),
         Cmd::Health => cmd::queues::health(db),
+        Cmd::Diff(args) => cmd::queues::diff(db, args),
         Cmd::Schema => cmd::schema::run(db),
         Cmd::Search(args) => cmd::search::run(db, args),
         Cmd::Resolve(args) => cmd::resolve::run(db, args),

@@ -22,7 +22,7 @@ export type ApiError = { code: ErrorCode, message: string, hint: string, data?: 
  * The operations of the API, by their wire name (`/api/<name>`
  * over HTTP, the operation of the desktop shell's `api_call`).
  */
-export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "profiles" | "install_profile" | "health" | "duplicates" | "duplicates_dismiss" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "prefs_get" | "prefs_put" | "trace_promote" | "list_logs" | "trace_revert_to";
+export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "profiles" | "install_profile" | "health" | "duplicates" | "duplicates_dismiss" | "diff" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "prefs_get" | "prefs_put" | "trace_promote" | "list_logs" | "trace_revert_to";
 
 /**
  * No body: the operation reads none (any body is ignored).
@@ -60,7 +60,13 @@ explain?: boolean,
  * becomes a THINK `DecisionRationale` entry of the cognitive trace,
  * linked to the command's own entry (writes only).
  */
-reason?: string, };
+reason?: string, 
+/**
+ * An extension of KIP Explorer: run the reads as of a past time (ISO
+ * 8601) or trace entry (`T:n`), on the nexus rebuilt from the trace's
+ * before-images. Writes are refused.
+ */
+as_of?: string, };
 
 /**
  * One command of a batch: text using the shared parameters, or an object
@@ -243,7 +249,12 @@ offset?: number,
 /**
  * Page size (default 50, at most 1,000).
  */
-limit?: number, };
+limit?: number, 
+/**
+ * The neighbourhood as of a past time (ISO 8601) or trace entry
+ * (`T:n`), rebuilt from the trace (see `Nexus::as_of`).
+ */
+as_of?: string, };
 
 /**
  * The answer to a [`NeighbourhoodRequest`].
@@ -1493,6 +1504,7 @@ export interface Operations {
   health: { request: NoBody; response: HealthResponse };
   duplicates: { request: DuplicatesRequest; response: DuplicatesResponse };
   duplicates_dismiss: { request: DismissRequest; response: DismissResponse };
+  diff: { request: DiffRequest; response: Diff };
   neighbourhood: { request: NeighbourhoodRequest; response: NeighbourhoodResponse };
   changes: { request: ChangesRequest; response: ChangesResponse };
   info: { request: NoBody; response: NexusInfo };
