@@ -14,4 +14,5 @@ mod nesting;
 mod nexus_cli;
 mod serve;
 mod tidy;
+mod time_travel;
 mod trace;

@@ -1448,6 +1448,98 @@ by_predicate: { [key in string]: number },
 by_domain: { [key in string]: number }, orphans: Counted, expired: Counted, fading: Counted, low_confidence: Counted, unconsolidated: Counted, thresholds: Thresholds, };
 
 /**
+ * Where a view stands, as every face reports it.
+ */
+export type AsOfPoint = { 
+/**
+ * What was asked for: a time as the engine stamps times (ISO 8601,
+ * UTC, whole seconds), or a trace entry id.
+ */
+at: string, 
+/**
+ * The newest write entry the view includes (`T:0`: none).
+ */
+entry: string, 
+/**
+ * When that entry was written.
+ */
+entry_at?: string, 
+/**
+ * How far back the trace reaches: the time of its oldest kept entry
+ * (absent when the trace is empty).
+ */
+oldest_at?: string, 
+/**
+ * Whether retention dropped older entries (then no view reaches
+ * before `oldest_at`).
+ */
+dropped: boolean, 
+/**
+ * Whether the view is the nexus as it is now (no write after the
+ * point).
+ */
+now: boolean, };
+
+/**
+ * What [`Nexus::diff`] found.
+ */
+export type Diff = { since: AsOfPoint, until: AsOfPoint, added: Array<DiffElement>, changed: Array<DiffElement>, removed: Array<DiffElement>, totals: DiffTotals, 
+/**
+ * Some list stopped at the limit (the totals count them all).
+ */
+truncated: boolean, };
+
+/**
+ * One element of a diff: what it is, and its state at both points
+ * (`before` absent: added; `after` absent: removed).
+ */
+export type DiffElement = { id: string, kind: ChangeKind, 
+/**
+ * A concept's type, or a link's predicate.
+ */
+type?: string, 
+/**
+ * A concept's name.
+ */
+name?: string, 
+/**
+ * A link's subject, named.
+ */
+subject?: ChangeEnd, 
+/**
+ * A link's object, named.
+ */
+object?: ChangeEnd, before: DiffState | null, after: DiffState | null, };
+
+/**
+ * An element's state at one point.
+ */
+export type DiffState = { attributes: Record<string, unknown>, metadata: Record<string, unknown>, 
+/**
+ * A link's subject (`C:…` / `P:…`).
+ */
+subject?: string, 
+/**
+ * A link's object.
+ */
+object?: string, };
+
+/**
+ * How many elements each list holds in all (the lists stop at the limit).
+ */
+export type DiffTotals = { added: number, changed: number, removed: number, };
+
+/**
+ * `diff`: what changed between `since` and `until` (now when absent),
+ * each an ISO 8601 time or a trace entry id (`T:n`).
+ */
+export type DiffRequest = { since: string, until?: string, 
+/**
+ * At most this many elements per list (default 1,000, at most 10,000).
+ */
+limit?: number, };
+
+/**
  * A profile and whether this nexus carries it.
  */
 export type ProfileInfo = { 
