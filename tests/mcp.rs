@@ -100,7 +100,8 @@ async fn an_mcp_client_lists_the_tools_and_resources_and_reads_both_resources() 
             "resolve_logic_properties",
             "record_trace",
             "memory_health",
-            "duplicate_candidates"
+            "duplicate_candidates",
+            "memory_changes"
         ]
     );
     let execute = &tools[0];
@@ -647,8 +648,19 @@ async fn a_maintenance_agent_reads_the_memorys_health_and_duplicates_over_mcp() 
     let candidates = dupes["candidates"].as_array().expect("candidates");
     assert_eq!(candidates.len(), 1, "{dupes:#}");
     assert_eq!(candidates[0]["a"]["name"], "Ibuprofen");
+    // What changed since before the write: both Drugs (and the type), added.
+    let changes = structured(
+        &call(&client, "memory_changes", json!({"since": "2001-01-01"})).await,
+    );
+    let added: Vec<&str> = changes["added"]
+        .as_array()
+        .expect("added")
+        .iter()
+        .filter_map(|e| e["name"].as_str())
+        .collect();
+    assert!(added.contains(&"ibuprofen"), "{changes:#}");
     let tools = client.list_all_tools().await.expect("tools/list");
-    for name in ["memory_health", "duplicate_candidates"] {
+    for name in ["memory_health", "duplicate_candidates", "memory_changes"] {
         let tool = tools.iter().find(|t| t.name == name).expect("listed");
         assert_eq!(
             tool.annotations.as_ref().and_then(|a| a.read_only_hint),
