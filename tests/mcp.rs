@@ -649,9 +649,8 @@ async fn a_maintenance_agent_reads_the_memorys_health_and_duplicates_over_mcp() 
     assert_eq!(candidates.len(), 1, "{dupes:#}");
     assert_eq!(candidates[0]["a"]["name"], "Ibuprofen");
     // What changed since before the write: both Drugs (and the type), added.
-    let changes = structured(
-        &call(&client, "memory_changes", json!({"since": "2001-01-01"})).await,
-    );
+    let changes =
+        structured(&call(&client, "memory_changes", json!({"since": "2001-01-01"})).await);
     let added: Vec<&str> = changes["added"]
         .as_array()
         .expect("added")

@@ -336,3 +336,33 @@ fn a_time_beyond_the_trace_retention_is_refused_naming_the_oldest_time_kept() {
     assert!(view.point.dropped);
     assert_eq!(view.point.oldest_at.as_deref(), Some(oldest.as_str()));
 }
+
+#[test]
+fn writes_made_with_the_trace_off_are_counted_as_not_undone() {
+    let (_dir, nexus) = fresh();
+    assert!(exec(&nexus, ASPIRIN).get("error").is_none());
+    let then = format!("T:{}", nexus.last_trace_id().expect("id"));
+    assert_eq!(nexus.as_of(&then).expect("as of").point.untraced, 0);
+    nexus.set_trace_settings(TraceSettings {
+        enabled: false,
+        ..TraceSettings::default()
+    });
+    let r = exec(
+        &nexus,
+        r#"UPDATE ?d SET ATTRIBUTES { risk_level: 7 } WHERE { ?d {type: "Drug", name: "Aspirin"} }"#,
+    );
+    assert!(r.get("error").is_none(), "{r:#}");
+    nexus.set_trace_settings(TraceSettings::default());
+    assert!(
+        exec(
+            &nexus,
+            r#"UPSERT { CONCEPT ?s { {type: "Symptom", name: "Fever"} } }"#
+        )
+        .get("error")
+        .is_none()
+    );
+    let view = nexus.as_of(&then).expect("as of");
+    assert_eq!(view.point.untraced, 1, "{:?}", view.point);
+    let diff = nexus.diff(&then, None, None).expect("diff");
+    assert_eq!(diff.since.untraced, 1);
+}

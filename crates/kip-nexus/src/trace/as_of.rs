@@ -19,7 +19,10 @@
 //! (stamps are whole seconds). How far back a view reaches is the trace's
 //! retention: once entries were dropped, a time before the oldest kept
 //! entry is refused, naming it. Imported entries (`data.imported_from`)
-//! describe another nexus's history and are never undone.
+//! describe another nexus's history and are never undone. Writes made
+//! while the trace was off have no before-image: the view cannot undo
+//! them, and says how many there are (`untraced`, counted from the change
+//! log's numbering).
 
 use std::sync::{Arc, Mutex};
 
@@ -58,6 +61,10 @@ pub struct AsOfPoint {
     /// Whether the view is the nexus as it is now (no write after the
     /// point).
     pub now: bool,
+    /// Writes committed after the point while the trace was off: the
+    /// trace holds no before-image of them, so the view (and a diff) does
+    /// not undo them and is not exact when this is above 0.
+    pub untraced: u64,
 }
 
 /// A read-only view of the nexus as of a past point ([`Nexus::as_of`]).
@@ -288,6 +295,11 @@ impl Nexus {
                         .and_then(|b| b.get("at").and_then(Json::as_str).map(str::to_owned)),
                 };
                 let now = !self.writes_after(txn, position)?;
+                let untraced = if dropped && position == 0 {
+                    0
+                } else {
+                    self.untraced_after(txn, position, dropped)?
+                };
                 Ok::<_, TxnError>(Point {
                     position,
                     report: AsOfPoint {
@@ -297,6 +309,7 @@ impl Nexus {
                         oldest_at,
                         dropped,
                         now,
+                        untraced,
                     },
                 })
             })
@@ -334,6 +347,47 @@ impl Nexus {
             Some(e) => Err(e),
             None => Ok(found),
         }
+    }
+
+    /// How many writes committed after entry `position` no entry holds
+    /// (made while the trace was off). The change log numbers every
+    /// committed write one after the other, and each write's entry names
+    /// its number (`data.change_seq`), so the gap is the count.
+    fn untraced_after(
+        &self,
+        txn: &kip_store::RoTxn<'_>,
+        position: u64,
+        dropped: bool,
+    ) -> std::result::Result<u64, TxnError> {
+        let seqs = |body: &Json| -> Vec<u64> {
+            let data = body.get("data");
+            if data.is_some_and(|d| d.get("imported_from").is_some()) {
+                return Vec::new();
+            }
+            data.and_then(|d| d.get("change_seq"))
+                .and_then(Json::as_array)
+                .map(|a| a.iter().filter_map(Json::as_u64).collect())
+                .unwrap_or_default()
+        };
+        let mut base = None;
+        self.store
+            .visit_trace(txn, None, Some(position + 1), true, |_, body| {
+                base = seqs(&body).into_iter().max();
+                Ok(base.is_none())
+            })?;
+        // Without a numbered write kept at or before the point, the count
+        // starts at the first write only if retention dropped nothing.
+        let Some(base) = base.or((!dropped).then_some(0)) else {
+            return Ok(0);
+        };
+        let mut traced = 0u64;
+        self.store
+            .visit_trace(txn, Some(position), None, false, |_, body| {
+                traced += seqs(&body).into_iter().filter(|&s| s > base).count() as u64;
+                Ok(true)
+            })?;
+        let last = self.store.last_change_seq(txn)?;
+        Ok(last.saturating_sub(base).saturating_sub(traced))
     }
 
     /// Whether a write of this nexus committed after entry `position`.

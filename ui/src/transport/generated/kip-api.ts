@@ -1478,7 +1478,13 @@ dropped: boolean,
  * Whether the view is the nexus as it is now (no write after the
  * point).
  */
-now: boolean, };
+now: boolean, 
+/**
+ * Writes committed after the point while the trace was off: the
+ * trace holds no before-image of them, so the view (and a diff) does
+ * not undo them and is not exact when this is above 0.
+ */
+untraced: number, };
 
 /**
  * What [`Nexus::diff`] found.
