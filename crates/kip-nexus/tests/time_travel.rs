@@ -366,3 +366,27 @@ fn writes_made_with_the_trace_off_are_counted_as_not_undone() {
     let diff = nexus.diff(&then, None, None).expect("diff");
     assert_eq!(diff.since.untraced, 1);
 }
+
+/// A killed host leaves its view's copy behind; the next view made by any
+/// process removes it.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_view_left_behind_by_an_ended_process_is_removed() {
+    let left = std::env::temp_dir().join("kip-as-of-4294967294-left");
+    std::fs::create_dir_all(&left).expect("dir");
+    std::fs::write(left.join("data.mdb"), b"old").expect("file");
+    let (_dir, nexus) = fresh();
+    assert!(exec(&nexus, ASPIRIN).get("error").is_none());
+    let then = format!("T:{}", nexus.last_trace_id().expect("id"));
+    assert!(
+        exec(
+            &nexus,
+            r#"UPSERT { CONCEPT ?s { {type: "Symptom", name: "Fever"} } }"#
+        )
+        .get("error")
+        .is_none()
+    );
+    let view = nexus.as_of(&then).expect("as of");
+    assert!(!view.point.now);
+    assert!(!left.exists(), "the left-behind view is gone");
+}

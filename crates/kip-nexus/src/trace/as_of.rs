@@ -189,8 +189,9 @@ impl Nexus {
 
     /// A fresh copy of the store rewound to `position`.
     fn rewound_copy(&self, position: u64) -> Result<Rewound> {
+        sweep_left_behind();
         let dir = tempfile::Builder::new()
-            .prefix("kip-as-of-")
+            .prefix(&format!("{COPY_PREFIX}{}-", std::process::id()))
             .tempdir()
             .map_err(|e| {
                 KipError::new(
@@ -405,6 +406,36 @@ impl Nexus {
                 Ok(!any)
             })?;
         Ok(any)
+    }
+}
+
+/// The name of a view's temporary folder begins with this and the id of
+/// the process that made it.
+const COPY_PREFIX: &str = "kip-as-of-";
+
+/// Removes the views that processes which ended without closing them (a
+/// killed `kip serve`) left in the temporary folder. Only where a process's
+/// liveness can be read (`/proc`); elsewhere they stay until the system
+/// cleans its temporary folder.
+fn sweep_left_behind() {
+    #[cfg(target_os = "linux")]
+    {
+        let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let pid = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(COPY_PREFIX))
+                .and_then(|rest| rest.split('-').next())
+                .and_then(|p| p.parse::<u32>().ok());
+            if let Some(pid) = pid
+                && !std::path::Path::new("/proc").join(pid.to_string()).exists()
+            {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
     }
 }
 
