@@ -14,5 +14,6 @@ mod nesting;
 mod nexus_cli;
 mod serve;
 mod tidy;
+mod time_travel;
 mod trace;
 mod triage;

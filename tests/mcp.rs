@@ -101,7 +101,9 @@ async fn an_mcp_client_lists_the_tools_and_resources_and_reads_both_resources() 
             "record_trace",
             "memory_health",
             "duplicate_candidates",
-            "decay_triage"
+            "decay_triage",
+            "contradictions",
+            "memory_changes"
         ]
     );
     let execute = &tools[0];
@@ -675,12 +677,23 @@ async fn a_maintenance_agent_reads_the_memorys_health_and_duplicates_over_mcp() 
         found["contradictions"][0]["sides"].as_array().map(Vec::len),
         Some(2)
     );
+    // What changed since before the write: both Drugs (and the type), added.
+    let changes =
+        structured(&call(&client, "memory_changes", json!({"since": "2001-01-01"})).await);
+    let added: Vec<&str> = changes["added"]
+        .as_array()
+        .expect("added")
+        .iter()
+        .filter_map(|e| e["name"].as_str())
+        .collect();
+    assert!(added.contains(&"ibuprofen"), "{changes:#}");
     let tools = client.list_all_tools().await.expect("tools/list");
     for name in [
         "memory_health",
         "duplicate_candidates",
         "decay_triage",
         "contradictions",
+        "memory_changes",
     ] {
         let tool = tools.iter().find(|t| t.name == name).expect("listed");
         assert_eq!(

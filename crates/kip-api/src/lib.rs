@@ -43,6 +43,7 @@ mod profile;
 mod promote;
 mod queues;
 mod settings;
+mod time_travel;
 pub mod tools;
 mod trace;
 mod triage;
@@ -79,6 +80,7 @@ pub use queues::{
     DEFAULT_DUPLICATES, DismissRequest, DismissResponse, DuplicatesRequest, DuplicatesResponse,
     HealthResponse, MAX_HUBS, SchemaMapRequest,
 };
+pub use time_travel::DiffRequest;
 pub use trace::{
     LIST_LOGS_DEFAULT, LIST_LOGS_MAX, ListLogsRequest, ListLogsResponse, TraceAddRequest,
     TraceEntryRequest, TraceFlagRequest, TraceImportRequest, TraceImportResponse,

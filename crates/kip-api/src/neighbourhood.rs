@@ -33,6 +33,12 @@ pub(crate) fn neighbourhood(
     let target = Target::of(&request.element, "neighbourhood", "element.id")?;
     let limit = request.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
     let offset = request.offset.unwrap_or(0);
+    let past = request
+        .as_of
+        .as_deref()
+        .map(|at| nexus.as_of(at))
+        .transpose()?;
+    let nexus = past.as_ref().map_or(nexus, |v| v.nexus());
     nexus
         .read(|g| {
             let element = target.resolve(g)?;

@@ -276,6 +276,11 @@ operations! {
         crate::contradictions::resolve(api, &r)
     }
 
+    /// What changed between two times (or trace entries): the elements
+    /// added, changed and removed, each with its state at both.
+    Diff = "diff", Effect::Reads, get ["limit"],
+    fn(api, r: crate::DiffRequest) -> kip_nexus::Diff { crate::time_travel::diff(&api.nexus, &r) }
+
     /// An element's links, counted by predicate, and one page of them.
     Neighbourhood = "neighbourhood", Effect::Reads,
     fn(api, r: NeighbourhoodRequest) -> NeighbourhoodResponse { api.neighbourhood(&r) }

@@ -330,6 +330,7 @@ pub fn all() -> Vec<ToolDefinition> {
         duplicate_candidates(),
         decay_triage(),
         contradictions(),
+        memory_changes(),
     ]
 }
 
@@ -353,6 +354,28 @@ pub fn decay_triage() -> ToolDefinition {
             "additionalProperties": false
         }),
         operation: crate::Operation::Triage,
+        destructive: false,
+    }
+}
+
+/// `memory_changes`: what changed in the memory between two times (the
+/// sleep cycle's "what happened since my last run"), read-only.
+pub fn memory_changes() -> ToolDefinition {
+    ToolDefinition {
+        name: "memory_changes",
+        title: "List what changed between two times",
+        description: "What changed in the memory between `since` and `until` (default now), rebuilt from the cognitive trace: {added, changed, removed: [{id, kind, type, name, before, after}], totals, truncated, since, until}; before/after hold attributes and metadata (and a link's subject and object) at each time. Times are ISO 8601 (2026-11-28T09:30:00Z, or a date) or trace entry ids (T:42). The engine's `_` metadata is not compared. A time before the trace's retention is refused, naming the oldest time kept. Use it at the start of a sleep cycle with the time of the last one. Changes nothing.",
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "since": {"type": "string", "description": "From this time (ISO 8601) or trace entry (T:n)."},
+                "until": {"type": "string", "description": "Up to this time or entry (default: now)."},
+                "limit": {"type": "integer", "minimum": 1, "description": "At most this many elements per list (default 1000)."}
+            },
+            "required": ["since"],
+            "additionalProperties": false
+        }),
+        operation: crate::Operation::Diff,
         destructive: false,
     }
 }

@@ -291,6 +291,7 @@ fn hub_request(offset: Option<u64>, limit: Option<u32>) -> NeighbourhoodRequest 
         direction: None,
         offset,
         limit,
+        as_of: None,
     }
 }
 
@@ -347,6 +348,7 @@ fn neighbourhood_counts_links_by_predicate_and_pages_without_repeats() {
             direction: Some(Direction::Incoming),
             offset: None,
             limit: Some(10),
+            as_of: None,
         })
         .expect("incoming");
     assert_eq!(r.total_incoming, 1);
@@ -376,6 +378,7 @@ fn neighbourhood_errors_name_what_is_wrong() {
         direction: None,
         offset: None,
         limit: None,
+        as_of: None,
     };
     assert_eq!(
         api.neighbourhood(&by_id("C:x")).err().map(|e| e.code),

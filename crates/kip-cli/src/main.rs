@@ -75,6 +75,8 @@ enum Cmd {
     Triage(cmd::triage::Args),
     /// Contradictions (a subject with two live objects of a functional predicate) as a JSON array, each side with its provenance; `kip contradictions resolve --keep ID --retire ID` keeps one and marks the other superseded.
     Contradictions(cmd::contradictions::Args),
+    /// What changed between two times (ISO 8601 or trace entries T:n), rebuilt from the trace: JSON `added`, `changed`, `removed`, each element with `before` and `after`.
+    Diff(cmd::queues::DiffArgs),
     /// Search concepts by name and by meaning (SEARCH CONCEPT … MODE): `kip search "blood pressure medicine" --mode semantic`.
     Search(cmd::search::Args),
     /// Print get_knowledge_schema: the JSON Schema of a YAML bundle for this nexus, and an example; with --map, the memory's shape instead: types with their counts, links counted by (subject type, predicate, object type), and the best-connected concepts.
@@ -217,6 +219,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             false => cmd::schema::run(db),
         },
         Cmd::Triage(args) => cmd::triage::run(db, args),
+        Cmd::Diff(args) => cmd::queues::diff(db, args),
         Cmd::Search(args) => cmd::search::run(db, args),
         Cmd::Resolve(args) => cmd::resolve::run(db, args),
         Cmd::Watch {

@@ -78,6 +78,29 @@ struct Parsed<'r> {
 }
 
 impl Nexus {
+    /// Runs a request's reads on the nexus as of `at` (see
+    /// [`Nexus::as_of`]); the response says where the view stands
+    /// (`as_of`). The caller has refused its writes.
+    fn execute_as_of(&self, request: &ExecuteKip, ctx: &Context, at: &str) -> Json {
+        let view = match self.as_of(at) {
+            Ok(v) => v,
+            Err(e) => return json!({"error": e}),
+        };
+        let present = ExecuteKip {
+            as_of: None,
+            ..request.clone()
+        };
+        let ctx = ctx.clone().with_access(Access::ReadOnly);
+        let mut r = view.nexus().execute(&present, &ctx);
+        if let Some(o) = r.as_object_mut() {
+            o.insert(
+                "as_of".into(),
+                serde_json::to_value(&view.point).unwrap_or_default(),
+            );
+        }
+        r
+    }
+
     /// Executes an `execute_kip` request for `ctx` and returns the KIP
     /// response (`{"result"…}` or `{"error"…}`; a batch answers
     /// `{"result": [response, …]}`).
@@ -104,10 +127,14 @@ impl Nexus {
                 params,
             })
             .collect();
-        if ctx.access == Access::ReadOnly
-            && let Some(e) = parsed.iter().find_map(refuse_writes)
+        let past = request.as_of.is_some();
+        if (ctx.access == Access::ReadOnly || past)
+            && let Some(e) = parsed.iter().find_map(|p| refuse_writes(p, past))
         {
             return json!({"error": e});
+        }
+        if let Some(at) = &request.as_of {
+            return self.execute_as_of(request, ctx, at);
         }
         // SEARCH by meaning first embeds what writes left waiting (up to a
         // bound; beyond it the answer says how many wait).
@@ -228,12 +255,22 @@ fn batch_item<'r>(item: &'r BatchItem, shared: &Map<String, Json>) -> (&'r str, 
     }
 }
 
-/// For a read-only caller: the `KIP_3004` error of a text's first KML
-/// command. A text that does not parse is not refused here: running it
-/// reports its syntax error.
-fn refuse_writes(one: &Parsed<'_>) -> Option<KipError> {
+/// For a read-only caller, or a request as of a past time (`past`): the
+/// `KIP_3004` error of a text's first KML command. A text that does not
+/// parse is not refused here: running it reports its syntax error.
+fn refuse_writes(one: &Parsed<'_>, past: bool) -> Option<KipError> {
     let commands = one.commands.as_ref().ok()?;
     let kml = commands.iter().find(|c| c.kind() == CommandKind::Kml)?;
+    if past {
+        return Some(
+            KipError::new(
+                ErrorCode::ImmutableTarget,
+                "the nexus as of a past time is read-only: KML (UPSERT, UPDATE, MERGE, DELETE) is refused",
+            )
+            .with_hint("Leave out as_of (--as-of) to change the nexus as it is now; to put elements back as they were, revert their writes from the trace.")
+            .at(one.text, kml.span()),
+        );
+    }
     Some(
         KipError::new(
             ErrorCode::ImmutableTarget,

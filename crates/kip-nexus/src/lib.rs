@@ -107,7 +107,7 @@ pub use schema::{has_immutable_id, is_protected, type_list};
 pub use snapshot::Snapshot;
 pub use stats::Stats;
 pub use trace::{
-    DEFAULT_TRACE_PAGE, Entry as TraceEntry, EntryType as TraceEntryType, MAX_TRACE_PAGE,
-    NewEntry as NewTraceEntry, Reverted, RevertedTo, TraceFilter, TraceNote, TracePage,
-    TraceSettings,
+    AsOf, AsOfPoint, DEFAULT_TRACE_PAGE, Diff, DiffElement, DiffState, DiffTotals,
+    Entry as TraceEntry, EntryType as TraceEntryType, MAX_TRACE_PAGE, NewEntry as NewTraceEntry,
+    Reverted, RevertedTo, TraceFilter, TraceNote, TracePage, TraceSettings,
 };

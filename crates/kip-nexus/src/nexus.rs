@@ -30,6 +30,8 @@ pub struct Nexus {
     /// Where each sweep's next UPDATE cycle starts (see `kql::sweep`).
     pub(crate) sweep_starts: crate::kql::SweepStarts,
     pub(crate) semantic: embedding::Semantic,
+    /// The cached view of a past time (see `trace::as_of`).
+    pub(crate) time_travel: trace::TimeTravel,
 }
 
 impl Drop for Nexus {
@@ -71,6 +73,7 @@ impl Nexus {
             recent_groups: std::sync::Mutex::default(),
             sweep_starts: crate::kql::SweepStarts::default(),
             semantic: embedding::Semantic::default(),
+            time_travel: trace::TimeTravel::default(),
         };
         // A nexus an earlier version made gets this version's Genesis.
         nexus.upgrade_genesis()?;

@@ -36,6 +36,12 @@ pub struct ExecuteKip {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub reason: Option<String>,
+    /// An extension of KIP Explorer: run the reads as of a past time (ISO
+    /// 8601) or trace entry (`T:n`), on the nexus rebuilt from the trace's
+    /// before-images. Writes are refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub as_of: Option<String>,
 }
 
 /// One command of a batch: text using the shared parameters, or an object

@@ -20,5 +20,6 @@ mod rc11;
 mod revert;
 mod semantic;
 mod sweep;
+mod time_travel;
 mod trace;
 mod triage;

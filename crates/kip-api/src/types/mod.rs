@@ -217,6 +217,11 @@ pub struct NeighbourhoodRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub limit: Option<u32>,
+    /// The neighbourhood as of a past time (ISO 8601) or trace entry
+    /// (`T:n`), rebuilt from the trace (see `Nexus::as_of`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub as_of: Option<String>,
 }
 
 /// The answer to a [`NeighbourhoodRequest`].

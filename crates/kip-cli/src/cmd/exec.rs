@@ -1,4 +1,5 @@
-//! `kip exec`: an `execute_kip` request through [`kip_api::Api::execute`].
+//! `kip exec`: an `execute_kip` request through [`kip_api::Api::execute`]
+//! (`--as-of`: its reads on the nexus as of a past time).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,8 +23,11 @@ pub struct Args {
     /// Also print how a FIND was evaluated and, if it found nothing, why.
     #[arg(long)]
     pub explain: bool,
+    /// Read the nexus as of a past time (ISO 8601, e.g. 2026-11-28T09:30:00Z, or a date) or trace entry (T:42), rebuilt from the trace's before-images; writes are refused.
+    #[arg(long, value_name = "ISO")]
+    pub as_of: Option<String>,
     /// A full execute_kip arguments object from FILE, or `-` for standard input.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["command", "params", "dry_run", "explain"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["command", "params", "dry_run", "explain", "as_of"])]
     pub request: Option<PathBuf>,
     /// Apply this write at most once: repeated with the same key and request, it prints the first response without applying again (keys are kept 24 hours, KIP_IDEMPOTENCY_HOURS).
     #[arg(long, value_name = "KEY")]
@@ -79,5 +83,6 @@ fn request(args: Args) -> anyhow::Result<ExecuteRequest> {
         dry_run: args.dry_run.then_some(true),
         explain: args.explain.then_some(true),
         reason: None,
+        as_of: args.as_of,
     })
 }

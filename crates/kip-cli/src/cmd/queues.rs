@@ -2,11 +2,14 @@
 //! health as JSON. `kip duplicates [--type T]… [--limit N]`: the duplicate candidates as
 //! JSON Lines (`a`, `b`, `score`, `reasons`), best first; `kip duplicates
 //! dismiss ID ID`: the pair is not the same and does not come back.
+//! `kip diff --since ISO [--until ISO]`: what changed between two times, as
+//! JSON (`added`, `changed`, `removed`, each element with `before` and
+//! `after`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use kip_api::{DismissRequest, DuplicatesRequest, Operation};
+use kip_api::{DiffRequest, DismissRequest, DuplicatesRequest, Operation};
 
 use crate::stdio::{out, print_error};
 
@@ -56,6 +59,37 @@ pub fn run(db: Option<PathBuf>, args: Args) -> anyhow::Result<ExitCode> {
                 }
                 None => out(&format!("{value}\n")),
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => print_error(&e),
+    }
+}
+
+/// The arguments of `kip diff`.
+#[derive(Debug, clap::Args)]
+pub struct DiffArgs {
+    /// From this time (ISO 8601, or a date, or a trace entry T:42).
+    #[arg(long, value_name = "ISO")]
+    since: String,
+    /// Up to this time (default: now).
+    #[arg(long, value_name = "ISO")]
+    until: Option<String>,
+    /// At most this many elements per list.
+    #[arg(long)]
+    limit: Option<u32>,
+}
+
+/// `kip diff`: the `diff` operation's answer, as JSON.
+pub fn diff(db: Option<PathBuf>, args: DiffArgs) -> anyhow::Result<ExitCode> {
+    let api = crate::db::open_api(db, "kip-cli")?;
+    let request = DiffRequest {
+        since: args.since,
+        until: args.until,
+        limit: args.limit,
+    };
+    match api.call(Operation::Diff, serde_json::to_value(request)?) {
+        Ok(value) => {
+            out(&format!("{value:#}\n"));
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => print_error(&e),

@@ -16,7 +16,9 @@
 //! `_updated_at` is now; the other metadata, reserved keys such as
 //! `_created_at` and `_merged_from` included, are the before-image's. The
 //! changes are noted like any write's, so the compensating write is itself
-//! traced and revertible.
+//! traced and revertible. Time travel's rewind of a throwaway copy
+//! ([`Writer::rewind`]) is the one exception: it puts reserved metadata
+//! back exactly, because it reconstructs a past state, not a new one.
 
 use std::collections::HashMap;
 
@@ -78,8 +80,12 @@ fn recreated_ends(c: &ElementChange) -> Result<(ElementId, ElementId)> {
     Ok((subject, object))
 }
 
-/// Metadata equal but for the keys that move on every write.
-fn same_metadata(a: &Object, b: &Object) -> bool {
+/// Metadata equal but for the keys that move on every write (all of it
+/// when `exact`: a rewind puts those keys back too).
+fn same_metadata(a: &Object, b: &Object, exact: bool) -> bool {
+    if exact {
+        return a == b;
+    }
     let moving = |k: &String| k != "_version" && k != "_updated_at";
     a.iter()
         .filter(|(k, _)| moving(k))
@@ -238,6 +244,9 @@ impl Writer<'_, '_> {
     /// The metadata of an element put back: `before`'s, with `_version`
     /// one above `highest` (and above `before`'s own) and `_updated_at` now.
     fn restored_metadata(&self, before: &Object, highest: u64) -> Object {
+        if self.rewind {
+            return before.clone();
+        }
         let mut meta = before.clone();
         let version = highest.max(version_of(before)) + 1;
         meta.insert("_version".into(), Json::from(version));
@@ -259,7 +268,7 @@ impl Writer<'_, '_> {
                     return Ok(());
                 };
                 if old.attributes == before.attributes
-                    && same_metadata(&old.metadata, &before.metadata)
+                    && same_metadata(&old.metadata, &before.metadata, self.rewind)
                 {
                     return Ok(());
                 }
@@ -282,7 +291,7 @@ impl Writer<'_, '_> {
                 let object = moved_end(before.object.as_ref(), old.object)?;
                 if (subject, object) == (old.subject, old.object)
                     && old.attributes == before.attributes
-                    && same_metadata(&old.metadata, &before.metadata)
+                    && same_metadata(&old.metadata, &before.metadata, self.rewind)
                 {
                     return Ok(());
                 }

@@ -73,6 +73,11 @@ pub struct Writer<'a, 't> {
     /// Where each sweep's next cycle starts (the nexus's; see
     /// `kql::sweep`). Without it every UPDATE scans from the first link.
     pub(crate) sweep_starts: Option<&'a crate::kql::SweepStarts>,
+    /// Set while time travel rewinds a throwaway copy (see
+    /// `trace::as_of`): [`Writer::restore`] puts every element back exactly
+    /// as its before-image says, reserved metadata included, instead of as
+    /// a new mutation.
+    pub(crate) rewind: bool,
 }
 
 impl<'a, 't> Writer<'a, 't> {
@@ -100,6 +105,7 @@ impl<'a, 't> Writer<'a, 't> {
             recent: None,
             known_links_hold: None,
             sweep_starts: None,
+            rewind: false,
         }
     }
 

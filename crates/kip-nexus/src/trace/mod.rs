@@ -17,9 +17,15 @@
 //!
 //! Retention ([`TraceSettings`]) drops the oldest entries first, and a
 //! `SPACE` entry says how many went.
+//!
+//! Time travel reads the same before-images backwards: `as_of` rebuilds
+//! the nexus as of a past time in a throwaway copy, `diff` lists what
+//! changed between two times.
 
 mod append;
+mod as_of;
 mod authority;
+mod diff;
 mod entry;
 mod fold;
 mod ops;
@@ -28,6 +34,9 @@ mod stale;
 mod text;
 
 pub(crate) use append::{Append, CommandRecord, declare_genesis};
+pub(crate) use as_of::TimeTravel;
+pub use as_of::{AsOf, AsOfPoint};
+pub use diff::{Diff, DiffElement, DiffState, DiffTotals};
 pub use entry::{Entry, EntryType, NewEntry, TraceFilter, TraceNote, TraceSettings};
 pub(crate) use fold::{Fold, Tracer};
 pub use ops::{DEFAULT_TRACE_PAGE, MAX_TRACE_PAGE, Reverted, TracePage};

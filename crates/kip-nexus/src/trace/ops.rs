@@ -55,7 +55,7 @@ fn not_found(id: &str) -> KipError {
 
 /// An entry's before-image: its changes, then a creation for every element
 /// of its ranges of created elements (`data.created`, bulk writes).
-fn changes_of(entry: &Entry) -> Option<Vec<ElementChange>> {
+pub(super) fn changes_of(entry: &Entry) -> Option<Vec<ElementChange>> {
     let data = entry.data.as_ref()?;
     let mut list: Vec<ElementChange> = serde_json::from_value(data.get("changes")?.clone()).ok()?;
     for (first, last) in created_of(entry) {

@@ -61,6 +61,14 @@ export class CanvasRenderer implements GraphRenderer {
       graph.on(ev, schedule);
       this.cleanup.push(() => graph.removeListener(ev, schedule));
     }
+    // Nodes replaced one for one leave the counts `bySize` is keyed by as
+    // they were (time travel swaps what was added since for what was
+    // removed since): any node arriving or leaving drops the order.
+    const reorder = () => (this.sortedCache = null);
+    for (const ev of ['nodeAdded', 'nodeDropped', 'cleared'] as const) {
+      graph.on(ev, reorder);
+      this.cleanup.push(() => graph.removeListener(ev, reorder));
+    }
     const arrive = ({ key }: { key: string }) => this.arrived.add(key);
     graph.on('nodeAdded', arrive);
     this.cleanup.push(() => graph.removeListener('nodeAdded', arrive));

@@ -22,7 +22,7 @@ export type ApiError = { code: ErrorCode, message: string, hint: string, data?: 
  * The operations of the API, by their wire name (`/api/<name>`
  * over HTTP, the operation of the desktop shell's `api_call`).
  */
-export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "profiles" | "install_profile" | "health" | "duplicates" | "duplicates_dismiss" | "schema_map" | "triage" | "triage_apply" | "contradictions" | "contradiction_resolve" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "prefs_get" | "prefs_put" | "trace_promote" | "list_logs" | "trace_revert_to";
+export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "profiles" | "install_profile" | "health" | "duplicates" | "duplicates_dismiss" | "schema_map" | "triage" | "triage_apply" | "contradictions" | "contradiction_resolve" | "diff" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "prefs_get" | "prefs_put" | "trace_promote" | "list_logs" | "trace_revert_to";
 
 /**
  * No body: the operation reads none (any body is ignored).
@@ -60,7 +60,13 @@ explain?: boolean,
  * becomes a THINK `DecisionRationale` entry of the cognitive trace,
  * linked to the command's own entry (writes only).
  */
-reason?: string, };
+reason?: string, 
+/**
+ * An extension of KIP Explorer: run the reads as of a past time (ISO
+ * 8601) or trace entry (`T:n`), on the nexus rebuilt from the trace's
+ * before-images. Writes are refused.
+ */
+as_of?: string, };
 
 /**
  * One command of a batch: text using the shared parameters, or an object
@@ -243,7 +249,12 @@ offset?: number,
 /**
  * Page size (default 50, at most 1,000).
  */
-limit?: number, };
+limit?: number, 
+/**
+ * The neighbourhood as of a past time (ISO 8601) or trace entry
+ * (`T:n`), rebuilt from the trace (see `Nexus::as_of`).
+ */
+as_of?: string, };
 
 /**
  * The answer to a [`NeighbourhoodRequest`].
@@ -1747,6 +1758,104 @@ export type ContradictionResolveRequest = { keep: string, retire: Array<string>,
 dry_run?: boolean, };
 
 /**
+ * Where a view stands, as every face reports it.
+ */
+export type AsOfPoint = { 
+/**
+ * What was asked for: a time as the engine stamps times (ISO 8601,
+ * UTC, whole seconds), or a trace entry id.
+ */
+at: string, 
+/**
+ * The newest write entry the view includes (`T:0`: none).
+ */
+entry: string, 
+/**
+ * When that entry was written.
+ */
+entry_at?: string, 
+/**
+ * How far back the trace reaches: the time of its oldest kept entry
+ * (absent when the trace is empty).
+ */
+oldest_at?: string, 
+/**
+ * Whether retention dropped older entries (then no view reaches
+ * before `oldest_at`).
+ */
+dropped: boolean, 
+/**
+ * Whether the view is the nexus as it is now (no write after the
+ * point).
+ */
+now: boolean, 
+/**
+ * Writes committed after the point while the trace was off: the
+ * trace holds no before-image of them, so the view (and a diff) does
+ * not undo them and is not exact when this is above 0.
+ */
+untraced: number, };
+
+/**
+ * What [`Nexus::diff`] found.
+ */
+export type Diff = { since: AsOfPoint, until: AsOfPoint, added: Array<DiffElement>, changed: Array<DiffElement>, removed: Array<DiffElement>, totals: DiffTotals, 
+/**
+ * Some list stopped at the limit (the totals count them all).
+ */
+truncated: boolean, };
+
+/**
+ * One element of a diff: what it is, and its state at both points
+ * (`before` absent: added; `after` absent: removed).
+ */
+export type DiffElement = { id: string, kind: ChangeKind, 
+/**
+ * A concept's type, or a link's predicate.
+ */
+type?: string, 
+/**
+ * A concept's name.
+ */
+name?: string, 
+/**
+ * A link's subject, named.
+ */
+subject?: ChangeEnd, 
+/**
+ * A link's object, named.
+ */
+object?: ChangeEnd, before: DiffState | null, after: DiffState | null, };
+
+/**
+ * An element's state at one point.
+ */
+export type DiffState = { attributes: Record<string, unknown>, metadata: Record<string, unknown>, 
+/**
+ * A link's subject (`C:…` / `P:…`).
+ */
+subject?: string, 
+/**
+ * A link's object.
+ */
+object?: string, };
+
+/**
+ * How many elements each list holds in all (the lists stop at the limit).
+ */
+export type DiffTotals = { added: number, changed: number, removed: number, };
+
+/**
+ * `diff`: what changed between `since` and `until` (now when absent),
+ * each an ISO 8601 time or a trace entry id (`T:n`).
+ */
+export type DiffRequest = { since: string, until?: string, 
+/**
+ * At most this many elements per list (default 1,000, at most 10,000).
+ */
+limit?: number, };
+
+/**
  * A profile and whether this nexus carries it.
  */
 export type ProfileInfo = { 
@@ -1808,6 +1917,7 @@ export interface Operations {
   triage_apply: { request: TriageApply; response: TriageOutcome };
   contradictions: { request: ContradictionsRequest; response: Contradictions };
   contradiction_resolve: { request: ContradictionResolveRequest; response: Resolved };
+  diff: { request: DiffRequest; response: Diff };
   neighbourhood: { request: NeighbourhoodRequest; response: NeighbourhoodResponse };
   changes: { request: ChangesRequest; response: ChangesResponse };
   info: { request: NoBody; response: NexusInfo };
