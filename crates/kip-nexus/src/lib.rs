@@ -67,6 +67,7 @@ mod nexus;
 mod options;
 mod pattern;
 pub mod profile;
+pub mod recall;
 mod request;
 mod run;
 mod schema;

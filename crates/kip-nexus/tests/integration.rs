@@ -15,6 +15,7 @@ mod health;
 mod known;
 mod nesting;
 mod rc11;
+mod reads;
 mod revert;
 mod semantic;
 mod sweep;

@@ -1,0 +1,178 @@
+//! Recall heat (issue 31 §7): per element, how many reads returned it and
+//! by whom, over a time window, from the folded read entries' `returned`
+//! ids (see `returned.rs`).
+//!
+//! Cost: one scan of the trace, newest first, that stops at the window's
+//! start or after [`MAX_HEAT_SCAN`] entries (whichever comes first; the
+//! answer says whether it saw the whole window), plus a hash map of at most
+//! [`MAX_READ_IDS`](super::MAX_READ_IDS) ids per read entry scanned. Every
+//! entry scanned is decoded, so the cost is linear in the entries of the
+//! window up to that bound — BENCHMARKS-style numbers are in the branch's
+//! report, not asserted by tests.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+use crate::graph::{OrInternal as _, Result};
+use crate::nexus::Nexus;
+
+/// The most trace entries one heat request reads.
+pub const MAX_HEAT_SCAN: u64 = 200_000;
+/// The default and largest number of elements one answer lists.
+pub const DEFAULT_HEAT_ELEMENTS: usize = 1_000;
+pub const MAX_HEAT_ELEMENTS: usize = 10_000;
+
+/// Which reads to count.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(default, deny_unknown_fields)]
+pub struct HeatQuery {
+    /// ISO 8601: reads folded at or after (all kept entries when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub since: Option<String>,
+    /// ISO 8601: reads folded at or before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub until: Option<String>,
+    /// Only this originator's reads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub originator: Option<String>,
+    /// At most this many elements, hottest first (default 1,000, at most
+    /// 10,000).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub limit: Option<usize>,
+}
+
+/// How many reads of one originator returned an element.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ReadsBy {
+    pub originator: String,
+    pub reads: u64,
+}
+
+/// One element's heat.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Heat {
+    /// `C:…` or `P:…`.
+    pub id: String,
+    /// How many reads returned it.
+    pub reads: u64,
+    /// The same, per originator, most reads first.
+    pub by: Vec<ReadsBy>,
+}
+
+/// The heat of the window, hottest first.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ReadHeat {
+    pub elements: Vec<Heat>,
+    /// Reads counted (a folded entry counts its `count`).
+    pub reads: u64,
+    /// Returned ids past the per-read bound, not attributed to an element.
+    pub unrecorded: u64,
+    /// Trace entries read.
+    pub scanned: u64,
+    /// Whether the scan reached the window's start (else it stopped after
+    /// [`MAX_HEAT_SCAN`] entries and older reads are not counted).
+    pub complete: bool,
+}
+
+#[derive(Default)]
+struct Tally {
+    reads: u64,
+    by: HashMap<String, u64>,
+}
+
+impl Nexus {
+    /// Recall heat over the trace's read entries (see the module doc).
+    pub fn read_heat(&self, q: &HeatQuery) -> Result<ReadHeat> {
+        let limit = q
+            .limit
+            .unwrap_or(DEFAULT_HEAT_ELEMENTS)
+            .clamp(1, MAX_HEAT_ELEMENTS);
+        let mut tally: HashMap<String, Tally> = HashMap::new();
+        let (mut reads, mut unrecorded, mut scanned, mut complete) = (0, 0, 0, true);
+        self.store
+            .read(|txn| {
+                self.store.visit_trace(txn, None, None, true, |_, body| {
+                    if scanned >= MAX_HEAT_SCAN {
+                        complete = false;
+                        return Ok(false);
+                    }
+                    scanned += 1;
+                    let at = body.get("at").and_then(Json::as_str).unwrap_or_default();
+                    if q.since.as_deref().is_some_and(|s| at < s) {
+                        return Ok(false);
+                    }
+                    if q.until.as_deref().is_some_and(|u| at > u) {
+                        return Ok(true);
+                    }
+                    let originator = body.get("originator").and_then(Json::as_str);
+                    if q.originator
+                        .as_deref()
+                        .is_some_and(|o| originator != Some(o))
+                    {
+                        return Ok(true);
+                    }
+                    let Some(data) = body.get("data").filter(|d| is_read(d)) else {
+                        return Ok(true);
+                    };
+                    reads += data.get("count").and_then(Json::as_u64).unwrap_or(1);
+                    let who = originator.unwrap_or_default();
+                    unrecorded += data
+                        .get("returned_more")
+                        .and_then(Json::as_u64)
+                        .unwrap_or(0);
+                    let returned = data.get("returned").and_then(Json::as_object);
+                    for (id, n) in returned.into_iter().flatten() {
+                        let n = n.as_u64().unwrap_or(1);
+                        let t = tally.entry(id.clone()).or_default();
+                        t.reads += n;
+                        *t.by.entry(who.to_owned()).or_default() += n;
+                    }
+                    Ok(true)
+                })
+            })
+            .kip()?;
+        Ok(ReadHeat {
+            elements: hottest(tally, limit),
+            reads,
+            unrecorded,
+            scanned,
+            complete,
+        })
+    }
+}
+
+/// A folded read entry's data (`read_only`, written by the folder).
+fn is_read(data: &Json) -> bool {
+    data.get("read_only").and_then(Json::as_bool) == Some(true)
+}
+
+fn hottest(tally: HashMap<String, Tally>, limit: usize) -> Vec<Heat> {
+    let mut out: Vec<Heat> = tally
+        .into_iter()
+        .map(|(id, t)| {
+            let mut by: Vec<ReadsBy> =
+                t.by.into_iter()
+                    .map(|(originator, reads)| ReadsBy { originator, reads })
+                    .collect();
+            by.sort_by(|a, b| b.reads.cmp(&a.reads).then(a.originator.cmp(&b.originator)));
+            Heat {
+                id,
+                reads: t.reads,
+                by,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| b.reads.cmp(&a.reads).then_with(|| a.id.cmp(&b.id)));
+    out.truncate(limit);
+    out
+}
