@@ -487,6 +487,34 @@ impl<'t> Graph<'t> {
         self.store.propositions_matching(self.txn, s, p, o).kip()
     }
 
+    /// At most `max` of the links from (`outgoing`) or to `e`, as
+    /// `(id, subject, predicate, object)`, and whether there are more: a
+    /// hub's first links without reading all of them.
+    pub fn links_of(
+        &self,
+        e: ElementId,
+        outgoing: bool,
+        max: usize,
+    ) -> Result<(Vec<(PropositionId, ElementId, u32, ElementId)>, bool)> {
+        let (s, o) = if outgoing {
+            (Some(e), None)
+        } else {
+            (None, Some(e))
+        };
+        let mut out = Vec::new();
+        for link in self
+            .store
+            .iter_propositions_matching(self.txn, s, None, o)
+            .kip()?
+        {
+            if out.len() == max {
+                return Ok((out, true));
+            }
+            out.push(link.kip()?);
+        }
+        Ok((out, false))
+    }
+
     pub fn count_type(&self, type_id: u32) -> Result<u64> {
         self.count(0, type_id)
     }

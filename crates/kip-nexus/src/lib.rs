@@ -104,7 +104,8 @@ pub use schema::{has_immutable_id, is_protected, type_list};
 pub use snapshot::Snapshot;
 pub use stats::Stats;
 pub use trace::{
-    DEFAULT_TRACE_PAGE, Entry as TraceEntry, EntryType as TraceEntryType, MAX_TRACE_PAGE,
-    NewEntry as NewTraceEntry, Reverted, RevertedTo, TraceFilter, TraceNote, TracePage,
-    TraceSettings,
+    DEFAULT_HEAT_ELEMENTS, DEFAULT_TRACE_PAGE, Entry as TraceEntry, EntryType as TraceEntryType,
+    Heat, HeatQuery, MAX_HEAT_ELEMENTS, MAX_HEAT_SCAN, MAX_READ_IDS, MAX_TRACE_PAGE,
+    NewEntry as NewTraceEntry, ReadHeat, ReadsBy, Reverted, RevertedTo, TraceFilter, TraceNote,
+    TracePage, TraceSettings,
 };

@@ -16,6 +16,7 @@ mod known;
 mod nesting;
 mod rc11;
 mod reads;
+mod recall;
 mod revert;
 mod semantic;
 mod sweep;
