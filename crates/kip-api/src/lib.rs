@@ -41,6 +41,7 @@ pub mod prefs;
 mod profile;
 mod promote;
 mod queues;
+mod recall;
 mod settings;
 pub mod tools;
 mod trace;

@@ -73,6 +73,8 @@ enum Cmd {
     Duplicates(cmd::queues::Args),
     /// Search concepts by name and by meaning (SEARCH CONCEPT … MODE): `kip search "blood pressure medicine" --mode semantic`.
     Search(cmd::search::Args),
+    /// What would the agent recall for TEXT? The SEARCH an agent would run, each result with its score's parts (keyword, semantic, fused) and its one-hop context, as JSON; `--pin ID` / `--demote ID` act on a result as a traced, revertible write.
+    Recall(cmd::recall::Args),
     /// Print get_knowledge_schema: the JSON Schema of a YAML bundle for this nexus, and an example.
     Schema,
     /// Compute logic properties (metrics, operators) of a concept type for some of its instances; parameters from --params, else the LLM of KIP_LLM_URL, else a MISSING_INPUT_PARAMS answer listing them.
@@ -202,6 +204,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Cmd::Health => cmd::queues::health(db),
         Cmd::Schema => cmd::schema::run(db),
         Cmd::Search(args) => cmd::search::run(db, args),
+        Cmd::Recall(args) => cmd::recall::run(db, args),
         Cmd::Resolve(args) => cmd::resolve::run(db, args),
         Cmd::Watch {
             dir,
