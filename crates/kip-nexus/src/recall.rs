@@ -66,16 +66,21 @@ pub struct RecallQuery {
 pub struct ScoreParts {
     /// The keyword (BM25) score, normalised to 0–1, if the keyword ranking
     /// found it.
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub keyword: Option<f64>,
     /// The meaning (cosine) score, 0–1, if the meaning ranking found it.
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub semantic: Option<f64>,
     /// The fused score (hybrid only): `1 − (1 − keyword) × (1 − semantic)`
     /// or reciprocal-rank fusion (`KIP_SEARCH_FUSION=rrf`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub fused: Option<f64>,
-    /// The name or an alias equals the query: the hit scores 1.
+    /// Hybrid's exact-name boost: the name or an alias equals the query,
+    /// so the hit scores 1. (Keyword ranking's own bonus for a name equal
+    /// to the query is inside `keyword`.)
     pub exact_name: bool,
 }
 
@@ -107,6 +112,7 @@ pub struct Recalled {
     /// The `_score` SEARCH gives it (rounded as SEARCH rounds).
     pub score: f64,
     pub parts: ScoreParts,
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub memory_strength: Option<f64>,
     pub pinned: bool,
@@ -123,6 +129,7 @@ pub struct Recall {
     pub search: String,
     /// The mode that ranked the hits.
     pub mode: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub warning: Option<String>,
     pub results: Vec<Recalled>,
@@ -275,6 +282,7 @@ pub struct RecallActionOutcome {
     pub result: Json,
     /// The write's trace entry (`T:…`), when committed: reverting it
     /// undoes the action.
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub entry: Option<String>,
 }

@@ -55,7 +55,7 @@ test('recall heat sizes the concepts agents read and says by whom', async () => 
     return hot ? window.kipExplorer.nodeStyle(hot.id) : null;
   }, drugs);
   const style = await read.jsonValue();
-  assert.match(style.label, /read 2× by agent-x/);
+  assert.match(style.label, /read 2× by agent-x$/);
   await shot(page, 'recall-31b-heat');
   await heat.uncheck();
   assert.deepEqual(pageErrors, []);

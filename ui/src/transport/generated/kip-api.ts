@@ -1614,7 +1614,9 @@ semantic?: number,
  */
 fused?: number, 
 /**
- * The name or an alias equals the query: the hit scores 1.
+ * Hybrid's exact-name boost: the name or an alias equals the query,
+ * so the hit scores 1. (Keyword ranking's own bonus for a name equal
+ * to the query is inside `keyword`.)
  */
 exact_name: boolean, };
 
