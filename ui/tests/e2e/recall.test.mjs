@@ -72,6 +72,7 @@ test('the recall simulator ranks with score parts and pins after a preview', asy
   await hit.waitFor();
   assert.match(await hit.getByTestId('recall-parts').textContent(), /keyword \d\.\d{3}/);
   assert.match(await hit.textContent(), /treats Aspirin/);
+  await hit.scrollIntoViewIfNeeded();
   await shot(page, 'recall-31c-simulator');
   await hit.getByTestId('recall-pin').click();
   await page.getByTestId('kml-preview').waitFor();
