@@ -173,6 +173,21 @@ fn answer(api: &Api, op: Operation, body: Json) -> anyhow::Result<Result<Json, E
     }
 }
 
+/// `kip trace heat`: the hottest elements as JSON Lines, then the totals.
+fn heat(api: &Api, body: Json) -> anyhow::Result<Result<(), ExitCode>> {
+    Ok(
+        answer(api, Operation::ReadHeat, without_nulls(body))?.map(|mut heat| {
+            let elements = heat
+                .as_object_mut()
+                .and_then(|h| h.remove("elements"))
+                .and_then(|e| e.as_array().cloned())
+                .unwrap_or_default();
+            lines(&elements);
+            lines(&[json!({"totals": heat})]);
+        }),
+    )
+}
+
 fn without_nulls(mut body: Json) -> Json {
     if let Some(o) = body.as_object_mut() {
         o.retain(|_, v| !v.is_null());
@@ -253,19 +268,10 @@ pub fn run(db: Option<PathBuf>, action: Action) -> anyhow::Result<ExitCode> {
             until,
             originator,
             limit,
-        } => {
-            let body =
-                json!({"since": since, "until": until, "originator": originator, "limit": limit});
-            answer(&api, Operation::ReadHeat, without_nulls(body))?.map(|mut heat| {
-                let elements = heat
-                    .as_object_mut()
-                    .and_then(|h| h.remove("elements"))
-                    .and_then(|e| e.as_array().cloned())
-                    .unwrap_or_default();
-                lines(&elements);
-                lines(&[json!({"totals": heat})]);
-            })
-        }
+        } => heat(
+            &api,
+            json!({"since": since, "until": until, "originator": originator, "limit": limit}),
+        )?,
         Action::Import { file } => {
             let jsonl = read_input(file.as_ref())?;
             answer(&api, Operation::TraceImport, json!({"jsonl": jsonl}))?

@@ -141,7 +141,7 @@ impl Nexus {
             originator,
             text,
             error.map(str::to_owned),
-            super::Returned::default(),
+            super::returned::Returned::default(),
         ) {
             self.flush_trace_folds(false);
         }
