@@ -5,17 +5,21 @@
 //! Cost: one scan of the trace, newest first, that stops at the window's
 //! start or after [`MAX_HEAT_SCAN`] entries (whichever comes first; the
 //! answer says whether it saw the whole window), plus a hash map of at most
-//! [`MAX_READ_IDS`](super::MAX_READ_IDS) ids per read entry scanned. Every
-//! entry scanned is decoded, so the cost is linear in the entries of the
-//! window up to that bound — BENCHMARKS-style numbers are in the branch's
-//! report, not asserted by tests.
+//! [`MAX_READ_IDS`](super::MAX_READ_IDS) ids per read entry scanned. An
+//! entry too large to be a read (a bulk write's before-image) is passed
+//! over by its stored size; the others are parsed into the few fields heat
+//! reads, the rest skipped unbuilt. So the cost is linear in the entries of
+//! the window up to that bound, and does not grow with the size of the
+//! writes among them.
 
 use std::collections::HashMap;
 
+use kip_store::stored_trace_json;
 use serde::{Deserialize, Serialize};
-use serde_json::Value as Json;
 
 use crate::graph::{OrInternal as _, Result};
+
+use super::entry::MAX_COMMAND_TEXT;
 use crate::nexus::Nexus;
 
 /// The most trace entries one heat request reads.
@@ -90,6 +94,36 @@ struct Tally {
     by: HashMap<String, u64>,
 }
 
+/// The most bytes a read entry takes as stored: its command is cut at
+/// [`MAX_COMMAND_TEXT`] and its ids at [`MAX_READ_IDS`](super::MAX_READ_IDS),
+/// so anything larger (a bulk write's before-image) is passed over without
+/// being inflated or parsed.
+const MAX_READ_ENTRY_BYTES: usize = 4 * MAX_COMMAND_TEXT;
+
+/// What heat reads of an entry; everything else in it is skipped by the
+/// parser without being built.
+#[derive(Deserialize)]
+struct Body {
+    #[serde(default)]
+    at: String,
+    #[serde(default)]
+    originator: String,
+    #[serde(default)]
+    data: Option<ReadData>,
+}
+
+#[derive(Deserialize)]
+struct ReadData {
+    #[serde(default)]
+    read_only: Option<bool>,
+    #[serde(default)]
+    count: Option<u64>,
+    #[serde(default)]
+    returned: Option<HashMap<String, u64>>,
+    #[serde(default)]
+    returned_more: Option<u64>,
+}
+
 impl Nexus {
     /// Recall heat over the trace's read entries (see the module doc).
     pub fn read_heat(&self, q: &HeatQuery) -> Result<ReadHeat> {
@@ -101,44 +135,41 @@ impl Nexus {
         let (mut reads, mut unrecorded, mut scanned, mut complete) = (0, 0, 0, true);
         self.store
             .read(|txn| {
-                self.store.visit_trace(txn, None, None, true, |_, body| {
-                    if scanned >= MAX_HEAT_SCAN {
-                        complete = false;
-                        return Ok(false);
-                    }
-                    scanned += 1;
-                    let at = body.get("at").and_then(Json::as_str).unwrap_or_default();
-                    if q.since.as_deref().is_some_and(|s| at < s) {
-                        return Ok(false);
-                    }
-                    if q.until.as_deref().is_some_and(|u| at > u) {
-                        return Ok(true);
-                    }
-                    let originator = body.get("originator").and_then(Json::as_str);
-                    if q.originator
-                        .as_deref()
-                        .is_some_and(|o| originator != Some(o))
-                    {
-                        return Ok(true);
-                    }
-                    let Some(data) = body.get("data").filter(|d| is_read(d)) else {
-                        return Ok(true);
-                    };
-                    reads += data.get("count").and_then(Json::as_u64).unwrap_or(1);
-                    let who = originator.unwrap_or_default();
-                    unrecorded += data
-                        .get("returned_more")
-                        .and_then(Json::as_u64)
-                        .unwrap_or(0);
-                    let returned = data.get("returned").and_then(Json::as_object);
-                    for (id, n) in returned.into_iter().flatten() {
-                        let n = n.as_u64().unwrap_or(1);
-                        let t = tally.entry(id.clone()).or_default();
-                        t.reads += n;
-                        *t.by.entry(who.to_owned()).or_default() += n;
-                    }
-                    Ok(true)
-                })
+                self.store
+                    .visit_trace_stored(txn, None, None, true, |_, stored| {
+                        if scanned >= MAX_HEAT_SCAN {
+                            complete = false;
+                            return Ok(false);
+                        }
+                        scanned += 1;
+                        if stored.len() > MAX_READ_ENTRY_BYTES {
+                            return Ok(true);
+                        }
+                        // An entry this version cannot read as a read is no read.
+                        let Ok(body) = serde_json::from_slice::<Body>(&stored_trace_json(stored)?)
+                        else {
+                            return Ok(true);
+                        };
+                        if q.since.as_deref().is_some_and(|s| body.at.as_str() < s) {
+                            return Ok(false);
+                        }
+                        if q.until.as_deref().is_some_and(|u| body.at.as_str() > u)
+                            || q.originator.as_ref().is_some_and(|o| &body.originator != o)
+                        {
+                            return Ok(true);
+                        }
+                        let Some(data) = body.data.filter(|d| d.read_only == Some(true)) else {
+                            return Ok(true);
+                        };
+                        reads += data.count.unwrap_or(1);
+                        unrecorded += data.returned_more.unwrap_or(0);
+                        for (id, n) in data.returned.into_iter().flatten() {
+                            let t = tally.entry(id).or_default();
+                            t.reads += n;
+                            *t.by.entry(body.originator.clone()).or_default() += n;
+                        }
+                        Ok(true)
+                    })
             })
             .kip()?;
         Ok(ReadHeat {
@@ -149,11 +180,6 @@ impl Nexus {
             complete,
         })
     }
-}
-
-/// A folded read entry's data (`read_only`, written by the folder).
-fn is_read(data: &Json) -> bool {
-    data.get("read_only").and_then(Json::as_bool) == Some(true)
 }
 
 fn hottest(tally: HashMap<String, Tally>, limit: usize) -> Vec<Heat> {
