@@ -12,6 +12,7 @@ mod logic;
 mod mcp;
 mod nesting;
 mod nexus_cli;
+mod recall;
 mod serve;
 mod tidy;
 mod time_travel;

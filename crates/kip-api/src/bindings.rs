@@ -200,6 +200,17 @@ fn engine_types(cfg: &Config, out: &mut String) {
         crate::ProfilesResponse,
         crate::InstallProfileRequest,
         crate::InstallProfileResponse,
+        kip_nexus::HeatQuery,
+        kip_nexus::ReadHeat,
+        kip_nexus::Heat,
+        kip_nexus::ReadsBy,
+        kip_nexus::recall::RecallQuery,
+        kip_nexus::recall::Recall,
+        kip_nexus::recall::Recalled,
+        kip_nexus::recall::ScoreParts,
+        kip_nexus::recall::ContextLink,
+        kip_nexus::recall::RecallAction,
+        kip_nexus::recall::RecallActionOutcome,
     );
 }
 

@@ -42,6 +42,7 @@ pub mod prefs;
 mod profile;
 mod promote;
 mod queues;
+mod recall;
 mod settings;
 mod time_travel;
 pub mod tools;

@@ -281,6 +281,23 @@ operations! {
     Diff = "diff", Effect::Reads, get ["limit"],
     fn(api, r: crate::DiffRequest) -> kip_nexus::Diff { crate::time_travel::diff(&api.nexus, &r) }
 
+    /// Recall heat: per element, how many agent reads returned it and by
+    /// which originators, over a window of the trace.
+    ReadHeat = "read_heat", Effect::Reads, get ["limit"],
+    fn(api, r: kip_nexus::HeatQuery) -> kip_nexus::ReadHeat { api.read_heat(&r) }
+
+    /// The recall simulator: what an agent's SEARCH for a text would
+    /// recall, ranked, with each score's parts and one-hop context.
+    Recall = "recall", Effect::Reads,
+    fn(api, r: kip_nexus::recall::RecallQuery) -> kip_nexus::recall::Recall { api.recall(&r) }
+
+    /// Pins or demotes a recalled concept (a traced, revertible UPDATE;
+    /// `dry_run` previews it).
+    RecallAction = "recall_action", Effect::Writes("pinning or demoting a memory"),
+    fn(api, r: kip_nexus::recall::RecallAction) -> kip_nexus::recall::RecallActionOutcome {
+        api.recall_action(&r)
+    }
+
     /// An element's links, counted by predicate, and one page of them.
     Neighbourhood = "neighbourhood", Effect::Reads,
     fn(api, r: NeighbourhoodRequest) -> NeighbourhoodResponse { api.neighbourhood(&r) }

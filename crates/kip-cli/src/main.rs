@@ -88,6 +88,8 @@ enum Cmd {
         #[arg(long, value_name = "N", requires = "map")]
         hubs: Option<u32>,
     },
+    /// What would the agent recall for TEXT? The SEARCH an agent would run, each result with its score's parts (keyword, semantic, fused) and its one-hop context, as JSON; `--pin ID` / `--demote ID` act on a result as a traced, revertible write.
+    Recall(cmd::recall::Args),
     /// Compute logic properties (metrics, operators) of a concept type for some of its instances; parameters from --params, else the LLM of KIP_LLM_URL, else a MISSING_INPUT_PARAMS answer listing them.
     Resolve(cmd::resolve::Args),
     /// Watch a folder: import what it holds, then every capsule written or moved into it; one JSON event per line.
@@ -221,6 +223,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Cmd::Triage(args) => cmd::triage::run(db, args),
         Cmd::Diff(args) => cmd::queues::diff(db, args),
         Cmd::Search(args) => cmd::search::run(db, args),
+        Cmd::Recall(args) => cmd::recall::run(db, args),
         Cmd::Resolve(args) => cmd::resolve::run(db, args),
         Cmd::Watch {
             dir,

@@ -19,6 +19,9 @@ use kip_store::{
 };
 use serde_json::{Value as Json, json};
 
+/// A link as `(id, subject, predicate, object)`.
+pub type Link = (PropositionId, ElementId, u32, ElementId);
+
 pub type Result<T> = std::result::Result<T, KipError>;
 
 /// The attribute index's query shapes are part of the read view's API: the
@@ -494,6 +497,29 @@ impl<'t> Graph<'t> {
         o: Option<ElementId>,
     ) -> Result<Vec<(PropositionId, ElementId, u32, ElementId)>> {
         self.store.propositions_matching(self.txn, s, p, o).kip()
+    }
+
+    /// At most `max` of the links from (`outgoing`) or to `e` (see [`Link`]), as
+    /// `(id, subject, predicate, object)`, and whether there are more: a
+    /// hub's first links without reading all of them.
+    pub fn links_of(&self, e: ElementId, outgoing: bool, max: usize) -> Result<(Vec<Link>, bool)> {
+        let (s, o) = if outgoing {
+            (Some(e), None)
+        } else {
+            (None, Some(e))
+        };
+        let mut out = Vec::new();
+        for link in self
+            .store
+            .iter_propositions_matching(self.txn, s, None, o)
+            .kip()?
+        {
+            if out.len() == max {
+                return Ok((out, true));
+            }
+            out.push(link.kip()?);
+        }
+        Ok((out, false))
     }
 
     pub fn count_type(&self, type_id: u32) -> Result<u64> {

@@ -69,6 +69,7 @@ mod options;
 pub mod overview;
 mod pattern;
 pub mod profile;
+pub mod recall;
 mod request;
 mod run;
 mod schema;
@@ -107,7 +108,8 @@ pub use schema::{has_immutable_id, is_protected, type_list};
 pub use snapshot::Snapshot;
 pub use stats::Stats;
 pub use trace::{
-    AsOf, AsOfPoint, DEFAULT_TRACE_PAGE, Diff, DiffElement, DiffState, DiffTotals,
-    Entry as TraceEntry, EntryType as TraceEntryType, MAX_TRACE_PAGE, NewEntry as NewTraceEntry,
-    Reverted, RevertedTo, TraceFilter, TraceNote, TracePage, TraceSettings,
+    AsOf, AsOfPoint, DEFAULT_HEAT_ELEMENTS, DEFAULT_TRACE_PAGE, Diff, DiffElement, DiffState,
+    DiffTotals, Entry as TraceEntry, EntryType as TraceEntryType, Heat, HeatQuery,
+    MAX_HEAT_ELEMENTS, MAX_HEAT_SCAN, MAX_READ_IDS, MAX_TRACE_PAGE, NewEntry as NewTraceEntry,
+    ReadHeat, ReadsBy, Reverted, RevertedTo, TraceFilter, TraceNote, TracePage, TraceSettings,
 };

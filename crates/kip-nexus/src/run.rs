@@ -105,7 +105,7 @@ impl Nexus {
             (false, Mode::DryRun) => self.check_reads(source, commands),
             (false, Mode::Commit) => {
                 let outcome = self.run_reads(source, commands, options.explain);
-                self.trace_read(source, options, outcome.as_ref().err());
+                self.trace_read(source, options, outcome.as_ref().map(|o| &o.result));
                 outcome
             }
             (true, Mode::DryRun) => {

@@ -349,6 +349,27 @@ pub(crate) fn fuse(
 /// Hits, best first, with their `_score`s, and a warning for the response.
 type Answer = (Vec<(ElementId, f64)>, Option<String>);
 
+/// A hit with the parts its `_score` was made of: the keyword (BM25) and
+/// meaning (cosine) scores as the two rankings gave them, whether the
+/// exact-name boost set it, and the mode that served it. The recall
+/// simulator shows them; SEARCH only keeps `score`.
+#[derive(Clone, Debug)]
+pub(crate) struct Scored {
+    pub id: ElementId,
+    pub score: f64,
+    pub keyword: Option<f64>,
+    pub semantic: Option<f64>,
+    pub exact: bool,
+}
+
+/// What [`search_scored`] served: the hits, best first, the warning, and
+/// the mode that ranked them (`keyword`, `semantic` or `hybrid`).
+pub(crate) struct Served {
+    pub hits: Vec<Scored>,
+    pub warning: Option<String>,
+    pub mode: &'static str,
+}
+
 /// SEARCH in the mode asked (`None`: hybrid where the nexus searches by
 /// meaning, else keyword): the hits, best first, and a warning when the
 /// mode could not be served as asked or some concepts still wait for their
@@ -358,80 +379,154 @@ pub(crate) fn search(
     q: &crate::search::Query<'_>,
     mode: Option<&str>,
 ) -> Result<Answer> {
+    let served = search_scored(g, q, mode)?;
+    let hits = served.hits.into_iter().map(|h| (h.id, h.score)).collect();
+    Ok((hits, served.warning))
+}
+
+/// Keyword SEARCH, each hit's score its keyword part.
+fn by_keyword(
+    g: &Graph<'_>,
+    q: &crate::search::Query<'_>,
+    warning: Option<String>,
+) -> Result<Served> {
+    let hits = (crate::search::search(g, q)?.into_iter())
+        .map(|(id, score)| Scored {
+            id,
+            score,
+            keyword: Some(score),
+            semantic: None,
+            exact: false,
+        })
+        .collect();
+    Ok(Served {
+        hits,
+        warning,
+        mode: "keyword",
+    })
+}
+
+/// [`search`] with each hit's score parts (see [`Scored`]): the one
+/// ranking SEARCH runs, so the parts are those of the `_score` an agent
+/// gets.
+pub(crate) fn search_scored(
+    g: &Graph<'_>,
+    q: &crate::search::Query<'_>,
+    mode: Option<&str>,
+) -> Result<Served> {
     let loaded = g.embedder.as_deref().map(|m| m.get().map(|e| (m, e)));
     let (model, embedder) = match (loaded, mode) {
-        (_, Some("keyword")) => return Ok((crate::search::search(g, q)?, None)),
-        (None, None) => return Ok((crate::search::search(g, q)?, None)),
+        (_, Some("keyword")) | (None, None) => return by_keyword(g, q, None),
         (Some(Err(why)), _) => {
             let warning = format!(
                 "MODE {:?} was served as \"keyword\": the embedding model does not load: {why}",
                 mode.unwrap_or("hybrid")
             );
-            return Ok((crate::search::search(g, q)?, Some(warning)));
+            return by_keyword(g, q, Some(warning));
         }
         (None, Some(mode)) => {
             let warning = format!(
                 "MODE {mode:?} was served as \"keyword\": this nexus has no embedding source, so it cannot search by meaning (DESCRIBE PRIMER lists the search_modes it serves)"
             );
-            return Ok((crate::search::search(g, q)?, Some(warning)));
+            return by_keyword(g, q, Some(warning));
         }
         (Some(_), _) if q.propositions => {
             let warning = mode.map(|mode| {
                 format!("MODE {mode:?} was served as \"keyword\": propositions are searched by keyword only (only concepts are embedded)")
             });
-            return Ok((crate::search::search(g, q)?, warning));
+            return by_keyword(g, q, warning);
         }
         (Some(Ok(pair)), _) => pair,
     };
+    let semantic_only = mode == Some("semantic");
+    let served = if semantic_only { "semantic" } else { "hybrid" };
     if q.limit == 0 {
-        return Ok((Vec::new(), None));
+        return Ok(Served {
+            hits: Vec::new(),
+            warning: None,
+            mode: served,
+        });
     }
     let type_id = match q.with_type {
         Some(t) => Some(g.type_id(t)?.unwrap_or(u32::MAX)),
         None => None,
     };
-    let semantic_only = mode == Some("semantic");
     // Each ranking offers more candidates than asked, so fusion can promote
     // a hit that only one of them ranks high.
     let pool = q.limit.saturating_mul(3).max(30);
-    let meaning = semantic_hits(
-        g,
-        model,
-        &embedder,
-        q.term,
-        type_id,
-        if semantic_only { q.limit } else { pool },
-    )?;
+    let limit = if semantic_only { q.limit } else { pool };
+    let meaning = semantic_hits(g, model, &embedder, q.term, type_id, limit)?;
     let hits = if semantic_only {
-        meaning
+        (meaning.iter())
+            .map(|&(c, s)| scored(c, s, None, Some(s), false))
+            .collect()
     } else {
-        let keyword_query = crate::search::Query {
-            propositions: false,
-            term: q.term,
-            with_type: q.with_type,
-            limit: pool,
-        };
-        let keyword: Vec<(ConceptId, f64)> = crate::search::search(g, &keyword_query)?
-            .into_iter()
-            .filter_map(|(e, s)| match e {
-                ElementId::Concept(c) => Some((c, s)),
-                ElementId::Proposition(_) => None,
-            })
-            .collect();
-        let exact = exact_names(g, q.term, keyword.iter().chain(&meaning).map(|h| h.0))?;
-        let mut fused = fuse(Fusion::configured(), &keyword, &meaning, &exact);
-        fused.truncate(q.limit);
-        fused
+        fused_hits(g, q, pool, &meaning)?
     };
     let waiting = g.store.vector_backlog_len(g.txn).kip()?;
     let warning = (waiting > 0).then(|| {
         format!("{waiting} concept(s) written recently are not searchable by meaning yet (their vectors are being computed); keyword matches include them")
     });
-    let hits = hits
+    Ok(Served {
+        hits,
+        warning,
+        mode: served,
+    })
+}
+
+fn scored(
+    c: ConceptId,
+    score: f64,
+    keyword: Option<f64>,
+    semantic: Option<f64>,
+    exact: bool,
+) -> Scored {
+    Scored {
+        id: ElementId::Concept(c),
+        score,
+        keyword,
+        semantic,
+        exact,
+    }
+}
+
+/// Hybrid: the keyword ranking of `pool` concepts fused with `meaning`,
+/// cut at the query's limit, each hit with both parts.
+fn fused_hits(
+    g: &Graph<'_>,
+    q: &crate::search::Query<'_>,
+    pool: usize,
+    meaning: &[(ConceptId, f64)],
+) -> Result<Vec<Scored>> {
+    let keyword_query = crate::search::Query {
+        propositions: false,
+        term: q.term,
+        with_type: q.with_type,
+        limit: pool,
+    };
+    let keyword: Vec<(ConceptId, f64)> = crate::search::search(g, &keyword_query)?
         .into_iter()
-        .map(|(c, s)| (ElementId::Concept(c), s))
+        .filter_map(|(e, s)| match e {
+            ElementId::Concept(c) => Some((c, s)),
+            ElementId::Proposition(_) => None,
+        })
         .collect();
-    Ok((hits, warning))
+    let exact = exact_names(g, q.term, keyword.iter().chain(meaning).map(|h| h.0))?;
+    let mut fused = fuse(Fusion::configured(), &keyword, meaning, &exact);
+    fused.truncate(q.limit);
+    let part = |list: &[(ConceptId, f64)], c| list.iter().find(|h| h.0 == c).map(|h| h.1);
+    Ok(fused
+        .into_iter()
+        .map(|(c, s)| {
+            scored(
+                c,
+                s,
+                part(&keyword, c),
+                part(meaning, c),
+                exact.contains(&c),
+            )
+        })
+        .collect())
 }
 
 /// The candidates whose name or one of whose aliases equals `term`,

@@ -6,7 +6,7 @@
 
 use kip_lang::KipError;
 use kip_lang::ast::Command;
-use serde_json::json;
+use serde_json::{Value as Json, json};
 
 use crate::clock::now;
 use crate::graph::{Result, TxnError};
@@ -125,15 +125,26 @@ impl Nexus {
         Ok(())
     }
 
-    /// Folds a read into the trace; writes the closed folds when one has
-    /// waited a whole window (a small write of its own, at most once a
-    /// window).
-    pub(crate) fn trace_read(&self, source: &str, options: &RunOptions, error: Option<&KipError>) {
+    /// Folds a read into the trace with the ids it returned (bounded: see
+    /// `trace::Returned`); writes the closed folds when one has waited a
+    /// whole window (a small write of its own, at most once a window).
+    pub(crate) fn trace_read(
+        &self,
+        source: &str,
+        options: &RunOptions,
+        outcome: std::result::Result<&Json, &KipError>,
+    ) {
         if !self.tracer.settings().enabled {
             return;
         }
-        let code = error.map(|e| e.code.as_str().to_owned());
-        if self.tracer.fold_read(options.originator(), source, code) {
+        let (code, returned) = match outcome {
+            Ok(result) => (None, trace::Returned::of(result)),
+            Err(e) => (Some(e.code.as_str().to_owned()), trace::Returned::default()),
+        };
+        if self
+            .tracer
+            .fold_read(options.originator(), source, code, returned)
+        {
             self.flush_trace_folds(false);
         }
     }

@@ -17,6 +17,8 @@ mod known;
 mod nesting;
 mod overview;
 mod rc11;
+mod reads;
+mod recall;
 mod revert;
 mod semantic;
 mod sweep;

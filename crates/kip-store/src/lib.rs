@@ -134,7 +134,7 @@ pub use scan::{RawProposition, encoded_field};
 pub use sizes::{DatabaseSize, StoreSizes};
 pub use store::Store;
 pub use text::{DocumentBatch, NewDocument, PrefixPosting};
-pub use trace::{MAX_ORIGINATOR_LEN, TraceSlot};
+pub use trace::{MAX_ORIGINATOR_LEN, TraceSlot, stored_trace_json};
 
 /// The names of the store's LMDB databases (see the table in the crate
 /// documentation for their keys and values).

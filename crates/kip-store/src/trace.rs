@@ -118,6 +118,18 @@ mod body_tag {
 /// its whole command (tens of kilobytes of KIP that compress ~8×).
 const COMPRESS_FROM: usize = 512;
 
+/// The JSON text of an entry as [`Store::visit_trace_stored`] gives it.
+pub fn stored_trace_json(bytes: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, StoreError> {
+    match bytes.split_first() {
+        Some((&body_tag::PLAIN, json)) => Ok(std::borrow::Cow::Borrowed(json)),
+        Some((&body_tag::DEFLATE, packed)) => Ok(std::borrow::Cow::Owned(inflate(packed)?)),
+        Some((tag, _)) => Err(StoreError::corrupt(format!(
+            "a trace entry has the unknown encoding {tag}"
+        ))),
+        None => Err(StoreError::corrupt("a trace entry is empty")),
+    }
+}
+
 /// Decodes a stored entry (format 4: a [`body_tag`] byte and the JSON).
 pub(crate) fn decode_entry(bytes: &[u8]) -> Result<Value, StoreError> {
     let not_json =
@@ -396,6 +408,22 @@ impl Store {
         newest_first: bool,
         mut visit: impl FnMut(u64, Value) -> Result<bool, StoreError>,
     ) -> Result<(), StoreError> {
+        self.visit_trace_stored(txn, after, before, newest_first, |id, bytes| {
+            visit(id, decode_entry(bytes)?)
+        })
+    }
+
+    /// [`Store::visit_trace`] without decoding: each entry as stored, so a
+    /// scan can pass over an entry by its size before paying for inflating
+    /// and parsing it ([`stored_trace_json`] decodes one).
+    pub fn visit_trace_stored(
+        &self,
+        txn: &RoTxn<'_>,
+        after: Option<u64>,
+        before: Option<u64>,
+        newest_first: bool,
+        mut visit: impl FnMut(u64, &[u8]) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError> {
         let low = after.map_or(0, |a| a.saturating_add(1));
         let high = before.unwrap_or(u64::MAX);
         if low >= high {
@@ -405,14 +433,14 @@ impl Store {
         if newest_first {
             for item in self.db.trace.rev_range(txn, &range).lmdb()? {
                 let (id, bytes) = item.lmdb()?;
-                if !visit(id, decode_entry(bytes)?)? {
+                if !visit(id, bytes)? {
                     break;
                 }
             }
         } else {
             for item in self.db.trace.range(txn, &range).lmdb()? {
                 let (id, bytes) = item.lmdb()?;
-                if !visit(id, decode_entry(bytes)?)? {
+                if !visit(id, bytes)? {
                     break;
                 }
             }

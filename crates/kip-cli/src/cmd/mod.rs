@@ -17,6 +17,7 @@ pub mod fmt;
 pub mod import;
 pub mod init;
 pub mod queues;
+pub mod recall;
 pub mod resolve;
 pub mod schema;
 pub mod search;

@@ -71,6 +71,21 @@ pub enum Action {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
+    /// Recall heat: per element, how many agent reads returned it and by whom (JSON Lines, hottest first; a last line with the totals).
+    Heat {
+        /// ISO 8601: reads at or after.
+        #[arg(long)]
+        since: Option<String>,
+        /// ISO 8601: reads at or before.
+        #[arg(long)]
+        until: Option<String>,
+        /// Only this originator's reads.
+        #[arg(long)]
+        originator: Option<String>,
+        /// At most this many elements.
+        #[arg(long)]
+        limit: Option<usize>,
+    },
     /// Import an exported trace (JSON Lines): the whole file or nothing.
     Import {
         /// The file, or `-` for standard input.
@@ -118,6 +133,9 @@ pub struct Filters {
     /// Only entries that touched this element (C:… or P:…).
     #[arg(long)]
     element: Option<String>,
+    /// Only agents' folded reads (each with the ids it returned, `data.returned`).
+    #[arg(long)]
+    reads: bool,
     /// At most this many entries (list: default 100).
     #[arg(long)]
     limit: Option<usize>,
@@ -141,6 +159,9 @@ impl Filters {
                 b.insert(k.into(), json!(v));
             }
         }
+        if self.reads {
+            b.insert("reads".into(), json!(true));
+        }
         b
     }
 }
@@ -150,6 +171,28 @@ fn answer(api: &Api, op: Operation, body: Json) -> anyhow::Result<Result<Json, E
         Ok(v) => Ok(Ok(v)),
         Err(e) => print_error(&e).map(Err),
     }
+}
+
+/// `kip trace heat`: the hottest elements as JSON Lines, then the totals.
+fn heat(api: &Api, body: Json) -> anyhow::Result<Result<(), ExitCode>> {
+    Ok(
+        answer(api, Operation::ReadHeat, without_nulls(body))?.map(|mut heat| {
+            let elements = heat
+                .as_object_mut()
+                .and_then(|h| h.remove("elements"))
+                .and_then(|e| e.as_array().cloned())
+                .unwrap_or_default();
+            lines(&elements);
+            lines(&[json!({"totals": heat})]);
+        }),
+    )
+}
+
+fn without_nulls(mut body: Json) -> Json {
+    if let Some(o) = body.as_object_mut() {
+        o.retain(|_, v| !v.is_null());
+    }
+    body
 }
 
 /// Entries as JSON Lines, one entry a line.
@@ -220,6 +263,15 @@ pub fn run(db: Option<PathBuf>, action: Action) -> anyhow::Result<ExitCode> {
             json!({"id": id, "set": set, "clear": clear})
         })?
         .map(|e| lines(&[e])),
+        Action::Heat {
+            since,
+            until,
+            originator,
+            limit,
+        } => heat(
+            &api,
+            json!({"since": since, "until": until, "originator": originator, "limit": limit}),
+        )?,
         Action::Import { file } => {
             let jsonl = read_input(file.as_ref())?;
             answer(&api, Operation::TraceImport, json!({"jsonl": jsonl}))?

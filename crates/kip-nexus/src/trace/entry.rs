@@ -180,6 +180,11 @@ pub struct TraceFilter {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub element: Option<String>,
+    /// `true`: only folded reads (with the ids they returned in
+    /// `data.returned`); `false`: everything but them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub reads: Option<bool>,
     /// Paging: entries older than this id (`T:…`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
@@ -347,6 +352,17 @@ pub(crate) fn matches(entry: &Entry, filter: &TraceFilter) -> bool {
         .is_some_and(|u| entry.at.as_str() > u.as_str())
     {
         return false;
+    }
+    if let Some(reads) = filter.reads {
+        let read = entry
+            .data
+            .as_ref()
+            .and_then(|d| d.get("read_only"))
+            .and_then(Json::as_bool)
+            == Some(true);
+        if read != reads {
+            return false;
+        }
     }
     if let Some(text) = &filter.text {
         let needle = text.to_lowercase();

@@ -13,6 +13,7 @@ use crate::graph::Result;
 
 use super::append::{Append, Draft, rfc3339};
 use super::entry::{EntryType, FOLD_WINDOW_SECS, MAX_COMMAND_TEXT, TraceSettings};
+use super::returned::Returned;
 use super::text::truncated;
 
 /// The in-memory state of one nexus's trace: settings and the read folder.
@@ -41,6 +42,8 @@ pub(crate) struct Fold {
     pub(super) started: Instant,
     pub(super) count: u64,
     pub(super) error: Option<String>,
+    /// What the fold's reads returned (see [`Returned`]).
+    pub(super) returned: Returned,
 }
 
 impl Tracer {
@@ -48,9 +51,16 @@ impl Tracer {
         self.settings.lock().map(|s| s.clone()).unwrap_or_default()
     }
 
-    /// Counts a read in the folder; `true` if a closed window waits long
-    /// enough that the caller should flush it with a small write.
-    pub fn fold_read(&self, originator: &str, text: &str, error: Option<String>) -> bool {
+    /// Counts a read in the folder, with what it returned; `true` if a
+    /// closed window waits long enough that the caller should flush it
+    /// with a small write.
+    pub fn fold_read(
+        &self,
+        originator: &str,
+        text: &str,
+        error: Option<String>,
+        returned: Returned,
+    ) -> bool {
         let Ok(mut f) = self.folder.lock() else {
             return false;
         };
@@ -64,6 +74,7 @@ impl Tracer {
             if error.is_some() {
                 open.error = error;
             }
+            open.returned.merge(&returned);
             return false;
         }
         // A new window: close every window that ended (this one included).
@@ -89,6 +100,7 @@ impl Tracer {
                 started: now,
                 count: 1,
                 error,
+                returned,
             },
         );
         let due = !f.ready.is_empty()
@@ -165,6 +177,12 @@ pub(super) fn fold_draft(f: &Fold) -> Draft {
         "first_at": f.first_at,
         "last_at": rfc3339(f.last),
     });
+    if !f.returned.is_empty() {
+        data["returned"] = f.returned.to_json();
+        if f.returned.more > 0 {
+            data["returned_more"] = json!(f.returned.more);
+        }
+    }
     let mut tag = vec!["ToolOutput".to_owned()];
     if let Some(code) = &f.error {
         data["outcome"] = json!({"error": code});

@@ -15,6 +15,13 @@
 //! by a small write of its own once a window has closed, or when the nexus
 //! is dropped — a read never waits for a write.
 //!
+//! A folded read keeps what its reads returned (`data.returned`: the ids of
+//! the elements, at most [`MAX_READ_IDS`], each with how many of the fold's
+//! reads returned it; `data.returned_more` counts the ids past that bound),
+//! so a curator sees what each agent reads (`returned.rs`) and the graph
+//! its recall heat (`heat.rs`). Read ids are data, not the entry's
+//! elements: a read touched nothing, so it never blocks a revert.
+//!
 //! Retention ([`TraceSettings`]) drops the oldest entries first, and a
 //! `SPACE` entry says how many went.
 //!
@@ -28,7 +35,9 @@ mod authority;
 mod diff;
 mod entry;
 mod fold;
+mod heat;
 mod ops;
+mod returned;
 mod revert_to;
 mod stale;
 mod text;
@@ -39,6 +48,11 @@ pub use as_of::{AsOf, AsOfPoint};
 pub use diff::{Diff, DiffElement, DiffState, DiffTotals};
 pub use entry::{Entry, EntryType, NewEntry, TraceFilter, TraceNote, TraceSettings};
 pub(crate) use fold::{Fold, Tracer};
+pub use heat::{
+    DEFAULT_HEAT_ELEMENTS, Heat, HeatQuery, MAX_HEAT_ELEMENTS, MAX_HEAT_SCAN, ReadHeat, ReadsBy,
+};
 pub use ops::{DEFAULT_TRACE_PAGE, MAX_TRACE_PAGE, Reverted, TracePage};
+pub use returned::MAX_READ_IDS;
+pub(crate) use returned::Returned;
 pub use revert_to::RevertedTo;
 pub(crate) use text::{add_verb, join_verbs, kept_head, verbs};

@@ -137,10 +137,12 @@ impl Nexus {
         if !self.tracer.settings().enabled {
             return;
         }
-        if self
-            .tracer
-            .fold_read(originator, text, error.map(str::to_owned))
-        {
+        if self.tracer.fold_read(
+            originator,
+            text,
+            error.map(str::to_owned),
+            super::returned::Returned::default(),
+        ) {
             self.flush_trace_folds(false);
         }
     }

@@ -87,6 +87,8 @@ export class GraphModel {
   readonly marked = new Set<string>();
   /** Links of the last path search, drawn in `PATH_COLOR`. */
   readonly pathLinks = new Set<string>();
+  /** Recall heat (issue 31 §7): reads per element and by whom; sizes nodes while set. */
+  heat: Map<string, { reads: number; by: string }> | null = null;
   /** Elements outside the time window (hidden while it is set). */
   timeWindow: { field: '_created_at' | '_updated_at'; from: string; to: string } | null = null;
   private undoStack: { snapshot: GraphSnapshot; kind: string; at: number }[] = [];
@@ -320,16 +322,33 @@ export class GraphModel {
     this.emit();
   }
 
-  /** Each element's colour, size and caption: by type and degree, then by the rules. */
+  /** Shows recall heat (or, with `null`, stops): see `heatLook`. */
+  setHeat(heat: Map<string, { reads: number; by: string }> | null) {
+    this.heat = heat;
+    this.restyle();
+    this.emit();
+  }
+
+  /** A read node's size grows with the log of its reads (a cold one stays small) and its caption says by whom. */
+  private heatLook(n: string, look: { color: string; size: number; label: string }, hottest: number) {
+    const h = this.heat?.get(n);
+    if (!h) return { ...look, size: 4 };
+    const size = 6 + 16 * (Math.log2(1 + h.reads) / Math.log2(1 + hottest));
+    return { ...look, size, label: `${look.label} · read ${h.reads}× by ${h.by}` };
+  }
+
+  /** Each element's colour, size and caption: by type and degree, then by the rules (and recall heat, while on). */
   restyle() {
     const rules = this.styleRules;
     const seen = ranges(rules, this.elements.values());
+    const hottest = this.heat ? Math.max(1, ...[...this.heat.values()].map((h) => h.reads)) : 1;
     this.graph.forEachNode((n, a) => {
       if (a.kind !== 'concept') return;
       const e = this.elements.get(n);
       const size = 5 + Math.min(10, Math.log2(1 + this.graph.degree(n)) * 2);
       const base = { color: typeColor(a.kipType), size, label: e && isConcept(e) ? this.labelOf(e) : a.label };
-      const look = rules.length && e ? styleOf(e, base, rules, seen) : base;
+      let look = rules.length && e ? styleOf(e, base, rules, seen) : base;
+      if (this.heat) look = this.heatLook(n, look, hottest);
       if (a.size !== look.size || a.color !== look.color || a.label !== look.label) this.graph.mergeNodeAttributes(n, look);
     });
     this.graph.forEachEdge((id, a) => {

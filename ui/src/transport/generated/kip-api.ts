@@ -22,7 +22,7 @@ export type ApiError = { code: ErrorCode, message: string, hint: string, data?: 
  * The operations of the API, by their wire name (`/api/<name>`
  * over HTTP, the operation of the desktop shell's `api_call`).
  */
-export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "profiles" | "install_profile" | "health" | "duplicates" | "duplicates_dismiss" | "schema_map" | "triage" | "triage_apply" | "contradictions" | "contradiction_resolve" | "diff" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "prefs_get" | "prefs_put" | "trace_promote" | "list_logs" | "trace_revert_to";
+export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "profiles" | "install_profile" | "health" | "duplicates" | "duplicates_dismiss" | "schema_map" | "triage" | "triage_apply" | "contradictions" | "contradiction_resolve" | "diff" | "read_heat" | "recall" | "recall_action" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "prefs_get" | "prefs_put" | "trace_promote" | "list_logs" | "trace_revert_to";
 
 /**
  * No body: the operation reads none (any body is ignored).
@@ -1262,6 +1262,11 @@ text?: string,
  */
 element?: string, 
 /**
+ * `true`: only folded reads (with the ids they returned in
+ * `data.returned`); `false`: everything but them.
+ */
+reads?: boolean, 
+/**
  * Paging: entries older than this id (`T:…`).
  */
 before?: string, 
@@ -1900,6 +1905,196 @@ dry_run?: boolean, };
  */
 export type InstallProfileResponse = { profile: ProfileInfo, reports: Array<ImportReport>, };
 
+/**
+ * Which reads to count.
+ */
+export type HeatQuery = { 
+/**
+ * ISO 8601: reads folded at or after (all kept entries when absent).
+ */
+since?: string, 
+/**
+ * ISO 8601: reads folded at or before.
+ */
+until?: string, 
+/**
+ * Only this originator's reads.
+ */
+originator?: string, 
+/**
+ * At most this many elements, hottest first (default 1,000, at most
+ * 10,000).
+ */
+limit?: number, };
+
+/**
+ * The heat of the window, hottest first.
+ */
+export type ReadHeat = { elements: Array<Heat>, 
+/**
+ * Reads counted (a folded entry counts its `count`).
+ */
+reads: number, 
+/**
+ * Returned ids past the per-read bound, not attributed to an element.
+ */
+unrecorded: number, 
+/**
+ * Trace entries read.
+ */
+scanned: number, 
+/**
+ * Whether the scan reached the window's start (else it stopped after
+ * [`MAX_HEAT_SCAN`] entries and older reads are not counted).
+ */
+complete: boolean, };
+
+/**
+ * One element's heat.
+ */
+export type Heat = { 
+/**
+ * `C:…` or `P:…`.
+ */
+id: string, 
+/**
+ * How many reads returned it.
+ */
+reads: number, 
+/**
+ * The same, per originator, most reads first.
+ */
+by: Array<ReadsBy>, };
+
+/**
+ * How many reads of one originator returned an element.
+ */
+export type ReadsBy = { originator: string, reads: number, };
+
+/**
+ * What to recall.
+ */
+export type RecallQuery = { 
+/**
+ * What the agent would search for.
+ */
+text: string, 
+/**
+ * `keyword`, `semantic` or `hybrid`; absent: SEARCH's default.
+ */
+mode?: string, 
+/**
+ * At most this many hits (default 10, at most 100).
+ */
+limit?: number, };
+
+/**
+ * What the agent would recall.
+ */
+export type Recall = { 
+/**
+ * The SEARCH an agent would send for it.
+ */
+search: string, 
+/**
+ * The mode that ranked the hits.
+ */
+mode: string, warning?: string, results: Array<Recalled>, };
+
+/**
+ * One hit, best first.
+ */
+export type Recalled = { id: string, type: string, name: string, 
+/**
+ * The `_score` SEARCH gives it (rounded as SEARCH rounds).
+ */
+score: number, parts: ScoreParts, memory_strength?: number, pinned: boolean, context: Array<ContextLink>, 
+/**
+ * Whether it has more links than `context` lists.
+ */
+context_more: boolean, };
+
+/**
+ * The parts of a hit's score.
+ */
+export type ScoreParts = { 
+/**
+ * The keyword (BM25) score, normalised to 0–1, if the keyword ranking
+ * found it.
+ */
+keyword?: number, 
+/**
+ * The meaning (cosine) score, 0–1, if the meaning ranking found it.
+ */
+semantic?: number, 
+/**
+ * The fused score (hybrid only): `1 − (1 − keyword) × (1 − semantic)`
+ * or reciprocal-rank fusion (`KIP_SEARCH_FUSION=rrf`).
+ */
+fused?: number, 
+/**
+ * Hybrid's exact-name boost: the name or an alias equals the query,
+ * so the hit scores 1. (Keyword ranking's own bonus for a name equal
+ * to the query is inside `keyword`.)
+ */
+exact_name: boolean, };
+
+/**
+ * One element a hit links to.
+ */
+export type ContextLink = { 
+/**
+ * The link, `P:…`.
+ */
+link: string, predicate: string, 
+/**
+ * `out` (the hit is the subject) or `in`.
+ */
+direction: string, 
+/**
+ * The other end: `{id, type, name}` (a link as an end: `{id}`).
+ */
+other: { id: string; type?: string; name?: string }, };
+
+/**
+ * A curator's action on a recalled concept.
+ */
+export type RecallAction = { 
+/**
+ * `pin` or `demote`.
+ */
+action: string, 
+/**
+ * The concept, `C:…`.
+ */
+id: string, 
+/**
+ * Demote's factor, above 0 and below 1 (default 0.5).
+ */
+factor?: number, 
+/**
+ * Preview only: the engine's dry run, nothing changes.
+ */
+dry_run?: boolean, };
+
+/**
+ * What an action did (or would do).
+ */
+export type RecallActionOutcome = { 
+/**
+ * The KIP command, with its parameters written in.
+ */
+command: string, dry_run: boolean, 
+/**
+ * The engine's result (with `changes`: before and after).
+ */
+result: unknown, 
+/**
+ * The write's trace entry (`T:…`), when committed: reverting it
+ * undoes the action.
+ */
+entry?: string, };
+
 /** Every operation: its request body and its answer (`call` in the UI's transport). */
 export interface Operations {
   execute: { request: ExecuteRequest; response: KipResponse };
@@ -1918,6 +2113,9 @@ export interface Operations {
   contradictions: { request: ContradictionsRequest; response: Contradictions };
   contradiction_resolve: { request: ContradictionResolveRequest; response: Resolved };
   diff: { request: DiffRequest; response: Diff };
+  read_heat: { request: HeatQuery; response: ReadHeat };
+  recall: { request: RecallQuery; response: Recall };
+  recall_action: { request: RecallAction; response: RecallActionOutcome };
   neighbourhood: { request: NeighbourhoodRequest; response: NeighbourhoodResponse };
   changes: { request: ChangesRequest; response: ChangesResponse };
   info: { request: NoBody; response: NexusInfo };
