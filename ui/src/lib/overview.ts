@@ -26,6 +26,7 @@ export interface PlacedEdge extends EdgeCount {
   membership: boolean;
 }
 
+/** The drawing's size when its box is not measured yet. */
 export const WIDTH = 1200;
 export const HEIGHT = 720;
 
@@ -35,7 +36,7 @@ export const HEIGHT = 720;
  * circle, largest first, and scaled to fill the drawing; each sized by the
  * square root of its count. Deterministic: the same map draws the same.
  */
-export function placeTypes(types: TypeCount[], edges: EdgeCount[] = []): PlacedType[] {
+export function placeTypes(types: TypeCount[], edges: EdgeCount[] = [], width = WIDTH, height = HEIGHT): PlacedType[] {
   const shown = types.slice(0, MAX_TYPES);
   const max = Math.max(1, ...shown.map((t) => t.count));
   const n = shown.length;
@@ -93,12 +94,12 @@ export function placeTypes(types: TypeCount[], edges: EdgeCount[] = []): PlacedT
   const xs = pos.map((p) => p.x);
   const ys = pos.map((p) => p.y);
   const [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
-  const sx = Math.min((WIDTH - 200) / Math.max(1, x1 - x0), 3);
-  const sy = Math.min((HEIGHT - 190) / Math.max(1, y1 - y0), 3);
+  const sx = Math.min(Math.max(40, width - 200) / Math.max(1, x1 - x0), 3);
+  const sy = Math.min(Math.max(40, height - 190) / Math.max(1, y1 - y0), 3);
   return shown.map((t, i) => ({
     ...t,
-    x: WIDTH / 2 + (pos[i].x - (x0 + x1) / 2) * sx,
-    y: HEIGHT / 2 + 10 + (pos[i].y - (y0 + y1) / 2) * sy,
+    x: width / 2 + (pos[i].x - (x0 + x1) / 2) * sx,
+    y: height / 2 + 10 + (pos[i].y - (y0 + y1) / 2) * sy,
     r: 10 + 30 * Math.sqrt(t.count / max),
   }));
 }

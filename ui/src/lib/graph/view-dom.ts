@@ -15,6 +15,8 @@ export interface Panels {
   toolbar?: HTMLElement | null;
   legend?: HTMLElement | null;
   hint?: HTMLElement | null;
+  /** The time-travel bar under the toolbar (with its banner when travelling). */
+  travel?: HTMLElement | null;
 }
 
 /**
@@ -23,16 +25,17 @@ export interface Panels {
  * open legend a column on the left, the folded one a corner at the bottom;
  * the hint line a strip along the bottom.
  */
-export function measureOverlays(container: HTMLElement, { toolbar, legend, hint }: Panels): Overlays {
+export function measureOverlays(container: HTMLElement, { toolbar, legend, hint, travel }: Panels): Overlays {
   const c = container.getBoundingClientRect();
   const insets = { top: 0, right: 0, bottom: 0, left: 0 };
   const rects = [];
-  for (const el of [toolbar, legend]) {
+  for (const el of [toolbar, legend, travel]) {
     if (!el) continue;
     const r = el.getBoundingClientRect();
     rects.push({ x: r.left - c.left, y: r.top - c.top, w: r.width, h: r.height });
   }
   if (toolbar) insets.top = toolbar.getBoundingClientRect().bottom - c.top + 4;
+  if (travel) insets.top = Math.max(insets.top, travel.getBoundingClientRect().bottom - c.top + 4);
   if (legend) {
     const r = legend.getBoundingClientRect();
     if (r.height > c.height * 0.35) insets.left = r.right - c.left + 4;
