@@ -566,3 +566,54 @@ test('31 §9. the schema map in the window: types with the engine’s counts, a 
   await (await byId('schema-map')).waitForExist({ reverse: true, timeout: 15_000 });
   await browser.waitUntil(async () => (await nodes()).some((n) => n.type === 'Drug'), { timeout: 15_000, timeoutMsg: 'the Drug concepts did not open' });
 });
+
+test('31 §4 §5. in the window: a contradiction resolved after the preview, an expired memory archived from decay triage', async () => {
+  kip('exec', `UPSERT {
+    CONCEPT ?t { {type: "$ConceptType", name: "Place"} SET ATTRIBUTES { description: "A place." } }
+    CONCEPT ?p { {type: "$PropositionType", name: "born_in"} SET ATTRIBUTES { description: "Where a person was born.", subject_types: ["Person"], object_types: ["Place"], functional: true } }
+    CONCEPT ?paris { {type: "Place", name: "Paris"} }
+    CONCEPT ?lyon { {type: "Place", name: "Lyon"} }
+  }`);
+  kip('exec', 'UPSERT { CONCEPT ?ada { {type: "Person", name: "Ada"} SET PROPOSITIONS { ("born_in", {type: "Place", name: "Paris"}) } } } WITH METADATA { source: "letter-1843", confidence: 0.9 }');
+  kip('exec', 'UPSERT { CONCEPT ?ada { {type: "Person", name: "Ada"} SET PROPOSITIONS { ("born_in", {type: "Place", name: "Lyon"}) } } } WITH METADATA { source: "chat-7", confidence: 0.4 }');
+  kip('exec', 'UPSERT { CONCEPT ?d { {type: "Drug", name: "Old remedy"} } WITH METADATA { expires_at: "2001-01-01T00:00:00Z" } }');
+  await click('nav-health');
+  const count = await byId('health-contradictions');
+  await browser.waitUntil(async () => (await count.getAttribute('data-count')) === '1', { timeout: 15_000, timeoutMsg: 'the contradiction is not counted' });
+  await click('health-open-contradictions');
+  const paris = await browser.$('[data-testid=contradiction][data-subject="Ada"] [data-testid=contradiction-side][data-object="Paris"]');
+  await paris.waitForExist({ timeout: 15_000 });
+  await (await paris.$('[data-testid=contradiction-keep]')).click();
+  await (await byId('kml-preview')).waitForExist({ timeout: 15_000 });
+  await shot('desk-31-contradiction-preview');
+  await click('kml-apply');
+  await browser.waitUntil(() => JSON.parse(kip('contradictions')).length === 0, { timeout: 15_000, timeoutMsg: 'the contradiction was not resolved' });
+
+  await click('health-triage-expired');
+  const item = await withText('[data-testid=triage-item]', 'Old remedy');
+  await (await item.$('[data-testid=triage-check]')).click();
+  await click('triage-action-archive');
+  await (await byId('triage-preview')).waitForExist({ timeout: 15_000 });
+  await shot('desk-31-triage-preview');
+  await click('triage-apply');
+  await browser.waitUntil(() => !JSON.stringify(JSON.parse(kip('triage', 'expired'))).includes('Old remedy'), { timeout: 15_000, timeoutMsg: 'Old remedy was not archived' });
+});
+
+test('31 §6 §8. in the window: the graph as of a past write and back; the recall simulator ranks with score parts', async () => {
+  await click('nav-graph');
+  await click('time-travel-toggle');
+  await (await byId('time-slider')).waitForExist({ timeout: 15_000 });
+  await setField('[data-testid=time-slider]', '0');
+  await (await byId('as-of-banner')).waitForExist({ timeout: 15_000 });
+  await shot('desk-31-as-of');
+  await click('back-to-now');
+  await (await byId('as-of-banner')).waitForExist({ reverse: true, timeout: 15_000 });
+
+  await click('nav-health');
+  await setField('[data-testid=recall-text]', 'Headache');
+  await click('recall-run');
+  const hit = await browser.$('[data-testid=recall-hit][data-name=Headache]');
+  await hit.waitForExist({ timeout: 15_000 });
+  assert.match(await (await hit.$('[data-testid=recall-parts]')).getText(), /\d\.\d{3}/);
+  await shot('desk-31-recall');
+});
