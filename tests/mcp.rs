@@ -103,7 +103,8 @@ async fn an_mcp_client_lists_the_tools_and_resources_and_reads_both_resources() 
             "duplicate_candidates",
             "decay_triage",
             "contradictions",
-            "memory_changes"
+            "memory_changes",
+            "recall_heat"
         ]
     );
     let execute = &tools[0];
@@ -687,6 +688,31 @@ async fn a_maintenance_agent_reads_the_memorys_health_and_duplicates_over_mcp() 
         .filter_map(|e| e["name"].as_str())
         .collect();
     assert!(added.contains(&"ibuprofen"), "{changes:#}");
+    // Recall heat: what a read returned is in the trace once the next
+    // write has flushed the folded read.
+    let read = structured(
+        &call(
+            &client,
+            "execute_kip_readonly",
+            json!({"command": "FIND(?d) WHERE { ?d {type: \"Drug\", name: \"Old remedy\"} }"}),
+        )
+        .await,
+    );
+    let remedy = read["result"][0]["id"].as_str().expect("an id").to_owned();
+    let wrote = call(
+        &client,
+        "execute_kip",
+        json!({"command": "UPSERT { CONCEPT ?a { {type: \"Drug\", name: \"Fresh remedy\"} } }"}),
+    )
+    .await;
+    assert!(!is_error(&wrote), "{wrote:?}");
+    let heat = structured(&call(&client, "recall_heat", json!({})).await);
+    let hot = heat["elements"].as_array().expect("elements");
+    assert!(
+        hot.iter()
+            .any(|e| e["id"] == remedy.as_str() && e["reads"].as_u64() >= Some(1)),
+        "{heat:#}"
+    );
     let tools = client.list_all_tools().await.expect("tools/list");
     for name in [
         "memory_health",
@@ -694,6 +720,7 @@ async fn a_maintenance_agent_reads_the_memorys_health_and_duplicates_over_mcp() 
         "decay_triage",
         "contradictions",
         "memory_changes",
+        "recall_heat",
     ] {
         let tool = tools.iter().find(|t| t.name == name).expect("listed");
         assert_eq!(

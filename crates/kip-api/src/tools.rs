@@ -331,7 +331,30 @@ pub fn all() -> Vec<ToolDefinition> {
         decay_triage(),
         contradictions(),
         memory_changes(),
+        recall_heat(),
     ]
+}
+
+/// `recall_heat`: which memories agents' reads actually returned (the
+/// trace's record of reads), for the sleep cycle to reinforce.
+pub fn recall_heat() -> ToolDefinition {
+    ToolDefinition {
+        name: "recall_heat",
+        title: "List the memories reads returned",
+        description: "Which concepts and links agents' read-only queries actually returned, hottest first, from the cognitive trace: {elements: [{id, reads, by: [{originator, reads}]}], reads, unrecorded, scanned, complete}. Each folded read records at most 50 of the ids it returned. Use it in a sleep cycle to reinforce what is recalled (raise memory_strength of the hottest) and to see what is never read. FIND an id with {id: \"C:…\"} to work on it. Changes nothing.",
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "since": {"type": "string", "description": "Reads at or after this time (ISO 8601; default: all the trace keeps)."},
+                "until": {"type": "string", "description": "Reads at or before this time (ISO 8601)."},
+                "originator": {"type": "string", "description": "Only this originator's reads."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 10000, "description": "At most this many elements, hottest first (default 1000)."}
+            },
+            "additionalProperties": false
+        }),
+        operation: crate::Operation::ReadHeat,
+        destructive: false,
+    }
 }
 
 /// `decay_triage`: the decay-triage lists the curator works from.
