@@ -5,10 +5,11 @@
 //! later writes to the same elements, never by comparing states. A property
 //! test runs random writes, then reverts them in random order.
 
-use std::collections::HashMap;
+use crate::common::elements as snapshot;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
-use kip_nexus::{Context, ElementId, ExecuteKip, Nexus, TraceEntry, TraceFilter};
+use kip_nexus::{Context, ExecuteKip, Nexus, TraceEntry, TraceFilter};
 use proptest::prelude::*;
 use serde_json::{Value as Json, json};
 
@@ -44,24 +45,6 @@ fn newest(nexus: &Nexus, who: &str) -> TraceEntry {
         ..TraceFilter::default()
     };
     nexus.trace_list(&filter).expect("list").entries.remove(0)
-}
-
-/// Every element of the graph by id (attributes, metadata, ends).
-fn snapshot(nexus: &Nexus) -> HashMap<String, Json> {
-    nexus
-        .read(|g| {
-            let mut out = HashMap::new();
-            for c in g.all_concepts()? {
-                let v = g.element_json(ElementId::Concept(c?.0))?;
-                out.insert(v["id"].as_str().unwrap_or_default().to_owned(), v);
-            }
-            for p in g.all_propositions()? {
-                let v = g.element_json(ElementId::Proposition(p?.0))?;
-                out.insert(v["id"].as_str().unwrap_or_default().to_owned(), v);
-            }
-            Ok(out)
-        })
-        .expect("snapshot")
 }
 
 fn version(e: &Json) -> u64 {
@@ -385,7 +368,7 @@ fn changed(entry: &TraceEntry) -> bool {
 
 /// Every element's `_version` is at least the highest seen so far (ids
 /// are never reused, so an element deleted and brought back is the same).
-fn check_versions(seen: &mut HashMap<String, u64>, now: &HashMap<String, Json>) {
+fn check_versions(seen: &mut HashMap<String, u64>, now: &BTreeMap<String, Json>) {
     for (id, e) in now {
         let v = version(e);
         let top = seen.entry(id.clone()).or_insert(v);
@@ -397,7 +380,7 @@ fn check_versions(seen: &mut HashMap<String, u64>, now: &HashMap<String, Json>) 
 /// After entry `entry`'s revert went through: each of its elements is as
 /// its before-image says (gone if it created it), every other element is
 /// untouched, and the ones that changed moved to a higher `_version`.
-fn check_restored(entry: &TraceEntry, pre: &HashMap<String, Json>, post: &HashMap<String, Json>) {
+fn check_restored(entry: &TraceEntry, pre: &BTreeMap<String, Json>, post: &BTreeMap<String, Json>) {
     let changes = entry.data.as_ref().expect("data")["changes"]
         .as_array()
         .cloned()

@@ -6,10 +6,11 @@
 //! (UPSERTs of concepts, links and links about links, UPDATE, MERGE,
 //! DELETE … DETACH, metadata changes, reverts).
 
+use crate::common::elements as state;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use kip_nexus::{Context, ElementId, ExecuteKip, Nexus, TraceSettings};
+use kip_nexus::{Context, ExecuteKip, Nexus, TraceSettings};
 use proptest::prelude::*;
 use serde_json::{Value as Json, json};
 
@@ -29,24 +30,6 @@ fn fresh() -> (tempfile::TempDir, Nexus) {
 fn exec(nexus: &Nexus, command: &str) -> Json {
     let ctx = Context::new("test").with_originator("prop");
     nexus.execute(&ExecuteKip::command(command), &ctx)
-}
-
-/// Every element of the graph by id (attributes, metadata, ends).
-fn state(nexus: &Nexus) -> State {
-    nexus
-        .read(|g| {
-            let mut out = BTreeMap::new();
-            for c in g.all_concepts()? {
-                let v = g.element_json(ElementId::Concept(c?.0))?;
-                out.insert(v["id"].as_str().unwrap_or_default().to_owned(), v);
-            }
-            for p in g.all_propositions()? {
-                let v = g.element_json(ElementId::Proposition(p?.0))?;
-                out.insert(v["id"].as_str().unwrap_or_default().to_owned(), v);
-            }
-            Ok(out)
-        })
-        .expect("state")
 }
 
 /// An element without the engine's reserved `_` metadata.

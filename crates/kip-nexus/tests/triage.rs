@@ -4,11 +4,12 @@
 //! exactly — checked one by one and by a property test over random
 //! memories and random actions reverted in random order.
 
-use std::collections::HashMap;
+use crate::common::elements as snapshot;
+use std::collections::BTreeMap;
 
 use kip_nexus::triage::{TriageList, TriageQuery};
 use kip_nexus::triage_apply::{TriageAction, TriageApply, TriageOutcome};
-use kip_nexus::{Context, ElementId, ExecuteKip, Nexus};
+use kip_nexus::{Context, ExecuteKip, Nexus};
 use proptest::prelude::*;
 use serde_json::{Value as Json, json};
 
@@ -81,27 +82,9 @@ fn apply(nexus: &Nexus, action: TriageAction, ids: &[String], dry_run: bool) -> 
         .expect("apply")
 }
 
-/// Every element by id (attributes, metadata, ends).
-fn snapshot(nexus: &Nexus) -> HashMap<String, Json> {
-    nexus
-        .read(|g| {
-            let mut out = HashMap::new();
-            for c in g.all_concepts()? {
-                let v = g.element_json(ElementId::Concept(c?.0))?;
-                out.insert(v["id"].as_str().unwrap_or_default().to_owned(), v);
-            }
-            for p in g.all_propositions()? {
-                let v = g.element_json(ElementId::Proposition(p?.0))?;
-                out.insert(v["id"].as_str().unwrap_or_default().to_owned(), v);
-            }
-            Ok(out)
-        })
-        .expect("snapshot")
-}
-
 /// The graph as a revert must restore it: metadata without the engine's
 /// reserved `_` keys.
-fn lasting(snap: &HashMap<String, Json>) -> HashMap<String, Json> {
+fn lasting(snap: &BTreeMap<String, Json>) -> BTreeMap<String, Json> {
     snap.iter()
         .map(|(id, e)| {
             let mut e = e.clone();
@@ -356,8 +339,8 @@ fn random_memory(notes: &[(u8, u8, bool)], links: &[(u8, u8)]) -> String {
 #[track_caller]
 fn check_restored(
     entry: &kip_nexus::TraceEntry,
-    pre: &HashMap<String, Json>,
-    post: &HashMap<String, Json>,
+    pre: &BTreeMap<String, Json>,
+    post: &BTreeMap<String, Json>,
 ) {
     let changes = entry.data.as_ref().expect("data")["changes"]
         .as_array()
