@@ -590,8 +590,14 @@ test('31 §4 §5. in the window: a contradiction resolved after the preview, an 
   await browser.waitUntil(() => JSON.parse(kip('contradictions')).length === 0, { timeout: 15_000, timeoutMsg: 'the contradiction was not resolved' });
 
   await click('health-triage-expired');
-  const item = await withText('[data-testid=triage-item]', 'Old remedy');
-  await (await item.$('[data-testid=triage-check]')).click();
+  // The list re-reads on every write the window hears of (the resolve
+  // above): choose the row once the list stands, and see it chosen.
+  await browser.waitUntil(async () => {
+    const item = await withText('[data-testid=triage-item]', 'Old remedy');
+    const box = await item.$('[data-testid=triage-check]');
+    if (!(await box.isSelected())) await box.click();
+    return (await box.isSelected()) && (await (await byId('triage-action-archive')).isEnabled());
+  }, { timeout: 15_000, timeoutMsg: 'Old remedy could not be chosen' });
   await click('triage-action-archive');
   await (await byId('triage-preview')).waitForExist({ timeout: 15_000 });
   await shot('desk-31-triage-preview');
