@@ -144,7 +144,13 @@ fn several_processes_writing_at_once_lose_nothing() {
                 for i in 0..8 {
                     let text = format!(r#"UPSERT {{ CONCEPT {{ {{type: "Note", name: "w{w}-{i}"}} SET ATTRIBUTES {{ n: {i} }} }} }}"#);
                     let out = kip(&db, &["exec", &text]);
-                    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+                    assert_eq!(
+                        out.status.code(),
+                        Some(0),
+                        "stdout: {}\nstderr: {}",
+                        String::from_utf8_lossy(&out.stdout),
+                        String::from_utf8_lossy(&out.stderr)
+                    );
                 }
             })
         })

@@ -92,8 +92,16 @@ impl Nexus {
             let key = m.key();
             let recorded = self.store.read(|txn| self.store.vector_model(txn)).kip()?;
             if recorded.as_deref() != Some(key.as_str()) {
+                // Checked again in the write: another process opening the
+                // nexus at the same time may have recorded the model first,
+                // and its vectors must not be thrown away.
                 self.store
-                    .write(|txn| self.store.reset_vectors(txn, &key))
+                    .write(|txn| {
+                        if self.store.vector_model(txn)?.as_deref() == Some(key.as_str()) {
+                            return Ok(0);
+                        }
+                        self.store.reset_vectors(txn, &key)
+                    })
                     .kip()?;
             }
         }

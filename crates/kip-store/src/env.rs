@@ -292,15 +292,35 @@ mod meta_page {
 /// commit (truncated by a copy, a full disk or a careless tool). Touching
 /// a page past the end of a mapped file kills the process (SIGBUS), so this
 /// is checked by reading the two meta pages before the file is mapped.
+///
+/// Other processes may commit while this reads: a commit writes its pages
+/// (growing the file) before its meta page, so the length is taken after
+/// the meta pages are read, and a file found short is read again before it
+/// is called truncated (a meta page caught mid-write, a commit landing
+/// between the reads): a truly truncated file stays short.
 fn validate_data_file(dir: &Path) -> Result<(), StoreError> {
+    const ATTEMPTS: u32 = 3;
+    let mut attempt = 1;
+    loop {
+        match check_data_file(dir) {
+            Err(StoreError::Corrupt { .. }) if attempt < ATTEMPTS => {
+                attempt += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// One reading of [`validate_data_file`]'s checks.
+fn check_data_file(dir: &Path) -> Result<(), StoreError> {
     use std::io::Read as _;
 
     let file = dir.join("data.mdb");
     let Ok(mut f) = fs::File::open(&file) else {
         return Ok(()); // A new environment (or LMDB's own error on open).
     };
-    let len = f.metadata()?.len();
-    if len == 0 {
+    if f.metadata()?.len() == 0 {
         return Ok(()); // LMDB initialises an empty file.
     }
     let corrupt = |what: String| StoreError::Corrupt {
@@ -308,6 +328,7 @@ fn validate_data_file(dir: &Path) -> Result<(), StoreError> {
     };
     let mut first = vec![0u8; meta_page::END];
     if f.read_exact(&mut first).is_err() {
+        let len = f.metadata()?.len();
         return Err(corrupt(format!(
             "the file is {len} bytes, too short to be an LMDB environment (truncated?)"
         )));
@@ -331,12 +352,12 @@ fn validate_data_file(dir: &Path) -> Result<(), StoreError> {
         )));
     }
     let mut second = vec![0u8; meta_page::END];
-    let second_ok = len >= page_size + meta_page::END as u64
-        && {
-            use std::io::Seek as _;
-            f.seek(std::io::SeekFrom::Start(page_size)).is_ok() && f.read_exact(&mut second).is_ok()
-        }
-        && word(&second, meta_page::MAGIC) == LMDB_MAGIC;
+    let second_ok = {
+        use std::io::Seek as _;
+        f.seek(std::io::SeekFrom::Start(page_size)).is_ok() && f.read_exact(&mut second).is_ok()
+    } && word(&second, meta_page::MAGIC) == LMDB_MAGIC;
+    // After the meta pages: the pages of the commit they name are written.
+    let len = f.metadata()?.len();
     // LMDB uses the meta page with the larger transaction id.
     let meta = if second_ok && long(&second, meta_page::TXN_ID) > long(&first, meta_page::TXN_ID) {
         &second

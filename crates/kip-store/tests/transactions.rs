@@ -424,3 +424,42 @@ fn a_process_follows_another_processs_growth() {
         .expect("write after");
     assert_eq!(snapshot(&store).0, 2_001);
 }
+
+const COMMITTER_DIR: &str = "KIP_STORE_TEST_COMMITTER_DIR";
+
+/// Opening a store checks that its file is as long as its last commit
+/// (before mapping it). While another process commits, growing the file,
+/// every open must still succeed: a commit landing between that check's
+/// reads is not a truncated file.
+#[test]
+fn opening_while_another_process_commits_never_finds_the_file_truncated() {
+    if let Some(dir) = std::env::var_os(COMMITTER_DIR) {
+        write_things(Path::new(&dir), "child");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    drop(Store::open_with(dir.path(), &tiny()).expect("create"));
+    let exe = std::env::current_exe().expect("test executable");
+    let mut child = Command::new(exe)
+        .args([
+            "--exact",
+            "transactions::opening_while_another_process_commits_never_finds_the_file_truncated",
+            "--test-threads=1",
+        ])
+        .env(COMMITTER_DIR, dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the child process");
+    let mut opens = 0;
+    while child.try_wait().expect("child state").is_none() {
+        // Each open is a fresh environment: the handle is dropped at once.
+        if let Err(e) = Store::open_with(dir.path(), &tiny()) {
+            let _ = child.kill();
+            panic!("open {opens} failed while the other process committed: {e}");
+        }
+        opens += 1;
+    }
+    expect_success(child);
+    assert!(opens > 0);
+}
