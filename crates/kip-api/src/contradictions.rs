@@ -25,7 +25,9 @@ pub struct ContradictionsRequest {
 }
 
 /// `contradiction_resolve`: keep one link (`P:…`), retire the others of
-/// the same subject and predicate, with the curator's reason.
+/// the same subject and predicate, with the curator's reason; or keep one
+/// side of an attribute contradiction (`attribute:C:…/KEY#earlier` or
+/// `#current`) and retire the other.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]

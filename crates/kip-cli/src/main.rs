@@ -73,7 +73,7 @@ enum Cmd {
     Duplicates(cmd::queues::Args),
     /// Decay triage: `kip triage [expired|fading|untouched] [--below X] [--days N] [--limit N]` lists memories as JSON; `kip triage pin|renew|archive|delete ID… [--all-of LIST] [--dry-run]` acts on them as one traced, revertible write.
     Triage(cmd::triage::Args),
-    /// Contradictions (a subject with two live objects of a functional predicate) as a JSON array, each side with its provenance; `kip contradictions resolve --keep ID --retire ID` keeps one and marks the other superseded.
+    /// Contradictions (a subject with two live objects of a functional predicate; an attribute value one source wrote over another's) as a JSON array, each side with its provenance; `kip contradictions resolve --keep ID --retire ID` keeps one and marks the other superseded.
     Contradictions(cmd::contradictions::Args),
     /// What changed between two times (ISO 8601 or trace entries T:n), rebuilt from the trace: JSON `added`, `changed`, `removed`, each element with `before` and `after`.
     Diff(cmd::queues::DiffArgs),

@@ -16,11 +16,9 @@
 //! KIP Explorer), and on the kept link `supersedes` (the retired ids,
 //! added to any it already had).
 //!
-//! What is not a contradiction here: attribute values that changed over
-//! time. An element holds one value per attribute, so two sources
-//! disagreeing on it show only in the trace's before-images, and an
-//! attribute value carries no metadata of its own to be marked
-//! superseded; that kind is left to a later design.
+//! The second kind, attribute values that conflict between sources on the
+//! same element, is found in the trace (`conflicts.rs`): kind `attribute`,
+//! its sides the earlier and the current value.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -56,10 +54,20 @@ pub struct ContradictionEnd {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ContradictionSide {
-    /// The link (`P:…`).
+    /// The link (`P:…`), or `attribute:<element>/<attribute>#earlier` /
+    /// `#current`.
     pub id: String,
-    /// What it says the subject's one object is.
-    pub object: ContradictionEnd,
+    /// A link side's object (`functional`); none for an `attribute` side.
+    pub object: Option<ContradictionEnd>,
+    /// An `attribute` side's value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional, type = "JsonValue"))]
+    pub value: Option<Json>,
+    /// The trace entry (`T:…`) that wrote an `attribute` side's value over
+    /// the other's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub written_by: Option<String>,
     /// `metadata.source` (a string or an array), if any.
     #[cfg_attr(feature = "ts", ts(type = "JsonValue"))]
     pub source: Json,
@@ -75,13 +83,20 @@ pub struct ContradictionSide {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Contradiction {
-    /// Stable while the contradiction stands: `functional:<subject>/<predicate>`.
+    /// Stable while the contradiction stands: `functional:<subject>/<predicate>`
+    /// or `attribute:<element>/<attribute>`.
     pub id: String,
-    /// `functional` (the one kind today: see the module doc).
+    /// `functional` or `attribute` (see the module doc).
     pub kind: String,
+    /// The subject (`functional`) or the element (`attribute`).
     pub subject: ContradictionEnd,
+    /// The functional predicate (empty for `attribute`).
     pub predicate: String,
-    /// The live links, oldest first.
+    /// The attribute two sources disagree on (`attribute` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub attribute: Option<String>,
+    /// The live links, oldest first; or the earlier and the current value.
     pub sides: Vec<ContradictionSide>,
 }
 
@@ -92,7 +107,8 @@ pub struct Contradictions {
     pub total: u64,
     /// The functional predicates looked at.
     pub functional: Vec<String>,
-    /// The first `limit`, by subject id then predicate.
+    /// The first `limit`: the functional ones by subject id then predicate,
+    /// then the attribute ones by element then attribute.
     pub contradictions: Vec<Contradiction>,
 }
 
@@ -183,8 +199,9 @@ pub fn contradictions(g: &Graph<'_>, query: &ContradictionQuery) -> Result<Contr
         }
     }
     g.clear_scanned();
+    let attributes = crate::conflicts::attribute_contradictions(g, wanted.as_ref(), None)?;
     let mut out = Contradictions {
-        total: found.len() as u64,
+        total: (found.len() + attributes.len()) as u64,
         functional: predicates.into_iter().map(|(_, n)| n).collect(),
         contradictions: Vec::new(),
     };
@@ -199,13 +216,16 @@ pub fn contradictions(g: &Graph<'_>, query: &ContradictionQuery) -> Result<Contr
             kind: "functional".to_owned(),
             subject: end(g, s)?,
             predicate,
+            attribute: None,
             sides,
         });
     }
+    let room = limit - out.contradictions.len();
+    out.contradictions.extend(attributes.into_iter().take(room));
     Ok(out)
 }
 
-fn end(g: &Graph<'_>, e: ElementId) -> Result<ContradictionEnd> {
+pub(crate) fn end(g: &Graph<'_>, e: ElementId) -> Result<ContradictionEnd> {
     let (type_name, name) = match e {
         ElementId::Concept(c) => match g.concept(c)? {
             Some(r) => (g.type_name(r.type_id)?.to_string(), r.name.clone()),
@@ -226,7 +246,9 @@ fn side(g: &Graph<'_>, id: PropositionId, object: ElementId) -> Result<Contradic
     let text = |k: &str| meta(k).and_then(|v| v.as_str().map(str::to_owned));
     Ok(ContradictionSide {
         id: ElementId::Proposition(id).to_string(),
-        object: end(g, object)?,
+        object: Some(end(g, object)?),
+        value: None,
+        written_by: None,
         source: meta("source").unwrap_or(Json::Null),
         author: text("author"),
         confidence: meta("confidence").and_then(|v| v.as_f64()),
@@ -377,7 +399,13 @@ impl crate::nexus::Nexus {
     /// run when `r.dry_run`.
     pub fn resolve_contradiction(&self, r: &Resolve, ctx: &Context) -> Result<Resolved> {
         let now = crate::clock::now();
-        let (command, parameters) = self.read(|g| resolution(g, r, &now))?;
+        let (command, parameters) = self.read(|g| {
+            if crate::conflicts::is_attribute_side(&r.keep) {
+                crate::conflicts::attribute_resolution(g, r, &now)
+            } else {
+                resolution(g, r, &now)
+            }
+        })?;
         let request = ExecuteKip {
             command: Some(command.clone()),
             parameters: Some(parameters.clone()),

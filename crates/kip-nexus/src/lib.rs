@@ -47,6 +47,7 @@
 mod backup;
 pub mod bulk;
 mod clock;
+mod conflicts;
 pub mod contradictions;
 mod cursor;
 pub mod duplicates;

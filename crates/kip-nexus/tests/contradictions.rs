@@ -90,7 +90,11 @@ fn two_live_objects_of_a_functional_predicate_are_a_contradiction_with_their_pro
         ("Person", "Ada")
     );
     assert_eq!(c.id, format!("functional:{}/born_in", c.subject.id));
-    let objects: Vec<&str> = c.sides.iter().map(|s| s.object.name.as_str()).collect();
+    let objects: Vec<&str> = c
+        .sides
+        .iter()
+        .map(|s| s.object.as_ref().expect("a link side").name.as_str())
+        .collect();
     // Visited Paris and Lyon (not functional) is no contradiction; Bob's
     // one birthplace is none either.
     assert_eq!(objects, ["Paris", "Lyon"]);

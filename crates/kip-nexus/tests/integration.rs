@@ -3,6 +3,7 @@
 //! insta snapshots keep their own binaries, whose names the snapshots carry.
 
 mod attr_index;
+mod attribute_conflicts;
 mod common;
 mod compat;
 mod concurrency;

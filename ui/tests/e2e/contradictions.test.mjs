@@ -81,3 +81,38 @@ test('a contradiction is shown side by side, resolved after the preview, and rev
   assert.equal(listed().length, 1);
   assert.deepEqual(pageErrors, []);
 });
+
+test('an attribute value another source wrote over shows both values, and the earlier is kept from the preview', async () => {
+  kip(server.db, 'exec', `UPSERT { CONCEPT ?p { {type: "Person", name: "Ann"} SET ATTRIBUTES { birthplace: "Oslo" } } }
+    WITH METADATA { source: "chat:1", author: "$self", confidence: 0.9 }`);
+  kip(server.db, 'exec', `UPSERT { CONCEPT ?p { {type: "Person", name: "Ann"} SET ATTRIBUTES { birthplace: "Bergen" } } }
+    WITH METADATA { source: "doc:7", author: "agent-b", confidence: 0.6 }`);
+  const attributeOnes = () => listed().filter((c) => c.kind === 'attribute');
+  assert.equal(attributeOnes().length, 1);
+  await page.getByTestId('nav-health').click();
+  await page.getByTestId('health-open-contradictions').click();
+  const ann = page.locator('[data-testid=contradiction][data-kind=attribute][data-subject="Ann"][data-predicate="birthplace"]');
+  await ann.waitFor();
+  const oslo = ann.locator('[data-testid=contradiction-side][data-object="Oslo"]');
+  const bergen = ann.locator('[data-testid=contradiction-side][data-object="Bergen"]');
+  assert.match(await oslo.textContent(), /earlier value/);
+  assert.match(await oslo.textContent(), /chat:1/);
+  assert.match(await bergen.textContent(), /current value/);
+  assert.match(await bergen.textContent(), /doc:7/);
+  assert.match(await bergen.textContent(), /agent-b/);
+  await ann.scrollIntoViewIfNeeded();
+  await shot(page, 'health-31f-attribute-contradiction');
+
+  await oslo.getByTestId('contradiction-keep').click();
+  await page.getByTestId('kml-preview').waitFor();
+  assert.match(await page.getByTestId('kml-preview').textContent(), /superseded_values/);
+  assert.equal(attributeOnes().length, 1, 'a preview writes nothing');
+  await page.getByTestId('kml-apply').click();
+  await ann.waitFor({ state: 'detached' });
+  assert.deepEqual(attributeOnes(), []);
+  const now = JSON.parse(kip(server.db, 'exec', 'FIND(?p) WHERE { ?p {type: "Person", name: "Ann"} }')).result[0];
+  assert.equal(now.attributes.birthplace, 'Oslo');
+  assert.equal(now.metadata.source, 'chat:1');
+  assert.equal(now.metadata.superseded_values[0].value, 'Bergen');
+  assert.deepEqual(pageErrors, []);
+});

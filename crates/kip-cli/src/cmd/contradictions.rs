@@ -27,12 +27,14 @@ pub struct Args {
 #[derive(Debug, clap::Subcommand)]
 enum Action {
     /// Keep one link (`P:…`) and mark the others of its subject and
-    /// predicate superseded.
+    /// predicate superseded; or keep one side of an attribute
+    /// contradiction (`attribute:C:…/KEY#earlier` or `#current`) and
+    /// record the other in the element's `superseded_values`.
     Resolve {
-        /// The link kept.
+        /// The link (or attribute side) kept.
         #[arg(long)]
         keep: String,
-        /// A link retired (repeatable).
+        /// A link (or the other attribute side) retired (repeatable).
         #[arg(long, required = true)]
         retire: Vec<String>,
         /// Why (recorded as `superseded_reason` and in the trace).

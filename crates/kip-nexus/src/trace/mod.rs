@@ -37,6 +37,7 @@ mod entry;
 mod fold;
 mod heat;
 mod ops;
+mod overwrites;
 mod returned;
 mod revert_to;
 mod stale;
@@ -52,6 +53,7 @@ pub use heat::{
     DEFAULT_HEAT_ELEMENTS, Heat, HeatQuery, MAX_HEAT_ELEMENTS, MAX_HEAT_SCAN, ReadHeat, ReadsBy,
 };
 pub use ops::{DEFAULT_TRACE_PAGE, MAX_TRACE_PAGE, Reverted, TracePage};
+pub use overwrites::{SUPERSEDED_VALUES, overwrites};
 pub use returned::MAX_READ_IDS;
 pub(crate) use returned::Returned;
 pub use revert_to::RevertedTo;

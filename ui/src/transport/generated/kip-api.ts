@@ -1666,7 +1666,8 @@ export type Contradictions = { total: number,
  */
 functional: Array<string>, 
 /**
- * The first `limit`, by subject id then predicate.
+ * The first `limit`: the functional ones by subject id then predicate,
+ * then the attribute ones by element then attribute.
  */
 contradictions: Array<Contradiction>, };
 
@@ -1675,15 +1676,28 @@ contradictions: Array<Contradiction>, };
  */
 export type Contradiction = { 
 /**
- * Stable while the contradiction stands: `functional:<subject>/<predicate>`.
+ * Stable while the contradiction stands: `functional:<subject>/<predicate>`
+ * or `attribute:<element>/<attribute>`.
  */
 id: string, 
 /**
- * `functional` (the one kind today: see the module doc).
+ * `functional` or `attribute` (see the module doc).
  */
-kind: string, subject: ContradictionEnd, predicate: string, 
+kind: string, 
 /**
- * The live links, oldest first.
+ * The subject (`functional`) or the element (`attribute`).
+ */
+subject: ContradictionEnd, 
+/**
+ * The functional predicate (empty for `attribute`).
+ */
+predicate: string, 
+/**
+ * The attribute two sources disagree on (`attribute` only).
+ */
+attribute?: string, 
+/**
+ * The live links, oldest first; or the earlier and the current value.
  */
 sides: Array<ContradictionSide>, };
 
@@ -1692,13 +1706,23 @@ sides: Array<ContradictionSide>, };
  */
 export type ContradictionSide = { 
 /**
- * The link (`P:…`).
+ * The link (`P:…`), or `attribute:<element>/<attribute>#earlier` /
+ * `#current`.
  */
 id: string, 
 /**
- * What it says the subject's one object is.
+ * A link side's object (`functional`); none for an `attribute` side.
  */
-object: ContradictionEnd, 
+object: ContradictionEnd | null, 
+/**
+ * An `attribute` side's value.
+ */
+value?: JsonValue, 
+/**
+ * The trace entry (`T:…`) that wrote an `attribute` side's value over
+ * the other's.
+ */
+written_by?: string, 
 /**
  * `metadata.source` (a string or an array), if any.
  */
@@ -1754,7 +1778,9 @@ limit?: number, };
 
 /**
  * `contradiction_resolve`: keep one link (`P:…`), retire the others of
- * the same subject and predicate, with the curator's reason.
+ * the same subject and predicate, with the curator's reason; or keep one
+ * side of an attribute contradiction (`attribute:C:…/KEY#earlier` or
+ * `#current`) and retire the other.
  */
 export type ContradictionResolveRequest = { keep: string, retire: Array<string>, reason?: string, 
 /**
