@@ -47,7 +47,6 @@
 mod backup;
 pub mod bulk;
 mod clock;
-mod conflicts;
 pub mod contradictions;
 mod cursor;
 pub mod duplicates;

@@ -102,6 +102,7 @@ mod check;
 pub mod codec;
 mod concepts;
 mod counters;
+mod data_file;
 mod env;
 mod error;
 mod format;

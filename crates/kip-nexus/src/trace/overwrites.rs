@@ -9,7 +9,7 @@
 //! an evolution, and a curator's edit (`source: "curator"`, what the app
 //! writes) is a decision, not a conflict; either ends an earlier overwrite
 //! of that attribute, and so does a resolution (a write that records a
-//! retired value, see `conflicts.rs`; its revert brings the overwrite
+//! retired value, see `contradictions/attribute.rs`; its revert brings the overwrite
 //! back). Only an element's last overwrite of each attribute
 //! is kept, and only while the element still holds the value it wrote.
 
@@ -27,7 +27,7 @@ use crate::kml::{ChangeOp, ElementChange};
 const CURATOR_SOURCE: &str = "curator";
 
 /// The element metadata key that keeps the values a curator retired
-/// (`conflicts.rs`); a write that adds an item there resolved that
+/// (`contradictions/attribute.rs`); a write that adds an item there resolved that
 /// attribute's overwrite.
 pub const SUPERSEDED_VALUES: &str = "superseded_values";
 

@@ -21,7 +21,7 @@ use kip_lang::{ErrorCode, KipError};
 use kip_store::ElementId;
 use serde_json::{Map, Value as Json};
 
-use crate::contradictions::{Contradiction, ContradictionSide, Resolve};
+use super::model::{Contradiction, ContradictionSide, Resolve, end};
 use crate::graph::{Graph, Result};
 use crate::trace::{SUPERSEDED_VALUES, overwrites};
 
@@ -84,7 +84,7 @@ pub(crate) fn attribute_contradictions(
         }
         let id = contradiction_id(e, &attribute);
         out.push(Contradiction {
-            subject: crate::contradictions::end(g, e)?,
+            subject: end(g, e)?,
             predicate: String::new(),
             attribute: Some(attribute),
             kind: ATTRIBUTE.to_owned(),
