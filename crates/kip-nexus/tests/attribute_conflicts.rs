@@ -266,3 +266,136 @@ fn bad_or_stale_sides_are_refused_and_change_nothing() {
     assert_eq!(ann(&nexus)["attributes"]["birthplace"], "Lima");
     assert_ne!(ann(&nexus), before);
 }
+
+mod model {
+    //! Random writes by three sources (one the curator), resolutions of
+    //! what is listed (either side kept, some reverted at once), checked
+    //! after every step against a reference kept by the test: the listed
+    //! attribute contradictions are exactly the reference's, and the store
+    //! stays consistent.
+
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const PEOPLE: [&str; 3] = ["Ann", "Bo", "Cy"];
+    const KEYS: [&str; 2] = ["city", "job"];
+    const VALUES: [&str; 3] = ["Oslo", "Rome", "Lima"];
+    const SOURCES: [&str; 3] = ["chat:1", "doc:7", "curator"];
+
+    #[derive(Clone, Debug)]
+    enum Step {
+        /// Person, key, value, source: one UPSERT with its metadata.
+        Write(usize, usize, usize, usize),
+        /// A listed contradiction (by index), the side kept (earlier?), and
+        /// whether the resolution is reverted at once.
+        Resolve(prop::sample::Index, bool, bool),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            3 => (0..3usize, 0..2usize, 0..3usize, 0..3usize).prop_map(|(p, k, v, s)| Step::Write(p, k, v, s)),
+            1 => (any::<prop::sample::Index>(), any::<bool>(), any::<bool>()).prop_map(|(i, e, r)| Step::Resolve(i, e, r)),
+        ]
+    }
+
+    /// What the test expects: each person's values and source, and the
+    /// standing overwrites as (person, key) → (earlier, current).
+    #[derive(Default, Clone)]
+    struct Reference {
+        values: BTreeMap<(usize, usize), &'static str>,
+        source: BTreeMap<usize, &'static str>,
+        standing: BTreeMap<(usize, usize), (&'static str, &'static str)>,
+    }
+
+    fn listed(nexus: &Nexus) -> BTreeMap<(String, String), (Json, Json)> {
+        attribute_ones(nexus)
+            .into_iter()
+            .map(|c| {
+                let pair = (
+                    c.sides[0].value.clone().unwrap_or_default(),
+                    c.sides[1].value.clone().unwrap_or_default(),
+                );
+                ((c.subject.name, c.attribute.unwrap_or_default()), pair)
+            })
+            .collect()
+    }
+
+    fn expected(r: &Reference) -> BTreeMap<(String, String), (Json, Json)> {
+        r.standing
+            .iter()
+            .map(|(&(p, k), &(e, c))| {
+                (
+                    (PEOPLE[p].to_owned(), KEYS[k].to_owned()),
+                    (json!(e), json!(c)),
+                )
+            })
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        #[test]
+        fn listed_attribute_contradictions_follow_writes_resolutions_and_reverts(
+            steps in prop::collection::vec(step(), 1..14),
+        ) {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let nexus = Nexus::open(dir.path()).expect("nexus");
+            let mut r = Reference::default();
+            for s in &steps {
+                match *s {
+                    Step::Write(p, k, v, src) => {
+                        let (value, source) = (VALUES[v], SOURCES[src]);
+                        set(&nexus, PEOPLE[p], &format!("{}: {value:?}", KEYS[k]), &format!("source: {source:?}"));
+                        let before = r.source.get(&p).copied();
+                        if let Some(old) = r.values.get(&(p, k)).copied().filter(|old| *old != value) {
+                            if before.is_some_and(|b| b != source) && source != "curator" {
+                                r.standing.insert((p, k), (old, value));
+                            } else {
+                                r.standing.remove(&(p, k));
+                            }
+                        }
+                        r.values.insert((p, k), value);
+                        r.source.insert(p, source);
+                    }
+                    Step::Resolve(pick, keep_earlier, revert) => {
+                        let list = attribute_ones(&nexus);
+                        if list.is_empty() {
+                            continue;
+                        }
+                        let c = &list[pick.index(list.len())];
+                        let (keep, retire) = if keep_earlier { (0, 1) } else { (1, 0) };
+                        let p = PEOPLE.iter().position(|n| *n == c.subject.name).expect("person");
+                        let k = KEYS.iter().position(|n| Some(*n) == c.attribute.as_deref()).expect("key");
+                        resolve(&nexus, &c.sides[keep].id, &c.sides[retire].id, false).expect("resolve a listed one");
+                        if revert {
+                            let last = nexus
+                                .trace_list(&TraceFilter { limit: Some(1), kind: Some("TRACE".into()), ..TraceFilter::default() })
+                                .expect("trace")
+                                .entries
+                                .remove(0);
+                            nexus.revert(&last.id, "curator", false).expect("the newest entry reverts");
+                        } else {
+                            r.standing.remove(&(p, k));
+                            if keep_earlier {
+                                let earlier = c.sides[0].value.clone();
+                                let earlier = VALUES.iter().copied().find(|v| Some(json!(v)) == earlier).expect("value");
+                                r.values.insert((p, k), earlier);
+                                // The kept value's provenance comes back with it.
+                                let src = c.sides[0].source.as_str().expect("source");
+                                let src = SOURCES.iter().copied().find(|s| *s == src).expect("source");
+                                r.source.insert(p, src);
+                            }
+                        }
+                    }
+                }
+                prop_assert_eq!(listed(&nexus), expected(&r), "after {:?}", s);
+                let report = nexus.check_store().expect("check");
+                prop_assert!(report.ok, "{:#?}", report.violations);
+            }
+        }
+    }
+}
