@@ -57,6 +57,7 @@ pub(crate) fn changes(
 /// Reads an entry leniently: fields another version may not have written
 /// take neutral values instead of hiding the change.
 fn change(seq: u64, entry: &Json, me: u32) -> Change {
+    let text = |k: &str| entry.get(k).and_then(Json::as_str).map(str::to_owned);
     let pid = entry
         .get("pid")
         .and_then(Json::as_u64)
@@ -69,6 +70,8 @@ fn change(seq: u64, entry: &Json, me: u32) -> Change {
             .and_then(Json::as_str)
             .unwrap_or("unknown")
             .to_owned(),
+        originator: text("originator"),
+        trace: text("trace"),
         pid,
         at: entry
             .get("at")

@@ -432,6 +432,16 @@ fn changes_list_committed_writes_marked_with_their_process() {
     );
     assert_eq!(c.stats.concepts_created, 1);
     assert!(!r.reset && !r.more);
+    // It names who acted and the write's trace entry, which records it.
+    assert_eq!(c.originator.as_deref(), Some(api.originator()));
+    let entry = api
+        .call(
+            Operation::TraceEntry,
+            json!({"id": c.trace.as_deref().expect("the trace entry")}),
+        )
+        .expect("entry");
+    // (`change_seq` lists the sequence numbers of the entry's commands.)
+    assert_eq!(entry["data"]["change_seq"], json!([c.seq]));
 
     let r = api
         .changes(&ChangesRequest {

@@ -91,14 +91,17 @@ impl Nexus {
     ) -> std::result::Result<(), TxnError> {
         let options = write.options;
         let mut change_seq = None;
+        let mut logged = None;
         if stats.changed() && write.commit {
             let entry = json!({
                 "origin": options.origin.name,
+                "originator": options.originator(),
                 "pid": std::process::id(),
                 "at": now(),
                 "stats": stats,
             });
             change_seq = Some(self.store.append_change(txn, &entry)?);
+            logged = change_seq.map(|seq| (seq, entry));
         }
         if let Some(settings) = write.traced.settings {
             let append = Append {
@@ -107,7 +110,7 @@ impl Nexus {
                 at: now(),
             };
             trace::Tracer::write_folds(&append, txn, write.traced.folds)?;
-            append.command(
+            let traced = append.command(
                 txn,
                 CommandRecord {
                     originator: options.originator(),
@@ -121,6 +124,11 @@ impl Nexus {
                     duration: write.started.elapsed(),
                 },
             )?;
+            // The change names its trace entry, so a live view links to it.
+            if let Some((seq, mut entry)) = logged {
+                entry["trace"] = json!(traced.id);
+                self.store.amend_change(txn, seq, &entry)?;
+            }
         }
         Ok(())
     }

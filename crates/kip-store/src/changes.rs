@@ -37,6 +37,17 @@ impl Store {
         Ok(seq)
     }
 
+    /// Replaces the entry `seq` (appended earlier in the same write: the
+    /// engine names the write's trace entry once it has one).
+    pub fn amend_change(
+        &self,
+        txn: &mut RwTxn<'_>,
+        seq: u64,
+        entry: &Value,
+    ) -> Result<(), StoreError> {
+        self.db.changes.put(txn, &seq, entry).lmdb()
+    }
+
     /// The entries after `seq`, oldest first (at most [`MAX_CHANGES`]).
     pub fn changes_since(
         &self,

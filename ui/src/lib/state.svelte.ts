@@ -53,7 +53,9 @@ export const app = $state({
   selection: null as string | null,
   /** Bumped after every committed write (any process): views re-read. */
   liveSeq: 0,
-  activity: [] as { seq: number; text: string; at: string; foreign: boolean }[],
+  activity: [] as { seq: number; text: string; at: string; foreign: boolean; trace?: string }[],
+  /** A trace entry to open in the Trace view (the live status links there). */
+  traceEntry: null as string | null,
   toasts: [] as Toast[],
   /** Imports under way that report progress: the watched folder's large files, and dropped files (desktop). */
   watchImports: [] as ImportUnderWay[],
@@ -245,7 +247,7 @@ export function select(id: string | null) {
 }
 
 /** Describes a change notice in a sentence for the activity feed. */
-export function describeChange(notice: ChangeNotice): { text: string; foreign: boolean }[] {
+export function describeChange(notice: ChangeNotice): { text: string; foreign: boolean; trace?: string }[] {
   return notice.changes.map((c) => {
     const s = c.stats;
     const parts: string[] = [];
@@ -256,7 +258,8 @@ export function describeChange(notice: ChangeNotice): { text: string; foreign: b
     add(s.propositions_created, s.propositions_created === 1 ? 'link created' : 'links created');
     add(s.propositions_updated, s.propositions_updated === 1 ? 'link updated' : 'links updated');
     add(s.propositions_deleted, s.propositions_deleted === 1 ? 'link deleted' : 'links deleted');
-    return { text: `${c.origin}: ${parts.join(', ') || 'no change'}`, foreign: !c.own_process };
+    // Who acted (the trace's originator), else the program of an older log.
+    return { text: `${c.originator ?? c.origin}: ${parts.join(', ') || 'no change'}`, foreign: !c.own_process, trace: c.trace };
   });
 }
 
@@ -279,7 +282,7 @@ export async function start(t: Transport) {
     const lines = describeChange(notice);
     const at = formatTime(new Date());
     // Newest first: a burst delivered as one notice lists its last write on top.
-    const entries = lines.map((l, i) => ({ seq: notice.changes[i]?.seq ?? notice.last_seq, text: l.text, foreign: l.foreign, at }));
+    const entries = lines.map((l, i) => ({ seq: notice.changes[i]?.seq ?? notice.last_seq, text: l.text, foreign: l.foreign, trace: l.trace, at }));
     app.activity = [...entries.reverse(), ...app.activity].slice(0, 50);
     app.liveSeq++;
     void refreshAfterChange();

@@ -623,3 +623,36 @@ test('31 §6 §8. in the window: the graph as of a past write and back; the reca
   assert.match(await (await hit.$('[data-testid=recall-parts]')).getText(), /\d\.\d{3}/);
   await shot('desk-31-recall');
 });
+
+test('31 §7 §4. in the window: the read log lists an agent’s reads, recall heat says who read what; an overwritten value is a contradiction', async () => {
+  const drugs = 'FIND(?d) WHERE { ?d {type: "Drug"} }';
+  kip('--originator', 'agent-x', 'exec', drugs);
+  await click('nav-trace');
+  await click('trace-tab-reads');
+  const agent = await browser.$('[data-testid=read-log-originator][data-originator=agent-x]');
+  await agent.waitForExist({ timeout: 15_000 });
+  const aspirin = await withText('[data-testid=read-log-originator][data-originator=agent-x] [data-testid=read-id]', 'Aspirin', 15_000);
+  await shot('desk-31-read-log');
+  await aspirin.click();
+  await withText('[data-testid=inspector-name]', 'Aspirin', 15_000);
+
+  await click('nav-graph');
+  await click('recall-heat');
+  await withText('[data-testid=recall-heat-summary]', 'read', 15_000);
+  const ids = JSON.parse(kip('exec', drugs)).result.map((d) => d.id);
+  await browser.waitUntil(async () => {
+    const hot = (await nodes()).find((n) => ids.includes(n.id));
+    return hot && /read \d+× by agent-x$/.test((await style(hot.id)).label);
+  }, { timeout: 15_000, timeoutMsg: 'no read concept is labelled with its reads' });
+  await shot('desk-31-recall-heat');
+  await click('recall-heat');
+
+  kip('exec', 'UPSERT { CONCEPT ?p { {type: "Person", name: "Ann"} SET ATTRIBUTES { birthplace: "Oslo" } } } WITH METADATA { source: "chat:1" }');
+  kip('exec', 'UPSERT { CONCEPT ?p { {type: "Person", name: "Ann"} SET ATTRIBUTES { birthplace: "Bergen" } } } WITH METADATA { source: "doc:7" }');
+  await click('nav-health');
+  await click('health-open-contradictions');
+  const side = await browser.$('[data-testid=contradiction][data-kind=attribute][data-subject="Ann"] [data-testid=contradiction-side][data-object="Oslo"]');
+  await side.waitForExist({ timeout: 15_000 });
+  assert.match(await side.getText(), /chat:1/);
+  await shot('desk-31-attribute-contradiction');
+});

@@ -239,7 +239,8 @@ test('a write by another process appears live', async () => {
     'exec',
     'UPSERT { CONCEPT ?d { {type: "Drug", name: "Naproxen"} SET ATTRIBUTES { description: "An NSAID." } SET PROPOSITIONS { ("belongs_to_domain", {type: "Domain", name: "Medical"}) } } }',
   );
-  await page.getByTestId('live-activity').filter({ hasText: 'kip-cli' }).waitFor({ timeout: 15_000 }).catch(async (e) => {
+  // The status names who acted (the trace's originator, `cli`), not the program.
+  await page.getByTestId('live-activity').filter({ hasText: /^cli: 1 concept created/ }).waitFor({ timeout: 15_000 }).catch(async (e) => {
     await shot(page, 'debug-live');
     console.log('live activity:', await page.getByTestId('live-activity').innerText().catch(() => 'none'), logs.slice(-20));
     throw e;
@@ -251,6 +252,12 @@ test('a write by another process appears live', async () => {
   await page.getByRole('option').filter({ hasText: 'Naproxen' }).first().waitFor();
   await page.keyboard.press('Escape');
   await shot(page, '09-live-update');
+  // It links to the write's entry: the Trace opens with it expanded.
+  await page.getByTestId('live-activity-link').click();
+  const entry = page.locator('[data-testid=trace-entry].open').filter({ hasText: 'Naproxen' });
+  await entry.getByTestId('trace-command').waitFor();
+  assert.equal(await entry.getAttribute('data-type'), 'TRACE');
+  await shot(page, '09b-live-update-entry');
 });
 
 test('drag-and-drop import of a good and a broken bundle', async () => {

@@ -316,8 +316,17 @@ pub struct ChangesResponse {
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Change {
     pub seq: u64,
-    /// Who wrote: `kip-cli`, `kip-serve`, `kip-mcp`, `kip-explorer`, …
+    /// Which program wrote: `kip-cli`, `kip-serve`, `kip-mcp`, `kip-explorer`, …
     pub origin: String,
+    /// Who the trace names as acting (`cli`, `curator`, an agent's name);
+    /// absent in entries an earlier version logged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub originator: Option<String>,
+    /// The write's trace entry (`T:…`), when it was traced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub trace: Option<String>,
     /// The writing process.
     pub pid: u32,
     /// When (ISO 8601, UTC).

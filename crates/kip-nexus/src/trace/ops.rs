@@ -500,14 +500,17 @@ impl Nexus {
         let stats = w.stats;
         let undone = w.take_changes();
         let mut change_seq = None;
+        let mut logged = None;
         if stats.changed() {
             let log = json!({
                 "origin": originator,
+                "originator": originator,
                 "pid": std::process::id(),
                 "at": now(),
                 "stats": stats,
             });
             change_seq = Some(self.store.append_change(txn, &log)?);
+            logged = change_seq.map(|seq| (seq, log));
         }
         let mut data = Map::new();
         data.insert("reverts".into(), json!(id));
@@ -537,6 +540,10 @@ impl Nexus {
                 duration: started.elapsed(),
             },
         )?;
+        if let Some((seq, mut log)) = logged {
+            log["trace"] = json!(new.id);
+            self.store.amend_change(txn, seq, &log)?;
+        }
         // Mark the reverted entry; a revert of a revert re-applies, so
         // the entry it had reverted counts as live again.
         let mut marked = entry.clone();

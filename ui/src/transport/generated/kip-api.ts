@@ -348,9 +348,18 @@ more: boolean, };
  */
 export type Change = { seq: number, 
 /**
- * Who wrote: `kip-cli`, `kip-serve`, `kip-mcp`, `kip-explorer`, …
+ * Which program wrote: `kip-cli`, `kip-serve`, `kip-mcp`, `kip-explorer`, …
  */
 origin: string, 
+/**
+ * Who the trace names as acting (`cli`, `curator`, an agent's name);
+ * absent in entries an earlier version logged.
+ */
+originator?: string, 
+/**
+ * The write's trace entry (`T:…`), when it was traced.
+ */
+trace?: string, 
 /**
  * The writing process.
  */
