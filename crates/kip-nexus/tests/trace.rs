@@ -323,6 +323,13 @@ fn flags_are_the_review_state_and_changing_them_is_traced() {
     assert!(r.get("error").is_none());
     let e = newest(&nexus, "claude");
     assert_eq!(e.flags, ["Unverified"]);
+    let reasons = &e.data.as_ref().expect("data")["flag_reasons"];
+    assert!(
+        reasons["Unverified"]
+            .as_str()
+            .is_some_and(|r| r.contains("An agent wrote this")),
+        "{reasons}"
+    );
     let flagged = nexus
         .trace_flag(
             &e.id,
@@ -359,6 +366,19 @@ fn low_confidence_is_uncertain_and_a_reason_is_a_linked_think_entry() {
     assert!(r.get("error").is_none(), "{r:#}");
     let e = newest(&nexus, "claude");
     assert_eq!(e.flags, ["Uncertain"]);
+    // The flag says why: which element, at which confidence.
+    let reason = &e.data.as_ref().expect("data")["flag_reasons"]["Uncertain"];
+    let id = &e.data.as_ref().expect("data")["elements"][0];
+    assert_eq!(
+        reason.as_str(),
+        Some(
+            format!(
+                "Written with confidence below 0.5: Drug Maybe ({}) at 0.3.",
+                id.as_str().expect("id")
+            )
+            .as_str()
+        ),
+    );
     let think = list(
         &nexus,
         TraceFilter {

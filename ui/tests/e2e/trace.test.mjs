@@ -192,3 +192,22 @@ test('a bulk write shows what it created as id ranges and opens the first of a r
   assert.match(await created.getByTestId('created-summary').textContent(), /^created 1,200 concepts \(C:\d+ … C:\d+\) and 600 links/);
   await shot(page, 'trace-bulk-history');
 });
+
+test('an Uncertain flag says why: the element and its confidence', async () => {
+  kip(server.db, '--originator', 'agent-y', 'exec',
+    'UPSERT { CONCEPT ?s { {type: "Symptom", name: "Phantom bell"} } } WITH METADATA { confidence: 0.3 }');
+  // A fresh page: the earlier tests' filters are not this one's.
+  await page.reload();
+  await page.getByTestId('nav-trace').click();
+  await page.getByTestId('trace-filter-text').fill('Phantom bell');
+  await page.getByTestId('trace-apply').click();
+  const uncertain = page.getByTestId('trace-flag').filter({ hasText: 'Uncertain' });
+  const entry = page.getByTestId('trace-entry').filter({ hasText: 'UPSERT: created 1 concept' }).filter({ has: uncertain }).first();
+  await entry.waitFor({ timeout: 15_000 });
+  const flag = entry.getByTestId('trace-flag').filter({ hasText: 'Uncertain' });
+  assert.match(await flag.getAttribute('title'), /Symptom Phantom bell \(C:\d+\) at 0\.3/);
+  await entry.getByTestId('trace-entry-toggle').click();
+  const reason = entry.locator('[data-testid=trace-flag-reason][data-flag=Uncertain]');
+  assert.match(await reason.textContent(), /confidence below 0\.5: Symptom Phantom bell \(C:\d+\) at 0\.3/);
+  await shot(page, 'trace-uncertain-reason');
+});

@@ -153,6 +153,25 @@ fn schema_message(note: &TraceNote) -> String {
     }
 }
 
+/// How many low-confidence elements an `Uncertain` reason names.
+const MAX_UNCERTAIN_NAMED: usize = 5;
+
+/// "Drug Aspirin (C:12) at 0.4", for an `Uncertain` reason.
+fn uncertain_item(c: &ElementChange) -> String {
+    let confidence = c
+        .after
+        .as_ref()
+        .and_then(|s| s.metadata.get("confidence"))
+        .map(Json::to_string)
+        .unwrap_or_default();
+    let what = match (&c.type_name, &c.name, &c.predicate) {
+        (Some(t), Some(n), _) => format!("{t} {n} ({})", c.id),
+        (_, _, Some(p)) => format!("a {p} link ({})", c.id),
+        _ => c.id.clone(),
+    };
+    format!("{what} at {confidence}")
+}
+
 pub(super) fn low_confidence(c: &ElementChange) -> bool {
     c.after
         .as_ref()
@@ -168,14 +187,37 @@ impl Append<'_> {
         let (text, cut) = truncated(r.text, MAX_COMMAND_TEXT);
         let elements: Vec<ElementId> = r.changes.iter().filter_map(|c| c.id.parse().ok()).collect();
         let mut flags = Vec::new();
+        // Why the engine set each flag, in words (`data.flag_reasons`).
+        let mut reasons = Map::new();
         if r.note.agent && self.settings.flag_agent_writes && r.stats.changed() {
             flags.push("Unverified".to_owned());
+            reasons.insert(
+                "Unverified".into(),
+                Json::from("An agent wrote this; no person has reviewed it yet."),
+            );
         }
-        if r.changes.iter().any(low_confidence) {
+        let uncertain: Vec<String> = r
+            .changes
+            .iter()
+            .filter(|c| low_confidence(c))
+            .take(MAX_UNCERTAIN_NAMED)
+            .map(uncertain_item)
+            .collect();
+        if !uncertain.is_empty() {
             flags.push("Uncertain".to_owned());
+            reasons.insert(
+                "Uncertain".into(),
+                Json::from(format!(
+                    "Written with confidence below 0.5: {}.",
+                    uncertain.join(", ")
+                )),
+            );
         }
         let schema = r.changes.iter().any(is_schema);
-        let data = command_data(&r, text, cut, &elements);
+        let mut data = command_data(&r, text, cut, &elements);
+        if !reasons.is_empty() {
+            data.insert("flag_reasons".into(), Json::Object(reasons));
+        }
         let mut tag = vec!["ToolOutput".to_owned()];
         tag.extend(r.note.tags.iter().cloned());
         let entry = self.put_ranged(
