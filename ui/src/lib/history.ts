@@ -63,3 +63,16 @@ export function historyTime(at: string, now: Date = new Date()): string {
   const date = `${t.getFullYear()}-${String(t.getMonth() + 1).padStart(2, '0')}-${String(t.getDate()).padStart(2, '0')}`;
   return `${date} ${hm}`;
 }
+
+/**
+ * A query shown in one short line (issue 33 §13): spaces collapsed, at
+ * most `max` characters, and a variable's or parameter's sigil (`?pref`,
+ * `$self`, `:name`) joined to its name with a word joiner, so a line never
+ * breaks between them.
+ */
+export function historyPreview(text: string, max = 140): string {
+  return text
+    .replace(/\s+/g, ' ')
+    .slice(0, max)
+    .replace(/([?$:])(?=[\p{L}\p{N}_])/gu, '$1\u2060');
+}

@@ -244,6 +244,10 @@ test('6. History shows when each command ran and wraps between words', async () 
   assert.match(await entry.getByTestId('history-time').innerText(), /^\d{2}:\d{2} \S+$/);
   const style = await entry.locator('code').evaluate((el) => getComputedStyle(el).wordBreak);
   assert.equal(style, 'normal');
+  // A variable's sigil is joined to its name: no line breaks `?pref` after the `?` (issue 33 §13).
+  const texts = await page.getByTestId('history-entry').locator('code').allTextContents();
+  assert.ok(texts.some((t) => /\?\u2060\w/.test(t)), texts.join('\n'));
+  for (const t of texts) assert.doesNotMatch(t, /\?(?!\u2060)\w/);
   await shot(page, '6c-history-with-times');
 });
 

@@ -370,5 +370,18 @@ test('12. time: a range slider over _updated_at hides what is outside; "what cha
   const marked = await page.evaluate(() => window.kipExplorer.markedNodes());
   assert.ok(marked.includes(ibuprofen.id), 'the fresh write is marked');
   await shot(page, 'desk-12b-changed-since');
+  // Its toast covers neither the inspector, the legend nor the hint line (issue 33 §13).
+  const toast = page.locator('.toast').filter({ hasText: 'changed since' }).first();
+  await toast.waitFor();
+  const box = await toast.boundingBox();
+  for (const other of ['[data-testid=inspector]', '.legend', '.hint']) {
+    const b = await page.locator(other).first().boundingBox().catch(() => null);
+    if (!b) continue;
+    const overlaps = box.x < b.x + b.width && b.x < box.x + box.width && box.y < b.y + b.height && b.y < box.y + box.height;
+    assert.ok(!overlaps, `the toast covers ${other}`);
+  }
+  // Clearing the marks clears the choice too: the select no longer claims them.
+  await page.getByTestId('clear-marks').click();
+  assert.equal(await page.getByTestId('changed-since').inputValue(), '');
   assert.deepEqual(pageErrors, []);
 });

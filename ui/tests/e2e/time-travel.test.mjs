@@ -62,6 +62,11 @@ test('the time slider shows the graph and the inspector as they were, and goes b
     const l = window.kipExplorer.graphNodes().map((n) => n.label).join('|');
     return l.includes('Goneol') && !l.includes('Newcomer');
   });
+  // Newcomer, still selected, did not exist then: said plainly, not as an error (issue 33).
+  const absent = page.locator('[data-testid=inspector-failed][data-absent=true]');
+  await absent.waitFor();
+  assert.match(await absent.innerText(), /did not exist as of .*created later, or already deleted/);
+  assert.equal(await page.locator('[data-testid=inspector-failed].error').count(), 0);
   const timeol = (await page.evaluate(() => window.kipExplorer.graphNodes())).find((n) => n.label.includes('Timeol'));
   await settled(page);
   await shot(page, 'time-travel-31a-graph-as-of');

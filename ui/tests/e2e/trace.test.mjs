@@ -199,6 +199,15 @@ test('an Uncertain flag says why: the element and its confidence', async () => {
   // A fresh page: the earlier tests' filters are not this one's.
   await page.reload();
   await page.getByTestId('nav-trace').click();
+  // The text filter's placeholder is whole (issue 33 §13).
+  const room = await page.getByTestId('trace-filter-text').evaluate((el) => {
+    const style = getComputedStyle(el);
+    const ctx = document.createElement('canvas').getContext('2d');
+    ctx.font = `${style.fontSize} ${style.fontFamily}`;
+    const inner = el.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    return inner - ctx.measureText(el.placeholder).width;
+  });
+  assert.ok(room >= 0, `the placeholder is cut by ${-room}px`);
   await page.getByTestId('trace-filter-text').fill('Phantom bell');
   await page.getByTestId('trace-apply').click();
   const uncertain = page.getByTestId('trace-flag').filter({ hasText: 'Uncertain' });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { byteToUtf16, declaredType, attributeKeys } from '../../src/lib/console/assist';
-import { loadHistory, pushHistory, searchHistory } from '../../src/lib/history';
+import { historyPreview, loadHistory, pushHistory, searchHistory } from '../../src/lib/history';
 import { typeColor } from '../../src/lib/colors';
 import { toProblem, toReport } from '../../src/transport/reports';
 import type { TypeDef } from '../../src/lib/state.svelte';
@@ -73,5 +73,17 @@ describe('watch status', () => {
       files: [{ path: '/caps/b.yaml', status: 'failed', errors: [{ code: 'KIP_2001', message: 'bad', line: 1, column: 9, hint: 'h' }] }],
     });
     expect(view.files[0].errors[0]).toMatchObject({ message: 'bad', line: 1, column: 9 });
+  });
+});
+
+describe('history preview', () => {
+  it('collapses spaces, cuts long queries and never breaks a variable after its sigil', () => {
+    const p = historyPreview('FIND(?pref)\n  WHERE { ?pref {type: "Preference"} ?p {name: :who} }');
+    expect(p).toBe('FIND(?\u2060pref) WHERE { ?\u2060pref {type: "Preference"} ?\u2060p {name: :\u2060who} }');
+    // What a person reads and copies is the query minus the joiners.
+    expect(p.replaceAll('\u2060', '')).toBe('FIND(?pref) WHERE { ?pref {type: "Preference"} ?p {name: :who} }');
+    expect(historyPreview('x'.repeat(300)).length).toBe(140);
+    // A colon before a space or a quote is left alone.
+    expect(historyPreview('{type: "A"}')).toBe('{type: "A"}');
   });
 });

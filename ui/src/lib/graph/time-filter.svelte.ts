@@ -38,6 +38,12 @@ export class TimeFilter {
     this.to = Number.MAX_SAFE_INTEGER;
   }
 
+  /** The choice as the select shows it: none once the marks are cleared (issue 33 §13). */
+  get shownSince(): string {
+    void app.graphVersion;
+    return graphModel.marked.size ? this.since : '';
+  }
+
   /** Marks every shown element stamped at or after the chosen moment on the chosen field. */
   changedSince(value: string) {
     this.since = value;
