@@ -103,15 +103,15 @@ test('7. styling rules: size by risk_level, colour by confidence, a type colour 
   // Size by risk_level (a scale over the values shown).
   await page.getByTestId('style-add').click();
   await page.getByTestId('rule-on').selectOption('property');
-  await page.getByTestId('rule-name').fill('risk_level');
+  await page.getByTestId('rule-name').selectOption('risk_level');
   await page.getByTestId('rule-match').selectOption('scale');
   await page.getByTestId('rule-scale').selectOption('size');
   await page.getByTestId('rule-add').click();
   // Colour the links by their confidence (metadata), from 0 to 1.
   await page.getByTestId('style-add').click();
   await page.getByTestId('rule-on').selectOption('property');
-  await page.getByTestId('rule-name').fill('confidence');
   await page.getByTestId('rule-only').selectOption('links');
+  await page.getByTestId('rule-name').selectOption('confidence');
   await page.getByTestId('rule-match').selectOption('scale');
   await page.getByTestId('rule-min').fill('0');
   await page.getByTestId('rule-max').fill('1');
