@@ -152,7 +152,9 @@ export function graphPicture(now = new Date()): Picture | null {
   const legend = legendRows(width, height0, ink, muted);
   const height = height0 + legend.height;
   const types = graphModel.typeCounts().length;
-  const subtitle = `${formatTime(now)} · ${shown.length} nodes · ${g.filterEdges((_, a) => !a.hidden && !a.anchor).length} links · ${types} ${types === 1 ? 'type' : 'types'}`;
+  const links = g.filterEdges((_, a) => !a.hidden && !a.anchor).length;
+  const count = (k: number, one: string, many: string) => `${k} ${k === 1 ? one : many}`;
+  const subtitle = `${formatTime(now)} · ${count(shown.length, 'node', 'nodes')} · ${count(links, 'link', 'links')} · ${count(types, 'type', 'types')}`;
   const out = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${n(width)}" height="${n(height)}" viewBox="0 0 ${n(width)} ${n(height)}" font-family="${esc(LABEL_FONT)}">`,
     `<rect width="100%" height="100%" fill="${esc(bg)}"/>`,

@@ -29,7 +29,7 @@ export function exposeForTests(r: GraphRenderer, view: ViewProbe) {
     renderer: r.kind,
     webglRenderer: webglAvailable().renderer,
     graphNodes: () =>
-      graphModel.graph.mapNodes((id, a) => ({ id, label: a.label, type: a.kipType, hidden: !!a.hidden, pinned: !!a.fixed })),
+      graphModel.graph.mapNodes((id, a) => ({ id, label: a.label, type: a.kipType, hidden: !!a.hidden, pinned: !!a.fixed, x: a.x, y: a.y, color: a.color })),
     graphEdges: () => graphModel.graph.mapEdges((id, a, s, t) => ({ id, predicate: a.predicate, source: s, target: t, anchor: !!a.anchor })),
     nodePosition: (id: string) => r.nodeViewportPosition(id),
     freshNodes: () => graphModel.graph.filterNodes((id) => graphModel.freshness(id) > 0),
