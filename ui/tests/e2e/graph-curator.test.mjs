@@ -286,12 +286,8 @@ test('context menu: right-click a node or a link, or Shift+F10; Escape gives the
   await page.waitForFunction((id) => navigator.clipboard.readText().then((t) => t === id), aspirin.id);
 
   // A link: its menu names the predicate and queries it in the console.
-  await page.getByTestId('nav-primer').click();
-  await page.locator('[data-testid=primer-domain][data-domain=Medical] [data-testid=primer-type][data-type=Symptom]').click();
-  await page.waitForFunction(() => window.kipExplorer.graphEdges().some((e) => e.predicate === 'treats'));
-  await page.locator('[data-testid=nav-graph][aria-current=page]').waitFor();
-  await settled(page);
-  await dismissToasts();
+  await page.getByRole('button', { name: 'Clear', exact: true }).click();
+  await medical();
   await page.locator('.graph-view').focus();
   await page.keyboard.press('Escape');
   await page.keyboard.press('f');
