@@ -272,6 +272,9 @@ test('context menu: right-click a node or a link, or Shift+F10; Escape gives the
   assert.equal(await page.evaluate(() => document.activeElement?.classList.contains('graph-view')), true);
 
   // The keyboard: Shift+F10 on the selected node, arrows, Enter.
+  await clickNode(page, aspirin.id);
+  await page.waitForTimeout(600);
+  await page.locator('.graph-view').focus();
   await page.keyboard.press('Shift+F10');
   await menu.waitFor();
   await page.keyboard.press('ArrowDown');
