@@ -14,7 +14,7 @@ import { placeLabels, type LabelCandidate, type Rect } from './labels';
 import { LABEL_FONT } from './renderer';
 import { ranges, scaleColor, scaleRange, describeRule } from './styling';
 import { readTheme } from './view-dom';
-import { workspace } from './workspace.svelte';
+import { isDimmed, workspace } from './workspace.svelte';
 
 export interface Picture {
   svg: string;
@@ -87,7 +87,7 @@ export function graphPicture(now = new Date()): Picture | null {
     pos.set(id, { ...at(a.x, a.y), r: a.size });
   }
   body.push('<g class="links">');
-  const dimmed = (id: string) => !graphModel.filterHides && graphModel.filteredOut.has(id);
+  const dimmed = isDimmed;
   g.forEachEdge((id, a, s, t) => {
     const p = pos.get(s);
     const q = pos.get(t);

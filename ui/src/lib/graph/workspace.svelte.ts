@@ -45,6 +45,19 @@ export function applyPropertyFilter() {
   graphModel.setFilteredOut(out, ready(f) && f.mode === 'hide');
 }
 
+/**
+ * Whether the filter's "dim" mode draws this node or link faded: left out
+ * itself, or (a link) both its ends are.
+ */
+export function isDimmed(id: string): boolean {
+  if (graphModel.filterHides || !graphModel.filteredOut.size) return false;
+  if (graphModel.filteredOut.has(id)) return true;
+  const g = graphModel.graph;
+  if (!g.hasEdge(id)) return false;
+  const [s, t] = g.extremities(id);
+  return graphModel.filteredOut.has(s) && graphModel.filteredOut.has(t);
+}
+
 /** How many of the filter's elements it leaves out, of how many it looks at. */
 export function filterCounts(): { out: number; total: number } {
   const f = workspace.filter;
