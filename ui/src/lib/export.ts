@@ -1,74 +1,9 @@
-// Exports: the graph view as SVG (and PNG, drawn from the SVG), a result
-// table as CSV or tab-separated text for the clipboard, and the view as a
-// scene (nodes, positions, pins, styles) to reopen. The text builders are
-// pure; `download` and `svgToPng` touch the DOM.
+// Exports: a result table as CSV or tab-separated text for the clipboard,
+// the view as a scene (nodes, positions, pins, styles) to reopen, and an
+// SVG drawn as PNG (the graph's picture is graph/export-image.ts's). The
+// text builders are pure; `download` and `svgToPng` touch the DOM.
 import { isConcept, isProposition, type Json, type Table } from './kip';
 import type { StyleRule } from './graph/styling';
-
-export interface SvgNode {
-  x: number;
-  y: number;
-  r: number;
-  color: string;
-  label: string;
-  kind: 'concept' | 'link';
-  ring?: string;
-}
-
-export interface SvgEdge {
-  x1: number;
-  y1: number;
-  x2: number;
-  y2: number;
-  color: string;
-  width: number;
-  label?: string;
-  arrow: boolean;
-}
-
-const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-const n = (v: number) => (Math.round(v * 10) / 10).toString();
-
-/** The view as a standalone SVG document, in view (CSS pixel) coordinates. */
-export function graphSvg(
-  nodes: SvgNode[],
-  edges: SvgEdge[],
-  opts: { width: number; height: number; background: string; label: string; edgeLabel: string; font: string },
-): string {
-  const out: string[] = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${n(opts.width)}" height="${n(opts.height)}" viewBox="0 0 ${n(opts.width)} ${n(opts.height)}" font-family="${esc(opts.font)}">`);
-  out.push(`<rect width="100%" height="100%" fill="${esc(opts.background)}"/>`);
-  out.push('<g class="links">');
-  for (const e of edges) {
-    out.push(`<line x1="${n(e.x1)}" y1="${n(e.y1)}" x2="${n(e.x2)}" y2="${n(e.y2)}" stroke="${esc(e.color)}" stroke-width="${n(e.width)}" stroke-linecap="round"/>`);
-    if (e.arrow) {
-      const ang = Math.atan2(e.y2 - e.y1, e.x2 - e.x1);
-      const p = (d: number, a: number) => `${n(e.x2 - Math.cos(ang + a) * d)},${n(e.y2 - Math.sin(ang + a) * d)}`;
-      out.push(`<polygon points="${n(e.x2)},${n(e.y2)} ${p(8, 0.4)} ${p(8, -0.4)}" fill="${esc(e.color)}"/>`);
-    }
-    if (e.label) {
-      let deg = (Math.atan2(e.y2 - e.y1, e.x2 - e.x1) * 180) / Math.PI;
-      if (deg > 90 || deg < -90) deg += 180;
-      const cx = (e.x1 + e.x2) / 2;
-      const cy = (e.y1 + e.y2) / 2;
-      out.push(`<text x="${n(cx)}" y="${n(cy - 5)}" transform="rotate(${n(deg)} ${n(cx)} ${n(cy)})" text-anchor="middle" font-size="11" fill="${esc(opts.edgeLabel)}">${esc(e.label)}</text>`);
-    }
-  }
-  out.push('</g><g class="nodes">');
-  for (const v of nodes) {
-    if (v.ring) out.push(`<circle cx="${n(v.x)}" cy="${n(v.y)}" r="${n(v.r + 4)}" fill="none" stroke="${esc(v.ring)}" stroke-width="2.5"/>`);
-    if (v.kind === 'link') {
-      const d = v.r * 1.3;
-      out.push(`<polygon points="${n(v.x)},${n(v.y - d)} ${n(v.x + d)},${n(v.y)} ${n(v.x)},${n(v.y + d)} ${n(v.x - d)},${n(v.y)}" fill="${esc(v.color)}"/>`);
-    } else out.push(`<circle cx="${n(v.x)}" cy="${n(v.y)}" r="${n(v.r)}" fill="${esc(v.color)}"/>`);
-  }
-  out.push('</g><g class="labels" font-size="13" font-weight="500">');
-  for (const v of nodes) {
-    if (v.label) out.push(`<text x="${n(v.x + v.r + 4)}" y="${n(v.y + 4)}" fill="${esc(opts.label)}">${esc(v.label)}</text>`);
-  }
-  out.push('</g></svg>');
-  return out.join('\n');
-}
 
 /** A cell as text: a concept by its name, a link by its predicate, other values as JSON. */
 export function cellText(cell: Json | undefined): string {

@@ -193,8 +193,8 @@ export async function addToGraph(elements: Iterable<Element>, near?: string): Pr
   return graphModel.add(list, near);
 }
 
-/** Every element in a KIP result, added to the graph; switches to it. */
-export async function showResultInGraph(result: Json, opts: { replace?: boolean } = {}) {
+/** Every element in a KIP result, added to the graph (or, `replace`, as a new graph; `highlight`: ringed); switches to it. */
+export async function showResultInGraph(result: Json, opts: { replace?: boolean; highlight?: boolean } = {}) {
   const found = collectElements(result);
   if (!found.size) {
     toast('info', 'The result holds no concepts or propositions to draw.');
@@ -204,6 +204,7 @@ export async function showResultInGraph(result: Json, opts: { replace?: boolean 
   await addToGraph(found.values());
   // Links among what is shown make a graph of a plain list of concepts.
   await connectVisible([...found.values()].filter(isConcept).map((c) => c.id));
+  if (opts.highlight) graphModel.mark([...found.keys()].filter((id) => graphModel.graph.hasNode(id)));
   app.view = 'graph';
 }
 

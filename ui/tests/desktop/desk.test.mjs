@@ -244,7 +244,8 @@ test('7. styling rules in the legend: a type colour and size by risk_level resty
 
   await click('style-add');
   await (await byId('rule-on')).selectByAttribute('value', 'property');
-  await (await byId('rule-name')).setValue('risk_level');
+  // The property is chosen from the keys the scene holds (issue 33 §10).
+  await (await byId('rule-name')).selectByAttribute('value', 'risk_level');
   await (await byId('rule-match')).selectByAttribute('value', 'scale');
   await (await byId('rule-scale')).selectByAttribute('value', 'size');
   await click('rule-add');

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { GraphModel, PATH_COLOR } from '../../src/lib/graph/model';
 import { describeRule, mix, readRules, ruleJson, SCALE_START, styleOf, type StyleRule } from '../../src/lib/graph/styling';
 import { queriesFromKip, queriesToKip, readQueries, searchQueries, upsertQuery, type SavedQuery } from '../../src/lib/saved-queries';
-import { cellText, graphSvg, tableCsv, tableTsv } from '../../src/lib/export';
+import { cellText, tableCsv, tableTsv } from '../../src/lib/export';
 import { insidePolygon, lassoed, nearest, toggle } from '../../src/lib/graph/selection';
 import { stamps } from '../../src/lib/time-window';
 import type { ConceptNode, JsonObject, PropositionLink } from '../../src/lib/kip';
@@ -117,18 +117,6 @@ describe('exports', () => {
     expect(tableCsv(table)).toBe('drug,note\r\nAspirin,"says ""hi"", twice"\r\ntreats,"{""a"":1}"\r\n,"line\nbreak"\r\n');
     expect(tableTsv(table)).toBe('drug\tnote\nAspirin\tsays "hi", twice\ntreats\t{"a":1}\n\tline break');
     expect(cellText(3)).toBe('3');
-  });
-  it('draw the view as SVG with escaped labels', () => {
-    const svg = graphSvg(
-      [{ x: 10, y: 20, r: 5, color: '#ff0000', label: 'A<B>', kind: 'concept', ring: '#f08c00' }],
-      [{ x1: 10, y1: 20, x2: 50, y2: 60, color: '#999999', width: 1.6, label: 'treats', arrow: true }],
-      { width: 100, height: 80, background: '#fff', label: '#000', edgeLabel: '#666', font: 'Inter' },
-    );
-    expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg" width="100" height="80"')).toBe(true);
-    expect(svg).toContain('<circle cx="10" cy="20" r="5" fill="#ff0000"/>');
-    expect(svg).toContain('>A&lt;B&gt;</text>');
-    expect(svg).toContain('>treats</text>');
-    expect(svg.match(/<circle/g)?.length).toBe(2); // the node and its ring
   });
 });
 

@@ -57,12 +57,12 @@ export function drawEdges(f: Frame) {
       ctx.strokeStyle = style;
       ctx.stroke(path);
     }
-  } else graph.forEachEdge((_e, a, s, t, sa, ta) => {
+  } else graph.forEachEdge((e, a, s, t, sa, ta) => {
     if (a.hidden || sa.hidden || ta.hidden) return;
     const p = f.toScreen(sa.x, sa.y);
     const q = f.toScreen(ta.x, ta.y);
     const touches = sel !== null && (s === sel || t === sel);
-    ctx.strokeStyle = sel && !touches ? f.theme.dim : touches ? f.theme.accent : a.color;
+    ctx.strokeStyle = (sel && !touches) || f.decor.dimmed(e) ? f.theme.dim : touches ? f.theme.accent : a.color;
     ctx.globalAlpha = a.anchor ? 0.6 : 0.85;
     ctx.lineWidth = touches ? a.size + 1 : a.size;
     ctx.beginPath();
@@ -106,8 +106,8 @@ export function drawEdgeLabels(f: Frame): number {
     ctx.font = `11px ${LABEL_FONT}`;
     ctx.textAlign = 'center';
     ctx.textBaseline = 'middle';
-    graph.forEachEdge((_, a, s, t, sa, ta) => {
-      if (a.hidden || !a.label || sa.hidden || ta.hidden) return;
+    graph.forEachEdge((e, a, s, t, sa, ta) => {
+      if (a.hidden || !a.label || sa.hidden || ta.hidden || f.decor.dimmed(e)) return;
       if (!showEdgeLabel(f.decor.edgeLabelMode(a.predicate), dense)) return;
       if (sel && s !== sel && t !== sel) return;
       const p = f.toScreen(sa.x, sa.y);
@@ -157,7 +157,7 @@ export function drawNodes(f: Frame): boolean {
       ctx.stroke();
       ctx.globalAlpha = 1;
     }
-    const dimmed = sel !== null && !f.near.has(n) && fresh === 0 && !f.decor.marked(n) && !f.decor.inSelection(n);
+    const dimmed = (sel !== null && !f.near.has(n) && fresh === 0 && !f.decor.marked(n) && !f.decor.inSelection(n)) || (f.decor.dimmed(n) && n !== sel);
     ctx.fillStyle = dimmed ? f.theme.dim : a.color;
     ctx.beginPath();
     if (a.kind === 'link') {
@@ -216,6 +216,7 @@ export function drawNodeLabels(f: Frame): PlacedLabel[] {
     if (a.hidden || !a.label) continue;
     const fresh = f.freshness(n) > 0;
     if (sel && !f.near.has(n) && !fresh && !f.decor.marked(n) && !f.decor.inSelection(n)) continue;
+    if (f.decor.dimmed(n) && n !== sel) continue;
     if (!showSmall && a.size <= 9 && n !== sel && n !== f.hovered && !fresh) continue;
     const p = f.toScreen(a.x, a.y);
     if (p.x < 0 || p.y < 0 || p.x > f.width || p.y > f.height) continue;

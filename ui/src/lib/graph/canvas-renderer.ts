@@ -262,6 +262,8 @@ export class CanvasRenderer implements GraphRenderer {
       return { x: e.clientX - r.left, y: e.clientY - r.top };
     };
     const onDown = (e: PointerEvent) => {
+      // The right button opens the view's context menu: it neither drags nor selects here.
+      if (e.button !== 0) return;
       const p = local(e);
       const node = this.hitNode(p.x, p.y);
       down = { ...p, node, cam: { ...this.camera }, moved: false };

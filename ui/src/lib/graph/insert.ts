@@ -39,12 +39,22 @@ export function missingEndpoints(known: Map<string, Element>, elements: Iterable
  */
 export function insertElements(t: InsertTarget, list: Element[], near?: string): string[] {
   const added: string[] = [];
-  const centre = near && t.graph.hasNode(near) ? t.graph.getNodeAttributes(near) : { x: 0, y: 0 };
+  const around = near && t.graph.hasNode(near) ? near : null;
+  const centre = around ? t.graph.getNodeAttributes(around) : { x: 0, y: 0 };
   const spread = Math.max(1, Math.sqrt(t.graph.order + list.length));
-  const place = () => ({
-    x: centre.x + (Math.random() - 0.5) * spread,
-    y: centre.y + (Math.random() - 0.5) * spread,
-  });
+  // Around a node (an expansion), new nodes go on a ring at the distance
+  // of its links (else of the graph's), in the widest gap its neighbours
+  // leave, so they land beside it and not on a neighbouring cluster.
+  const ring = around ? ringAround(t.graph, around) : null;
+  let placed = 0;
+  const place = () => {
+    if (!ring) return { x: centre.x + (Math.random() - 0.5) * spread, y: centre.y + (Math.random() - 0.5) * spread };
+    const i = placed++;
+    const turn = Math.floor(i / ring.slots);
+    const a = ring.start + (ring.width * ((i % ring.slots) + 0.5)) / ring.slots + turn * 0.3;
+    const r = ring.radius * (1 + 0.45 * turn);
+    return { x: centre.x + r * Math.cos(a), y: centre.y + r * Math.sin(a) };
+  };
   for (const e of list) t.elements.set(e.id, e);
   for (const e of list) {
     if (!isConcept(e)) continue;
@@ -88,6 +98,40 @@ export function insertElements(t: InsertTarget, list: Element[], near?: string):
     pending = later;
   }
   return added;
+}
+
+/** Where an expansion's new nodes go: a radius, and the arc (start, width) its shown neighbours leave widest. */
+function ringAround(graph: KipGraph, id: string): { radius: number; start: number; width: number; slots: number } {
+  const c = graph.getNodeAttributes(id);
+  const angles: number[] = [];
+  const lengths: number[] = [];
+  graph.forEachNeighbor(id, (_n, a) => {
+    const d = Math.hypot(a.x - c.x, a.y - c.y);
+    if (d > 0) {
+      lengths.push(d);
+      angles.push(Math.atan2(a.y - c.y, a.x - c.x));
+    }
+  });
+  if (!lengths.length) {
+    // No neighbour yet: the graph's typical link length, else a default.
+    graph.forEachEdge((_e, _a, _s, _t, sa, ta) => {
+      if (lengths.length < 200) lengths.push(Math.hypot(sa.x - ta.x, sa.y - ta.y));
+    });
+  }
+  lengths.sort((a, b) => a - b);
+  const radius = Math.max(lengths[Math.floor(lengths.length / 2)] ?? 0, 1);
+  if (angles.length < 2) return { radius, start: (angles[0] ?? 0) + 0.6, width: 2 * Math.PI - 1.2, slots: 12 };
+  angles.sort((a, b) => a - b);
+  let start = angles[angles.length - 1];
+  let width = angles[0] + 2 * Math.PI - start;
+  for (let i = 1; i < angles.length; i++) {
+    if (angles[i] - angles[i - 1] > width) {
+      start = angles[i - 1];
+      width = angles[i] - angles[i - 1];
+    }
+  }
+  // A narrow gap still holds a few; more go on outer turns.
+  return { radius, start, width: Math.max(width, 1.2), slots: Math.max(4, Math.round(width / 0.35)) };
 }
 
 function endpointReady(t: InsertTarget, id: string): boolean {

@@ -9,6 +9,8 @@ export class LayoutRunner {
   private layout: FA2Layout | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private listeners = new Set<(running: boolean) => void>();
+  /** Nodes held still for a local run, to let go when it stops. */
+  private held: string[] = [];
   running = false;
 
   constructor(private readonly graph: KipGraph) {}
@@ -27,6 +29,10 @@ export class LayoutRunner {
   run(ms?: number) {
     if (this.graph.order < 2) return;
     this.stop();
+    this.start(ms);
+  }
+
+  private start(ms?: number) {
     const order = this.graph.order;
     const inferred = forceAtlas2.inferSettings(this.graph);
     const settings = {
@@ -46,6 +52,24 @@ export class LayoutRunner {
     this.timer = setTimeout(() => this.stop(), duration);
   }
 
+  /**
+   * Runs the layout on `moving` only (an expansion's new neighbours): every
+   * other node is held still meanwhile, so the graph the curator has read
+   * keeps its shape and the new nodes settle around the one expanded.
+   */
+  runLocal(moving: string[], ms = 900) {
+    if (this.graph.order < 2 || !moving.length) return;
+    this.stop();
+    const free = new Set(moving);
+    this.graph.forEachNode((n, a) => {
+      if (!free.has(n) && !a.fixed) {
+        this.held.push(n);
+        this.graph.setNodeAttribute(n, 'fixed', true);
+      }
+    });
+    this.start(ms);
+  }
+
   stop() {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
@@ -53,6 +77,8 @@ export class LayoutRunner {
       this.layout.kill();
       this.layout = null;
     }
+    for (const n of this.held) if (this.graph.hasNode(n)) this.graph.setNodeAttribute(n, 'fixed', false);
+    this.held = [];
     if (this.running) this.set(false);
   }
 

@@ -77,6 +77,8 @@ export class GraphModel {
   readonly fresh = new Map<string, number>();
   /** Nodes added since the view last framed them (see `takeArrivals`). */
   private arrivals = new Set<string>();
+  /** The node the last arrivals were added around (an expansion), if they were. */
+  arrivalAnchor: string | null = null;
   /** Per predicate: edge labels always on, always off, or by density (absent). */
   readonly edgeLabelModes = new Map<string, EdgeLabelMode>();
   private listeners = new Set<() => void>();
@@ -91,6 +93,9 @@ export class GraphModel {
   heat: Map<string, { reads: number; by: string }> | null = null;
   /** Elements outside the time window (hidden while it is set). */
   timeWindow: { field: '_created_at' | '_updated_at'; from: string; to: string } | null = null;
+  /** What the property filter leaves out: drawn dimmed, or hidden while `filterHides`. */
+  filteredOut = new Set<string>();
+  filterHides = false;
   private undoStack: { snapshot: GraphSnapshot; kind: string; at: number }[] = [];
   private redoStack: GraphSnapshot[] = [];
   /** While set, changes are not undo steps (refreshes after another process's write). */
@@ -254,6 +259,7 @@ export class GraphModel {
   add(elements: Iterable<Element>, near?: string): string[] {
     const list = [...elements];
     if (list.some((e) => !this.graph.hasNode(e.id) && !this.graph.hasEdge(e.id))) this.checkpoint('add');
+    if (near && this.graph.hasNode(near)) this.arrivalAnchor = near;
     const added = insertElements(
       { graph: this.graph, elements: this.elements, labelOf: (c) => this.labelOf(c), markNew: (id) => this.markNew(id) },
       list,
@@ -401,13 +407,23 @@ export class GraphModel {
     this.emit();
   }
 
+  /** Sets what the property filter leaves out (see property-filter.ts), and whether it is hidden or dimmed. */
+  setFilteredOut(ids: Set<string>, hide: boolean) {
+    if (hide === this.filterHides && ids.size === this.filteredOut.size && [...ids].every((id) => this.filteredOut.has(id))) return;
+    this.filteredOut = ids;
+    this.filterHides = hide;
+    this.applyFilters();
+    this.emit();
+  }
+
   applyFilters() {
+    const out = (id: string) => this.filterHides && this.filteredOut.has(id);
     this.graph.forEachNode((n, a) => {
-      const hidden = this.hiddenNodes.has(n) || (a.kind === 'concept' && this.hiddenTypes.has(a.kipType)) || this.outOfTime(n);
+      const hidden = this.hiddenNodes.has(n) || (a.kind === 'concept' && this.hiddenTypes.has(a.kipType)) || this.outOfTime(n) || out(n);
       if (!!a.hidden !== hidden) this.graph.setNodeAttribute(n, 'hidden', hidden);
     });
     this.graph.forEachEdge((e, a) => {
-      const hidden = this.hiddenPredicates.has(a.predicate) || (!a.anchor && this.outOfTime(e));
+      const hidden = this.hiddenPredicates.has(a.predicate) || (!a.anchor && (this.outOfTime(e) || out(e)));
       if (!!a.hidden !== hidden) this.graph.setEdgeAttribute(e, 'hidden', hidden);
     });
   }
@@ -429,10 +445,7 @@ export class GraphModel {
   }
 
   hide(id: string) {
-    this.checkpoint('hide');
-    this.hiddenNodes.add(id);
-    this.applyFilters();
-    this.emit();
+    this.hideAll([id]);
   }
 
   showAll() {
@@ -453,14 +466,20 @@ export class GraphModel {
     return pinned;
   }
 
-  /** Concept types in the graph with their node counts, most frequent first. */
-  typeCounts(): { type: string; count: number; color: string }[] {
+  /** Concept types in the graph with their node counts and the colours their nodes are drawn in (rules change them), most frequent first. */
+  typeCounts(): { type: string; count: number; color: string; colors: string[] }[] {
     const counts = new Map<string, number>();
+    const colors = new Map<string, Set<string>>();
     this.graph.forEachNode((_, a) => {
-      if (a.kind === 'concept') counts.set(a.kipType, (counts.get(a.kipType) ?? 0) + 1);
+      if (a.kind !== 'concept') return;
+      counts.set(a.kipType, (counts.get(a.kipType) ?? 0) + 1);
+      (colors.get(a.kipType) ?? colors.set(a.kipType, new Set()).get(a.kipType))?.add(a.color);
     });
     return [...counts]
-      .map(([type, count]) => ({ type, count, color: this.typeLook(type) }))
+      .map(([type, count]) => {
+        const drawn = [...(colors.get(type) ?? [])];
+        return { type, count, color: drawn.length === 1 ? drawn[0] : this.typeLook(type), colors: drawn };
+      })
       .sort((a, b) => b.count - a.count || a.type.localeCompare(b.type));
   }
 
@@ -475,10 +494,6 @@ export class GraphModel {
   }
 
   visibleCount(): number {
-    let n = 0;
-    this.graph.forEachNode((_, a) => {
-      if (!a.hidden) n++;
-    });
-    return n;
+    return this.graph.filterNodes((_, a) => !a.hidden).length;
   }
 }

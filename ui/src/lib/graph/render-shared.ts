@@ -14,6 +14,8 @@ export interface Decorations {
   marked(id: string): boolean;
   /** Part of a multiple selection (shift-click, lasso): drawn as selected. */
   inSelection(id: string): boolean;
+  /** Left out by the property filter (in its "dim" mode): drawn faded, without a label. */
+  dimmed(id: string): boolean;
 }
 
 /** The parts of the view that floating panels cover, in CSS pixels. */
@@ -24,7 +26,7 @@ export interface Overlays {
 }
 
 export const NO_OVERLAYS: Overlays = { insets: { top: 0, right: 0, bottom: 0, left: 0 }, rects: [] };
-export const NO_DECORATIONS: Decorations = { freshness: () => 0, edgeLabelMode: () => 'auto', marked: () => false, inSelection: () => false };
+export const NO_DECORATIONS: Decorations = { freshness: () => 0, edgeLabelMode: () => 'auto', marked: () => false, inSelection: () => false, dimmed: () => false };
 
 export interface RendererEvents {
   clickNode(id: string): void;

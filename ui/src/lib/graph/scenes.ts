@@ -30,16 +30,20 @@ export async function dropScene(scenes: Scene[], scene: Scene) {
 /**
  * Replaces the graph by `scene`: its elements as they are now, its styling
  * rules (kept as the nexus's), each node back in its place, pinned or
- * hidden as it was. Returns how many of its elements no longer exist.
+ * hidden as it was (`keepStyles`: the rules in force stay, for the
+ * workspace a reload brings back). Returns how many of its elements no
+ * longer exist.
  */
-export async function loadScene(scene: Scene): Promise<number> {
+export async function loadScene(scene: Scene, opts: { keepStyles?: boolean } = {}): Promise<number> {
   const ids = [...new Set([...scene.nodes.map((n) => n.id), ...scene.links])];
   const found = await fetchElements(ids);
   graphModel.clear();
   await addToGraph(found);
-  const rules = readRules(scene.styles as unknown as Json);
-  graphModel.setStyleRules(rules);
-  void saveNexusSetting(STYLES_KEY, rules.map(ruleJson)).catch(() => {});
+  if (!opts.keepStyles) {
+    const rules = readRules(scene.styles as unknown as Json);
+    graphModel.setStyleRules(rules);
+    void saveNexusSetting(STYLES_KEY, rules.map(ruleJson)).catch(() => {});
+  }
   graphModel.quietly(() => {
     for (const n of scene.nodes) {
       if (!graphModel.graph.hasNode(n.id)) continue;

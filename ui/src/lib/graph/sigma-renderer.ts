@@ -85,6 +85,7 @@ export class SigmaRenderer implements GraphRenderer {
       stagePadding: 60,
       nodeReducer: (node, data) => {
         // A node that just arrived is marked and never dimmed.
+        if (this.decor.dimmed(node) && node !== this.selected) return { ...data, color: this.theme.dim, label: '', zIndex: 0 };
         if (this.decor.freshness(node) > 0) return { ...data, highlighted: true, forceLabel: true, zIndex: 2 };
         if (this.decor.inSelection(node) || this.decor.marked(node)) return { ...data, highlighted: true, forceLabel: true, zIndex: 2 };
         if (node === this.hovered) return { ...data, forceLabel: true, zIndex: 2 };
@@ -95,6 +96,7 @@ export class SigmaRenderer implements GraphRenderer {
       },
       edgeReducer: (edge, data) => {
         let drawn = this.thinEdges ? { ...data, type: 'thin' } : data;
+        if (this.decor.dimmed(edge)) return { ...drawn, color: this.theme.dim, label: '' };
         const mode = this.decor.edgeLabelMode(data.predicate);
         if (!showEdgeLabel(mode, this.denseEdges)) drawn = { ...drawn, label: '' };
         else if (mode === 'on') drawn = { ...drawn, forceLabel: true };

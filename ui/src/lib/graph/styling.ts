@@ -5,6 +5,9 @@
 // edits them, and they are kept with the nexus (`ui.styles`).
 import type { Element, Json } from '../kip';
 import { isConcept } from '../kip';
+import { isPalette, mix, paletteColor, type PaletteName } from './palettes';
+
+export { mix };
 
 export interface StyleRule {
   id: string;
@@ -21,6 +24,8 @@ export interface StyleRule {
   only?: 'nodes' | 'links';
   /** Property rules: map the value onto size or colour instead of matching. */
   scale?: 'size' | 'color';
+  /** Colour scales: a perceptual palette (absent: from light grey to `color`, as older rules were kept). */
+  palette?: PaletteName;
   color?: string;
   size?: number;
   /** The property whose value becomes the caption (label). */
@@ -101,22 +106,6 @@ export function ranges(rules: StyleRule[], elements: Iterable<Element>): Map<str
   return out;
 }
 
-function hex(c: string): [number, number, number] | null {
-  const m = /^#([0-9a-f]{6})$/i.exec(c.trim());
-  if (!m) return null;
-  const n = parseInt(m[1], 16);
-  return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
-}
-
-/** The colour `t` (0…1) of the way from `a` to `b`. */
-export function mix(a: string, b: string, t: number): string {
-  const x = hex(a);
-  const y = hex(b);
-  if (!x || !y) return t < 0.5 ? a : b;
-  const c = x.map((v, i) => Math.round(v + (y[i] - v) * t));
-  return `#${c.map((v) => v.toString(16).padStart(2, '0')).join('')}`;
-}
-
 /**
  * An element's look after the rules, in order (a later rule wins, as in
  * CSS). `base` is the look without rules; `edge` picks link sizes.
@@ -134,7 +123,7 @@ export function styleOf(e: Element, base: Look, rules: StyleRule[], seen: Map<st
       if (rule.scale === 'size') {
         const [a, b] = edge ? EDGE_SIZES : NODE_SIZES;
         look.size = a + (b - a) * t;
-      } else look.color = mix(SCALE_START, rule.color || SCALE_END, t);
+      } else look.color = scaleColor(rule, t);
     } else {
       if (rule.color) look.color = rule.color;
       if (rule.size !== undefined && rule.size > 0) look.size = rule.size;
@@ -145,6 +134,19 @@ export function styleOf(e: Element, base: Look, rules: StyleRule[], seen: Map<st
     }
   }
   return look;
+}
+
+/** The values a scale rule maps from: its own bounds, else what the shown elements take. */
+export function scaleRange(rule: StyleRule, seen: Map<string, [number, number]>): [number, number] | null {
+  const [lo, hi] = seen.get(rule.name) ?? [undefined, undefined];
+  const a = rule.min ?? lo;
+  const b = rule.max ?? hi;
+  return a === undefined || b === undefined ? null : [a, b];
+}
+
+/** A colour scale's colour at `t` (0…1): its palette's, else light grey to the rule's colour. */
+export function scaleColor(rule: StyleRule, t: number): string {
+  return rule.palette ? paletteColor(rule.palette, t) : mix(SCALE_START, rule.color || SCALE_END, t);
 }
 
 /** The rule in words, for the legend: "Drug: colour #e15759", "risk_level → size". */
@@ -186,6 +188,7 @@ export function readRules(value: Json | undefined): StyleRule[] {
       max: num(r.max),
       only: r.only === 'nodes' || r.only === 'links' ? r.only : undefined,
       scale: r.scale === 'size' || r.scale === 'color' ? r.scale : undefined,
+      palette: isPalette(r.palette) ? r.palette : undefined,
       color: str(r.color),
       size: num(r.size),
       caption: str(r.caption),

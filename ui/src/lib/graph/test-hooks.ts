@@ -3,6 +3,8 @@
 // measuring paint times. Nothing in the app reads it.
 import { graphModel } from '../state.svelte';
 import { webglAvailable, type GraphRenderer } from './renderer';
+import { graphPicture } from './export-image';
+import { workspace } from './workspace.svelte';
 
 /** What the hooks read from the view, when they are called. */
 export interface ViewProbe {
@@ -12,7 +14,12 @@ export interface ViewProbe {
   layoutRunning(): boolean;
   /** The multiple selection. */
   selection(): string[];
-  svg(): string | null;
+}
+
+/** Notes that the first graph is painted (a restored workspace's, as `seedGraph` notes the seeded one's). */
+export function markPainted() {
+  const w = window as unknown as { kipExplorer?: Record<string, unknown> };
+  requestAnimationFrame(() => requestAnimationFrame(() => (w.kipExplorer = { ...(w.kipExplorer ?? {}), firstGraphPaintMs: Math.round(performance.now()) })));
 }
 
 export function exposeForTests(r: GraphRenderer, view: ViewProbe) {
@@ -22,7 +29,7 @@ export function exposeForTests(r: GraphRenderer, view: ViewProbe) {
     renderer: r.kind,
     webglRenderer: webglAvailable().renderer,
     graphNodes: () =>
-      graphModel.graph.mapNodes((id, a) => ({ id, label: a.label, type: a.kipType, hidden: !!a.hidden, pinned: !!a.fixed })),
+      graphModel.graph.mapNodes((id, a) => ({ id, label: a.label, type: a.kipType, hidden: !!a.hidden, pinned: !!a.fixed, x: a.x, y: a.y, color: a.color })),
     graphEdges: () => graphModel.graph.mapEdges((id, a, s, t) => ({ id, predicate: a.predicate, source: s, target: t, anchor: !!a.anchor })),
     nodePosition: (id: string) => r.nodeViewportPosition(id),
     freshNodes: () => graphModel.graph.filterNodes((id) => graphModel.freshness(id) > 0),
@@ -51,6 +58,9 @@ export function exposeForTests(r: GraphRenderer, view: ViewProbe) {
       const a = graphModel.graph.getEdgeAttributes(id);
       return { color: a.color, size: a.size, label: a.label };
     },
-    svg: () => view.svg(),
+    svg: () => graphPicture()?.svg ?? null,
+    filteredOut: () => [...graphModel.filteredOut],
+    filterHides: () => graphModel.filterHides,
+    workspace: () => ({ layout: workspace.layout, filter: workspace.filter, sceneName: workspace.sceneName }),
   };
 }
