@@ -176,6 +176,32 @@ fn an_over_strict_filter_shows_the_values_it_saw() {
 }
 
 #[test]
+fn a_filter_that_differs_in_case_from_a_value_gets_a_one_click_fix() {
+    let (_d, nexus) = fixture();
+    let q = r#"FIND(?d.name) WHERE { ?d {type: "Drug"} FILTER(?d.name == "aspirin") }"#;
+    let (reason, text, fixed) = why(&nexus, q);
+    assert_eq!(reason, "filter_removed_all");
+    assert_eq!(text, r#"FILTER(?d.name == "aspirin")"#);
+    let fixed = fixed.expect("a fix");
+    assert_eq!(
+        fixed,
+        r#"FIND(?d.name) WHERE { ?d {type: "Drug"} FILTER(?d.name == "Aspirin") }"#
+    );
+    finds_rows(&nexus, &fixed);
+    // The value on the left works the same; no near value, no fix.
+    let (_, _, fixed) = why(
+        &nexus,
+        r#"FIND(?d.name) WHERE { ?d {type: "Drug"} FILTER("ASPIRIN" == ?d.name) }"#,
+    );
+    finds_rows(&nexus, &fixed.expect("a fix"));
+    let (_, _, none) = why(
+        &nexus,
+        r#"FIND(?d.name) WHERE { ?d {type: "Drug"} FILTER(?d.name == "Quinine") }"#,
+    );
+    assert_eq!(none, None);
+}
+
+#[test]
 fn a_not_that_removes_everything_is_named() {
     let (_d, nexus) = fixture();
     let q = r#"FIND(?d.name) WHERE { (?d, "is_class_of", {name: "NSAID"}) NOT { (?d, "treats", ?s) } }"#;

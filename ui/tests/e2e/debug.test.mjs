@@ -17,6 +17,7 @@ const corpus = join(repo, 'crates/kip-nexus/tests/data/why_empty');
 // What each query of the corpus gets wrong (the engine's reason codes).
 const EXPECTED = {
   clauses_that_do_not_join: 'no_join',
+  filter_wrong_case: 'filter_removed_all',
   misspelt_name: 'similar_name',
   misspelt_predicate: 'unknown_predicate',
   misspelt_type: 'unknown_type',
@@ -152,7 +153,8 @@ test('the diagram and the editor light each other up', async () => {
 });
 
 test('a syntax error appears in the debugger at the position the engine reports', async () => {
-  const query = 'FIND(?d.name)\nWHERE {\n  ?d {type: "Drug"\n}';
+  // Non-ASCII text before the error: the engine's column counts characters, as the editor does.
+  const query = 'FIND(?d.name)\nWHERE {\n  ?d {type: "Drug", name: "降压药" ?x\n}';
   const { error } = kipExec(query);
   assert.equal(error.code, 'KIP_1001');
   await setQuery(query);
@@ -160,5 +162,17 @@ test('a syntax error appears in the debugger at the position the engine reports'
   const problem = page.getByTestId('debug-problem').first();
   await problem.waitFor();
   assert.match(await problem.innerText(), new RegExp(`KIP_1001 at ${error.data.line}:${error.data.column}`));
+  // The editor's lint mark starts at that very line and column (issue 33 §13: one position for one error).
+  await page.locator('.cm-lintRange-error').first().waitFor();
+  const marked = await page.evaluate(() => {
+    const mark = document.querySelector('.cm-lintRange-error');
+    const line = mark.closest('.cm-line');
+    const lines = [...document.querySelectorAll('.cm-content .cm-line')];
+    const range = document.createRange();
+    range.setStart(line, 0);
+    range.setEndBefore(mark);
+    return { line: lines.indexOf(line) + 1, column: range.toString().length + 1 };
+  });
+  assert.deepEqual(marked, { line: error.data.line, column: error.data.column });
   await shot(page, 'debug-syntax-error');
 });

@@ -135,7 +135,10 @@ impl Executor<'_, '_> {
                 .unwrap_or_default();
             seen.push(format!("{written} = {}", values.join(", ")));
         }
-        let fix = self.loosen_filter(expr, input, source)?;
+        let fix = match self.case_fix(expr, input, source)? {
+            Some(fix) => Some(fix),
+            None => self.loosen_filter(expr, input, source)?,
+        };
         Ok(clause.cause(
             "filter_removed_all",
             format!(
@@ -145,6 +148,38 @@ impl Executor<'_, '_> {
             ),
             fix,
         ))
+    }
+
+    /// For a FILTER that is one `==` of a dot path with a string that no
+    /// row's value equals, but one equals up to case and spacing
+    /// (`?d.name == "aspirin"`, the drug is "Aspirin"): the edit that
+    /// writes the value as it is stored. `None` for any other shape.
+    fn case_fix(&self, expr: &Expr, input: &[Row], source: &str) -> Result<Option<Fix>> {
+        let Expr::Compare(CompareOp::Eq, left, right) = expr else {
+            return Ok(None);
+        };
+        let (path, wanted, span) = match (left.as_ref(), right.as_ref()) {
+            (Expr::Path(p), Expr::Value(Value::String(w), span))
+            | (Expr::Value(Value::String(w), span), Expr::Path(p)) => (p, w, *span),
+            _ => return Ok(None),
+        };
+        let norm = normalize(wanted);
+        let mut found = None;
+        for row in input {
+            let v = path_value(self.graph, path, self.val(row, &path.var.name))?;
+            let Some(text) = v.as_str() else { continue };
+            if text == wanted {
+                return Ok(None);
+            }
+            if found.is_none() && normalize(text) == norm {
+                found = Some(text.to_owned());
+            }
+        }
+        Ok(found.map(|same| Fix {
+            range: Range::of(source, span),
+            replacement: serde_json::to_string(&same).unwrap_or_default(),
+            label: format!("Use '{same}' (values are exact: case and spacing matter)"),
+        }))
     }
 
     /// For a FILTER that is one numeric comparison of a dot path with a
