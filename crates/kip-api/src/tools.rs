@@ -458,6 +458,24 @@ pub fn contradictions() -> ToolDefinition {
 mod tests {
     use super::*;
 
+    /// The guide's decay sweep is the engine's one text of it (the bench
+    /// and the tests run the same).
+    #[test]
+    fn the_agent_guides_decay_sweep_is_the_profiles() {
+        let block = AGENT_GUIDE
+            .split("```prolog")
+            .map(|b| b.split("```").next().unwrap_or_default())
+            .find(|b| b.contains("strength_decay_applied_at"))
+            .expect("the guide shows the sweep");
+        let guide: Vec<&str> = block
+            .lines()
+            .map(|l| l.strip_prefix("  ").unwrap_or(l))
+            .filter(|l| !l.trim().is_empty())
+            .collect();
+        let engine = kip_nexus::profile::decay_sweep(10_000);
+        assert_eq!(guide, engine.lines().collect::<Vec<_>>());
+    }
+
     /// Every KIP example the agent guide shows parses: an agent copies
     /// them.
     #[test]

@@ -18,24 +18,7 @@ const LIMIT: u64 = 3;
 const CYCLE_START: &str = "2026-06-01T00:00:00.000Z";
 
 fn sweep_text() -> String {
-    format!(
-        r#"UPDATE ?link
-SET METADATA {{
-  memory_strength: CLAMP(MUL(COALESCE(?link.metadata.memory_strength, 0.7), :decay_factor), 0.0, 1.0),
-  strength_decay_applied_at: :timestamp
-}}
-WHERE {{
-  ?link (?s, ?p, ?o)
-  FILTER(?p != "belongs_to_domain")
-  FILTER(IS_NULL(?link.metadata.superseded) || ?link.metadata.superseded != true)
-  FILTER(IS_NULL(?link.metadata.pinned) || ?link.metadata.pinned != true)
-  FILTER(IS_NULL(?link.metadata.observed_at) || ?link.metadata.observed_at < :stale_cutoff)
-  FILTER(IS_NULL(?link.metadata.memory_strength) || ?link.metadata.memory_strength > 0.05)
-  FILTER(IS_NULL(?link.metadata.strength_decay_applied_at) ||
-         ?link.metadata.strength_decay_applied_at < :cycle_start)
-}}
-LIMIT {LIMIT}"#
-    )
+    kip_nexus::profile::decay_sweep(LIMIT)
 }
 
 #[track_caller]

@@ -34,24 +34,7 @@ const OTHER_WRITER_EVERY: Duration = Duration::from_millis(50);
 
 /// The spec's example (RC11 §4.3), with LIMIT [`LIMIT`].
 fn statement() -> String {
-    format!(
-        r#"UPDATE ?link
-SET METADATA {{
-  memory_strength: CLAMP(MUL(COALESCE(?link.metadata.memory_strength, 0.7), :decay_factor), 0.0, 1.0),
-  strength_decay_applied_at: :timestamp
-}}
-WHERE {{
-  ?link (?s, ?p, ?o)
-  FILTER(?p != "belongs_to_domain")
-  FILTER(IS_NULL(?link.metadata.superseded) || ?link.metadata.superseded != true)
-  FILTER(IS_NULL(?link.metadata.pinned) || ?link.metadata.pinned != true)
-  FILTER(IS_NULL(?link.metadata.observed_at) || ?link.metadata.observed_at < :stale_cutoff)
-  FILTER(IS_NULL(?link.metadata.memory_strength) || ?link.metadata.memory_strength > 0.05)
-  FILTER(IS_NULL(?link.metadata.strength_decay_applied_at) ||
-         ?link.metadata.strength_decay_applied_at < :cycle_start)
-}}
-LIMIT {LIMIT}"#
-    )
+    kip_nexus::profile::decay_sweep(LIMIT)
 }
 
 /// Now, or `days` before now, as the sweep's timestamps (ISO 8601, UTC,
