@@ -69,6 +69,33 @@ pub const MEMORY: [(&str, &str); 15] = [
     ),
 ];
 
+/// The sleep cycle's decay sweep, RC11 §4.3's example with `LIMIT limit`:
+/// every live, unpinned link not decayed since `:cycle_start` (and not
+/// observed since `:stale_cutoff`) has its `memory_strength` multiplied by
+/// `:decay_factor` and is stamped `strength_decay_applied_at: :timestamp`,
+/// so a re-run continues where the last one stopped. The one text the
+/// bench, the tests and the agent guide use.
+pub fn decay_sweep(limit: u64) -> String {
+    format!(
+        r#"UPDATE ?link
+SET METADATA {{
+  memory_strength: CLAMP(MUL(COALESCE(?link.metadata.memory_strength, 0.7), :decay_factor), 0.0, 1.0),
+  strength_decay_applied_at: :timestamp
+}}
+WHERE {{
+  ?link (?s, ?p, ?o)
+  FILTER(?p != "belongs_to_domain")
+  FILTER(IS_NULL(?link.metadata.superseded) || ?link.metadata.superseded != true)
+  FILTER(IS_NULL(?link.metadata.pinned) || ?link.metadata.pinned != true)
+  FILTER(IS_NULL(?link.metadata.observed_at) || ?link.metadata.observed_at < :stale_cutoff)
+  FILTER(IS_NULL(?link.metadata.memory_strength) || ?link.metadata.memory_strength > 0.05)
+  FILTER(IS_NULL(?link.metadata.strength_decay_applied_at) ||
+         ?link.metadata.strength_decay_applied_at < :cycle_start)
+}}
+LIMIT {limit}"#
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::MEMORY;
@@ -95,31 +122,4 @@ mod tests {
             assert_eq!(on_disk, text, "{name} differs from the embedded copy");
         }
     }
-}
-
-/// The sleep cycle's decay sweep, RC11 §4.3's example with `LIMIT limit`:
-/// every live, unpinned link not decayed since `:cycle_start` (and not
-/// observed since `:stale_cutoff`) has its `memory_strength` multiplied by
-/// `:decay_factor` and is stamped `strength_decay_applied_at: :timestamp`,
-/// so a re-run continues where the last one stopped. The one text the
-/// bench, the tests and the agent guide use.
-pub fn decay_sweep(limit: u64) -> String {
-    format!(
-        r#"UPDATE ?link
-SET METADATA {{
-  memory_strength: CLAMP(MUL(COALESCE(?link.metadata.memory_strength, 0.7), :decay_factor), 0.0, 1.0),
-  strength_decay_applied_at: :timestamp
-}}
-WHERE {{
-  ?link (?s, ?p, ?o)
-  FILTER(?p != "belongs_to_domain")
-  FILTER(IS_NULL(?link.metadata.superseded) || ?link.metadata.superseded != true)
-  FILTER(IS_NULL(?link.metadata.pinned) || ?link.metadata.pinned != true)
-  FILTER(IS_NULL(?link.metadata.observed_at) || ?link.metadata.observed_at < :stale_cutoff)
-  FILTER(IS_NULL(?link.metadata.memory_strength) || ?link.metadata.memory_strength > 0.05)
-  FILTER(IS_NULL(?link.metadata.strength_decay_applied_at) ||
-         ?link.metadata.strength_decay_applied_at < :cycle_start)
-}}
-LIMIT {limit}"#
-    )
 }
