@@ -384,6 +384,10 @@ test('12. time: a range slider over _updated_at hides what is outside; "what cha
     const overlaps = box.x < b.x + b.width && b.x < box.x + box.width && box.y < b.y + b.height && b.y < box.y + box.height;
     assert.ok(!overlaps, `the toast covers ${other}`);
   }
+  // Limited to one originator (issue 33 §2): what the trace's writes by `cli` since then touched.
+  await page.getByTestId('changed-by').selectOption('cli');
+  await page.waitForFunction((id) => window.kipExplorer.markedNodes().includes(id), ibuprofen.id);
+  await page.locator('.toast').filter({ hasText: 'changed by cli since' }).first().waitFor();
   // Clearing the marks clears the choice too: the select no longer claims them.
   await page.getByTestId('clear-marks').click();
   assert.equal(await page.getByTestId('changed-since').inputValue(), '');

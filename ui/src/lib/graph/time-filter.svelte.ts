@@ -4,7 +4,7 @@
 // shown elements stamped since then. The window's arithmetic is
 // time-window.ts's, shared with the Primer.
 import { formatTime } from '../time';
-import { app, graphModel, toast } from '../state.svelte';
+import { api, app, graphModel, reportError, toast } from '../state.svelte';
 import { changedIds, sinceMoment, stamps as distinctStamps, stampWindow, type TimeField } from '../time-window';
 
 export class TimeFilter {
@@ -14,6 +14,8 @@ export class TimeFilter {
   to = $state(Number.MAX_SAFE_INTEGER);
   /** The "what changed since…" choice ('' for none). */
   since = $state('');
+  /** Whose changes "what changed since…" marks ('' for anyone's): read from the trace. */
+  by = $state('');
   /** The shown elements' distinct stamps on `field`, sorted. */
   stamps = $derived.by(() => (void app.graphVersion, distinctStamps([...graphModel.elements.values()].map((e) => e.metadata), this.field)));
 
@@ -44,16 +46,43 @@ export class TimeFilter {
     return graphModel.marked.size ? this.since : '';
   }
 
-  /** Marks every shown element stamped at or after the chosen moment on the chosen field. */
-  changedSince(value: string) {
+  /**
+   * Marks every shown element stamped at or after the chosen moment on the
+   * chosen field; with an originator chosen (`by`), the shown elements that
+   * originator's writes since then touched, as the trace records them.
+   */
+  async changedSince(value: string) {
     this.since = value;
     if (!value) {
       graphModel.mark([]);
       return;
     }
     const since = sinceMoment(value).toISOString();
-    const ids = changedIds(graphModel.elements.values(), this.field, since, (id) => graphModel.graph.hasNode(id));
+    let ids: string[];
+    if (this.by) {
+      try {
+        const page = await api().call('trace_list', { originator: this.by, type: 'TRACE', since: since.replace(/\.\d+Z$/, 'Z'), limit: 1000 });
+        const touched = new Set(page.entries.flatMap((e) => (Array.isArray(e.data?.elements) ? (e.data.elements as string[]) : [])));
+        ids = [...touched].filter((id) => graphModel.graph.hasNode(id));
+      } catch (e) {
+        reportError(e, 'Reading the trace failed');
+        return;
+      }
+    } else {
+      ids = changedIds(graphModel.elements.values(), this.field, since, (id) => graphModel.graph.hasNode(id));
+    }
     graphModel.mark(ids);
-    toast('info', `${ids.length} shown ${ids.length === 1 ? 'node' : 'nodes'} ${this.field === '_created_at' ? 'created' : 'changed'} since ${formatTime(since)}.`);
+    const what = this.by ? `changed by ${this.by}` : this.field === '_created_at' ? 'created' : 'changed';
+    toast('info', `${ids.length} shown ${ids.length === 1 ? 'node' : 'nodes'} ${what} since ${formatTime(since)}.`);
+  }
+
+  /** The originators the trace names lately, for the `by` choice. */
+  async originators(): Promise<string[]> {
+    try {
+      const page = await api().call('trace_list', { type: 'TRACE', limit: 500 });
+      return [...new Set(page.entries.map((e) => e.originator))].sort();
+    } catch {
+      return [];
+    }
   }
 }
