@@ -53,6 +53,29 @@ describe('the query debugger', () => {
     expect(a.width).toBeGreaterThan(symptom.x);
   });
 
+  it('leaves room between columns for the longest edge label, so no label sits on a box', () => {
+    const long: Pattern = {
+      ...pattern,
+      nodes: [
+        { id: 0, var: 'd', kind: 'concept', type: 'Drug', label: '?d', block: 0, clauses: [] },
+        { id: 1, var: 's', kind: 'concept', type: 'Symptom', label: '?s', block: 0, clauses: [] },
+        { id: 2, var: 'c', kind: 'concept', type: 'DrugClass', label: '?c', block: 0, clauses: [] },
+      ],
+      edges: [
+        { id: 0, from: 0, to: 1, predicate: 'has_side_effect_reported_by_patients', clause: r(1, 1), predicate_range: r(1, 1), block: 0 },
+        { id: 1, from: 1, to: 2, predicate: 'x', clause: r(2, 1), predicate_range: r(2, 1), block: 0 },
+      ],
+      filters: [],
+    };
+    const a = layoutPattern(long);
+    const [d, sym, cls] = [0, 1, 2].map((id) => a.nodes.find((n) => n.id === id)!);
+    const gap = (l: typeof d, rgt: typeof d) => rgt.x - rgt.width / 2 - (l.x + l.width / 2);
+    // The long label (7 px a character in the diagram's font) fits between the boxes it joins…
+    expect(gap(d, sym)).toBeGreaterThanOrEqual('has_side_effect_reported_by_patients'.length * 7);
+    // …and a short one keeps the columns close.
+    expect(gap(sym, cls)).toBeLessThan(gap(d, sym));
+  });
+
   it('bends parallel edges apart', () => {
     const twice: Pattern = { ...pattern, edges: [pattern.edges[0], { ...pattern.edges[0], id: 1, clause: r(60, 5) }] };
     const lanes = layoutPattern(twice).edges.map((e) => e.lane);

@@ -106,9 +106,38 @@ export interface Layout {
   height: number;
 }
 
-const COLUMN = 210;
 const ROW = 92;
 const CHAR = 7.4;
+/** An edge label's character width (11.5px monospace) and the room kept around it. */
+const LABEL_CHAR = 7;
+const LABEL_ROOM = 28;
+/** The least gap between two columns of boxes. */
+const MIN_GAP = 64;
+
+/**
+ * Where each column's boxes are centred: a column is as wide as its widest
+ * box, and the gap after it as wide as the longest label of an edge to the
+ * next column, so a label sits between the boxes, not over them.
+ */
+function columnStarts(pattern: Pattern, column: Map<number, number>, widthOf: (id: number) => number): { centre: number }[] {
+  const columns = Math.max(0, ...column.values()) + 1;
+  const widths = new Array<number>(columns).fill(84);
+  for (const [id, c] of column) widths[c] = Math.max(widths[c], widthOf(id));
+  const gaps = new Array<number>(columns).fill(MIN_GAP);
+  for (const e of pattern.edges) {
+    const [a, b] = [column.get(e.from) ?? 0, column.get(e.to) ?? 0].sort((x, y) => x - y);
+    if (b !== a + 1) continue;
+    const label = `${e.predicate}${e.hops ?? ''}`.length + 8; // room for a block tag ("NOT · ")
+    gaps[a] = Math.max(gaps[a], label * LABEL_CHAR + LABEL_ROOM);
+  }
+  const out: { centre: number }[] = [];
+  let x = 40;
+  for (let c = 0; c < columns; c++) {
+    out.push({ centre: x + widths[c] / 2 });
+    x += widths[c] + gaps[c];
+  }
+  return out;
+}
 
 /**
  * Places the diagram left to right: a node's column is its distance from the
@@ -147,6 +176,12 @@ export function layoutPattern(pattern: Pattern): Layout {
     }
     base = 0;
   }
+  const detailOf = (id: number) => {
+    const n = pattern.nodes[id];
+    return n.var ? [n.type, n.name !== undefined ? JSON.stringify(n.name) : undefined].filter(Boolean).join(' ') : n.kind === 'proposition' ? 'link' : '';
+  };
+  const widthOf = (id: number) => Math.max(84, Math.min(200, Math.max(pattern.nodes[id].label.length, detailOf(id).length) * CHAR + 28));
+  const columnX = columnStarts(pattern, column, widthOf);
   const rowsInColumn = new Map<number, number>();
   const nodes: PlacedNode[] = [];
   const byId = new Map<number, PlacedNode>();
@@ -155,11 +190,11 @@ export function layoutPattern(pattern: Pattern): Layout {
     const c = column.get(id) ?? 0;
     const r = rowsInColumn.get(c) ?? 0;
     rowsInColumn.set(c, r + 1);
-    const detail = n.var ? [n.type, n.name !== undefined ? JSON.stringify(n.name) : undefined].filter(Boolean).join(' ') : n.kind === 'proposition' ? 'link' : '';
-    const width = Math.max(84, Math.min(200, Math.max(n.label.length, detail.length) * CHAR + 28));
+    const detail = detailOf(id);
+    const width = widthOf(id);
     const placed: PlacedNode = {
       id,
-      x: 40 + c * COLUMN + width / 2,
+      x: columnX[c].centre,
       y: 44 + r * ROW,
       width,
       label: n.label,
