@@ -67,6 +67,8 @@ export const app = $state({
   graphVersion: 0,
   /** The graph view shows the schema map (a large memory's first view, or asked for). */
   schemaMap: false,
+  /** The graph view shows its scene as a table too. */
+  sceneTable: false,
   inspectorOpen: true,
   /** Per view, whether the inspector is folded to a strip (the console starts folded: it needs the width). */
   inspectorFolded: loadFolded(),

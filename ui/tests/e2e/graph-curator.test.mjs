@@ -391,6 +391,32 @@ test('§10 styling: a perceptual palette with a scale legend; the type legend sh
   await page.getByTestId('style-rule').first().getByRole('button').click();
 });
 
+test('the scene as a table: what the graph shows, sortable, narrowed, a row selects its element', async () => {
+  await only('Aspirin', 'Paracetamol', 'Ibuprofen');
+  await page.getByTestId('scene-table-toggle').click();
+  const table = page.getByTestId('scene-table');
+  await table.waitFor();
+  const rows = table.getByTestId('scene-table-row');
+  const shown = await page.evaluate(() => window.kipExplorer.graphNodes().filter((n) => !n.hidden).length);
+  assert.equal(await rows.count(), shown, 'one row per shown element');
+  // Sorted by name, then the other way round.
+  const names = async () => (await rows.locator('td:nth-child(4)').allTextContents()).filter(Boolean);
+  assert.deepEqual(await names(), ['Aspirin', 'Ibuprofen', 'Paracetamol']);
+  await table.locator('[data-testid=scene-table-sort][data-column=name]').click();
+  assert.deepEqual(await names(), ['Paracetamol', 'Ibuprofen', 'Aspirin']);
+  // The confidence column is there, since the drugs carry one.
+  await table.locator('[data-testid=scene-table-sort][data-column=confidence]').waitFor();
+  await table.getByTestId('scene-table-filter').fill('0.4');
+  assert.equal(await rows.count(), 1);
+  assert.match(await table.getByTestId('scene-table-count').innerText(), /^1 of \d+ elements$/);
+  await shot(page, 'graph-curator-10-scene-table');
+  await rows.first().click();
+  await page.getByTestId('inspector-name').filter({ hasText: 'Paracetamol' }).waitFor();
+  await table.getByTestId('scene-table-close').click();
+  await table.waitFor({ state: 'detached' });
+  assert.deepEqual(pageErrors, []);
+});
+
 test('layouts: hierarchical, radial around the selected node, grouped by type', async () => {
   await page.getByRole('button', { name: 'Clear', exact: true }).click();
   await medical();

@@ -43,8 +43,14 @@ function attributeKeys(elements: Element[]): string[] {
   return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, MAX_ATTRIBUTE_COLUMNS).map(([k]) => k);
 }
 
-/** RFC 4180 CSV: kind, id, type, name (concepts); subject, predicate, object (links); key metadata; attributes. */
-export function dataCsv(d: ViewData): string {
+/** The view as one table: a header and a row of text cells per element (concepts, then links). */
+export interface ViewTable {
+  header: string[];
+  rows: { id: string; cells: string[] }[];
+}
+
+/** kind, id, type, name (concepts); subject, predicate, object (links); key metadata; attributes. */
+export function dataTable(d: ViewData): ViewTable {
   const attrs = attributeKeys([...d.concepts, ...d.links]).filter((k) => !['name', 'type', 'id'].includes(k));
   const header = ['kind', 'id', 'type', 'name', 'subject', 'predicate', 'object', ...KEY_METADATA, ...attrs];
   const names = new Map(d.concepts.map((c) => [c.id, c.name]));
@@ -54,7 +60,13 @@ export function dataCsv(d: ViewData): string {
       : ['link', e.id, '', '', names.get(e.subject) ?? e.subject, e.predicate, names.get(e.object) ?? e.object];
     return [...own, ...KEY_METADATA.map((k) => text(e.metadata[k])), ...attrs.map((k) => text(e.attributes[k]))];
   };
-  const lines = [header, ...d.concepts.map(row), ...d.links.map(row)].map((r) => r.map(quote).join(','));
+  return { header, rows: [...d.concepts, ...d.links].map((e) => ({ id: e.id, cells: row(e) })) };
+}
+
+/** RFC 4180 CSV of [`dataTable`]. */
+export function dataCsv(d: ViewData): string {
+  const t = dataTable(d);
+  const lines = [t.header, ...t.rows.map((r) => r.cells)].map((r) => r.map(quote).join(','));
   return lines.join('\r\n') + '\r\n';
 }
 
