@@ -393,6 +393,13 @@ test('§10 styling: a perceptual palette with a scale legend; the type legend sh
 
 test('the scene as a table: what the graph shows, sortable, narrowed, a row selects its element', async () => {
   await only('Aspirin', 'Paracetamol', 'Ibuprofen');
+  // Three concepts found one by one: a small scene stays whole in view as each arrives.
+  await page.waitForTimeout(500);
+  const box = await page.getByTestId('graph-canvas').boundingBox();
+  for (const n of await page.evaluate(() => window.kipExplorer.graphNodes())) {
+    const p = await page.evaluate((id) => window.kipExplorer.nodePosition(id), n.id);
+    assert.ok(p.x > 0 && p.y > 0 && p.x < box.width && p.y < box.height, `${n.label} is in view`);
+  }
   await page.getByTestId('scene-table-toggle').click();
   const table = page.getByTestId('scene-table');
   await table.waitFor();
