@@ -3,6 +3,7 @@
 //! insta snapshots keep their own binaries, whose names the snapshots carry.
 
 mod attr_index;
+mod column_scan;
 mod common;
 mod compat;
 mod concurrency;
