@@ -81,7 +81,7 @@ enum Node {
     Not(Box<Node>),
     Compare(CompareOp, Box<Node>, Box<Node>),
     /// `CONTAINS(a, b)`, with `b`'s searcher when it is a string literal.
-    Contains(Box<[Node]>, Option<Finder<'static>>),
+    Contains(Box<[Node]>, Option<Box<Finder<'static>>>),
     StartsWith(Box<[Node]>),
     EndsWith(Box<[Node]>),
     /// `IN(a, [literals])`; the scalar items (nothing equals the others).
@@ -203,7 +203,9 @@ fn call_node(call: &Call, path: &mut dyn FnMut(&DotPath) -> Option<()>) -> Optio
     Some(match call.func {
         Func::Contains => {
             let finder = match args.get(1) {
-                Some(Node::Lit(Lit::Str(s))) => Some(Finder::new(s.as_bytes()).into_owned()),
+                Some(Node::Lit(Lit::Str(s))) => {
+                    Some(Box::new(Finder::new(s.as_bytes()).into_owned()))
+                }
                 _ => None,
             };
             Node::Contains(args, finder)
@@ -260,7 +262,7 @@ fn eval<'a>(n: &'a Node, cell: V<'a>) -> V<'a> {
         Node::Or(l, r) => V::Bool(truthy(eval(l, cell)) || truthy(eval(r, cell))),
         Node::And(l, r) => V::Bool(truthy(eval(l, cell)) && truthy(eval(r, cell))),
         Node::Not(x) => V::Bool(!truthy(eval(x, cell))),
-        Node::Compare(op, l, r) => V::Bool(compare(*op, eval(l, cell), eval(r, cell))),
+        Node::Compare(op, l, r) => V::Bool(compare(*op, value(l, cell), value(r, cell))),
         Node::Cell => cell,
         Node::Lit(l) => l.v(),
         Node::Contains(args, finder) => {
@@ -290,9 +292,21 @@ fn eval<'a>(n: &'a Node, cell: V<'a>) -> V<'a> {
     }
 }
 
+/// A node's value: the column's and literals without a call (the usual
+/// operands, read once per instance of the type).
+#[inline(always)]
+fn value<'a>(n: &'a Node, cell: V<'a>) -> V<'a> {
+    match n {
+        Node::Cell => cell,
+        Node::Lit(l) => l.v(),
+        _ => eval(n, cell),
+    }
+}
+
 /// A call's `i`-th argument (`null` when missing, as in `crate::filter`).
+#[inline(always)]
 fn arg<'a>(args: &'a [Node], i: usize, cell: V<'a>) -> V<'a> {
-    args.get(i).map_or(V::Null, |a| eval(a, cell))
+    args.get(i).map_or(V::Null, |a| value(a, cell))
 }
 
 impl Executor<'_, '_> {
