@@ -26,7 +26,7 @@ pub type Result<T> = std::result::Result<T, KipError>;
 
 /// The attribute index's query shapes are part of the read view's API: the
 /// planner builds them, [`Graph::attr_lookup`] answers them.
-pub(crate) use kip_store::{AttrMatches, AttrQuery, FieldKind};
+pub(crate) use kip_store::{AttrMatches, AttrQuery, Cell, FieldKind};
 
 /// Storage failures reach clients as `KIP_4003`, with what happened; a
 /// full map or a full disk as `KIP_4002`.
@@ -363,9 +363,18 @@ impl<'t> Graph<'t> {
         &self,
         type_id: u32,
     ) -> Result<impl Iterator<Item = Result<ConceptId>> + '_> {
+        self.concepts_of_type_after(type_id, None)
+    }
+
+    /// The concepts of a type after `after` (all without it), in id order.
+    pub fn concepts_of_type_after(
+        &self,
+        type_id: u32,
+        after: Option<ConceptId>,
+    ) -> Result<impl Iterator<Item = Result<ConceptId>> + '_> {
         let iter = self
             .store
-            .iter_concepts_by_type(self.txn, type_id, None)
+            .iter_concepts_by_type(self.txn, type_id, after)
             .kip()?;
         Ok(iter.map(|r| r.kip()))
     }
@@ -383,6 +392,22 @@ impl<'t> Graph<'t> {
     ) -> Result<AttrMatches> {
         self.store
             .attr_lookup(self.txn, type_id, kind, key, query, cap)
+            .kip()
+    }
+
+    /// Visits each concept of a type whose value at the key with interned
+    /// id `key_id` (see [`Graph::key_id`]) is not null, with that value as
+    /// the attribute index holds it, in the index's order (by value, then
+    /// id); returns how many it visited. No record is read.
+    pub(crate) fn attr_column(
+        &self,
+        type_id: u32,
+        kind: FieldKind,
+        key_id: u32,
+        visit: &mut dyn FnMut(ConceptId, Cell<'_>),
+    ) -> Result<u64> {
+        self.store
+            .attr_column(self.txn, type_id, kind, key_id, visit)
             .kip()
     }
 

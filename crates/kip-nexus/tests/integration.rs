@@ -4,6 +4,7 @@
 
 mod attr_index;
 mod attribute_conflicts;
+mod column_scan;
 mod common;
 mod compat;
 mod concurrency;

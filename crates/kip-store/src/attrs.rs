@@ -2,7 +2,9 @@
 //! scalar attribute and metadata values (booleans, numbers, strings; dates
 //! are ISO strings) per `(type, kind, key)`, in the order-preserving
 //! encoding of [`crate::codec::attr_key`], so that an equality, a range or
-//! a string prefix over one key of one type is a range of keys.
+//! a string prefix over one key of one type is a range of keys. Since
+//! format 6 an array or an object has a key too (without its value), so the
+//! keys of one `(type, kind, key)` are that key's column: see `column.rs`.
 //!
 //! The index is maintained where concept records are written
 //! (`concepts.rs`: create, restore, update, delete), in the same
@@ -226,7 +228,8 @@ impl Store {
     }
 }
 
-/// The attribute-index keys a concept record implies.
+/// The attribute-index keys a concept record implies: one per top-level
+/// key whose value is not null.
 pub(crate) fn attr_entries(
     id: ConceptId,
     record: &ConceptBytes<'_>,
@@ -236,9 +239,10 @@ pub(crate) fn attr_entries(
         (FieldKind::Attributes, record.attributes),
         (FieldKind::Metadata, record.metadata),
     ] {
-        for (key, v) in value::scalar_fields(bytes)? {
-            if let Some(k) = attr_key::entry_key(record.type_id, kind, key, &v, id) {
-                out.push(k);
+        for (key, v) in value::indexed_fields(bytes)? {
+            match v {
+                Some(v) => out.extend(attr_key::entry_key(record.type_id, kind, key, &v, id)),
+                None => out.push(attr_key::compound_key(record.type_id, kind, key, id)),
             }
         }
     }

@@ -20,7 +20,7 @@ use crate::env::EnvHandle;
 use crate::error::{Lmdb as _, StoreError};
 
 /// The format this version of the crate writes.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 
 /// `meta` keys.
 pub(crate) mod meta_key {
@@ -160,6 +160,19 @@ impl Store {
                 let concepts = self.upgrade_concepts(txn)?;
                 eprintln!(
                     "kip-store: upgraded {} to format 5: rebuilt the text index ({documents} documents, {postings} postings) and rewrote {propositions} propositions and {concepts} concepts in {:.1} s",
+                    self.path().display(),
+                    started.elapsed().as_secs_f64()
+                );
+                Ok(())
+            }
+            // Format 6 gives an array or an object value its attribute-index
+            // key (without the value), so that the index read whole is the
+            // key's column (`column.rs`). Added here from every record.
+            5 => {
+                let started = std::time::Instant::now();
+                let keys = self.index_compound_values(txn)?;
+                eprintln!(
+                    "kip-store: upgraded {} to format 6: indexed {keys} array and object values in {:.1} s",
                     self.path().display(),
                     started.elapsed().as_secs_f64()
                 );

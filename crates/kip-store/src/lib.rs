@@ -71,7 +71,7 @@
 //! | `trace_touches` | entry id `u64` | the elements it touched, 9 bytes each |
 //! | `vectors` | concept id `u64` | its embedding: scale `f32` LE · one `i8` per dimension ([`codec::vector`]) |
 //! | `vector_backlog` | concept id `u64` | the sequence `u64` of the write that made its vector stale |
-//! | `attr_index` | type `u32` · kind (1 attributes, 2 metadata) · key `u32` · order-preserving scalar value · concept id `u64` ([`codec::attr_key`], since format 3) | empty |
+//! | `attr_index` | type `u32` · kind (1 attributes, 2 metadata) · key `u32` · order-preserving scalar value, or `0x04` for an array or an object (since format 6) · concept id `u64` ([`codec::attr_key`], since format 3) | empty |
 //!
 //! Namespace bytes: 1 concept types, 2 predicates, 3 attribute and metadata
 //! keys. Ids of every kind start at 1 and are never reused.
@@ -100,6 +100,7 @@ mod attrs;
 mod changes;
 mod check;
 pub mod codec;
+mod column;
 mod concepts;
 mod counters;
 mod data_file;
@@ -121,7 +122,7 @@ mod vectors;
 pub use attrs::{AttrEntries, AttrMatches, AttrQuery};
 pub use changes::MAX_CHANGES;
 pub use check::{CheckCounts, CheckReport, MAX_LISTED_VIOLATIONS, Violation};
-pub use codec::attr_key::FieldKind;
+pub use codec::attr_key::{Cell, FieldKind};
 pub use codec::triple::Triple;
 pub use concepts::ConceptRecord;
 pub use env::{INITIAL_MAP_VAR, MAX_MAP_VAR, StoreOptions, opened_elsewhere};

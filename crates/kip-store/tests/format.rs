@@ -11,7 +11,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use kip_store::{
-    ConceptRecord, ElementId, FORMAT_VERSION, Namespace, PropositionRecord, Store, StoreError,
+    ConceptRecord, ElementId, FORMAT_VERSION, FieldKind, Namespace, PropositionRecord, Store,
+    StoreError,
 };
 use serde_json::{Map, Value, json};
 
@@ -267,6 +268,52 @@ fn the_committed_format_4_store_upgrades_its_text_index() {
     })
     .expect("read");
     assert!(old.check().expect("check").ok);
+}
+
+/// `tests/data/format-5/data.mdb` is [`build_fixture`]'s graph as the
+/// program of format 5 wrote it (`KIP_STORE_BLESS=1` at 639f632); format 6
+/// gives array and object values their attribute-index key, so the index
+/// read whole is each key's column. The upgrade adds them: everything reads
+/// back as a fresh store's, `check` is clean, and the columns name every
+/// concept with a value.
+#[test]
+fn the_committed_format_5_store_indexes_its_array_and_object_values() {
+    let built = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(built.path()).expect("open");
+    build_fixture(&store).expect("build the fixture");
+    let expected = dump(&store);
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy_fixture(5, dir.path());
+    let old = Store::open(dir.path()).expect("open the format-5 store");
+    assert_eq!(dump(&old), expected);
+    let report = old.check().expect("check");
+    assert!(report.ok, "{report:#?}");
+    let column = |store: &Store, key: &str| {
+        store
+            .read(|txn| {
+                let drug = store
+                    .lookup(txn, Namespace::ConceptType, "Drug")?
+                    .expect("interned");
+                let key = store.lookup(txn, Namespace::Key, key)?.expect("interned");
+                let mut cells = Vec::new();
+                store.attr_column(txn, drug, FieldKind::Attributes, key, &mut |id, cell| {
+                    cells.push(format!("{id} {cell:?}"));
+                })?;
+                Ok::<_, StoreError>(cells)
+            })
+            .expect("read")
+    };
+    for key in ["tags", "nested", "dose_mg", "note"] {
+        assert_eq!(column(&old, key), column(&store, key), "{key}");
+    }
+    assert_eq!(column(&old, "tags"), ["C:1 Other"]);
+    assert_eq!(column(&old, "nested"), ["C:1 Other"]);
+    assert_eq!(column(&old, "dose_mg"), ["C:1 Number(500.0)"]);
+    assert_eq!(
+        column(&old, "note"),
+        ["C:4 Text([104, 97, 115, 104, 101, 100, 32, 107, 101, 121])"]
+    );
 }
 
 /// `Store::copy_packed` (what `kip compact` writes) copies every database

@@ -178,12 +178,20 @@ impl Executor<'_, '_> {
             }
             None => false,
         };
+        let filters: Vec<usize> = std::mem::take(pending);
+        // No index lookup pays: FILTERs over one key read its column.
+        if streamed.is_none()
+            && !from_index
+            && self.use_index
+            && let Some(out) = self.column_scan(group, &filters, input, (*var, *t), cap)?
+        {
+            return Ok(Some(out));
+        }
         let candidates: Box<dyn Iterator<Item = Result<ConceptId>> + '_> = match (streamed, index) {
             (Some(ix), _) => Box::new(ix.streamed(graph, *t)),
             (None, Some(ix)) if from_index => Box::new(ix.all(graph, *t)?.into_iter().map(Ok)),
             _ => Box::new(graph.concepts_of_type_iter(*t)?),
         };
-        let filters: Vec<usize> = std::mem::take(pending);
         let mut out = Vec::new();
         for (visited, c) in candidates.enumerate() {
             if cap.is_some_and(|cap| out.len() >= cap) {

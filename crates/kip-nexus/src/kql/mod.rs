@@ -6,6 +6,8 @@
 //!
 //! - `compile` resolves type and predicate names and flattens the block
 //!   into atoms over variable slots;
+//! - `column` runs a lone type clause's FILTERs over one key on the
+//!   attribute index read as a column (no record decoded);
 //! - `plan` estimates each atom's output from the counters and picks the
 //!   cheapest next;
 //! - `exec` is the [`Executor`]: joins, FILTER placement, NOT / OPTIONAL /
@@ -23,6 +25,7 @@
 //! Why an empty result is empty is [`crate::explain`]'s job: it reads the
 //! trace and probes clauses through the executor.
 
+mod column;
 mod compile;
 mod cycle;
 mod exec;

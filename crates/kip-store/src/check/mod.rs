@@ -9,7 +9,8 @@
 //! - `index-entry-has-record` / `record-has-index-entry` /
 //!   `index-entry-matches-record`: the concept indexes (`concept_keys`,
 //!   `concepts_by_type`, `concepts_by_name`, and the attribute index
-//!   `attr_index`: every scalar attribute and metadata value), the proposition indexes
+//!   `attr_index`: every scalar attribute and metadata value, and a marker for each
+//!   array or object value), the proposition indexes
 //!   (`spo`, `pos`, `osp`) and the interned names (`names` ↔ `name_ids`) hold
 //!   exactly the entries their records imply, pointing at the right id.
 //! - `name-is-interned`: a record's type and predicate ids are interned.

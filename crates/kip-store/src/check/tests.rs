@@ -135,6 +135,27 @@ fn a_missing_or_stray_attribute_index_entry_is_reported() {
     );
 }
 
+/// The marker key of an array or object value (format 6) is checked like
+/// every other attribute-index key: the sample's `dose` values are objects.
+#[test]
+fn a_missing_marker_of_an_object_value_is_reported() {
+    let (_d, store) = sample();
+    assert!(invariants(&store).is_empty());
+    tamper(&store, |s, txn| {
+        let markers: Vec<Vec<u8>> = raw(s.db.attr_index)
+            .iter(txn)?
+            .filter_map(|e| e.ok().map(|(k, _)| k.to_vec()))
+            .filter(|k| k.len() == 18 && k[9] == 0x04)
+            .collect();
+        assert!(!markers.is_empty(), "the sample's object values");
+        raw(s.db.attr_index).delete(txn, &markers[0]).map(|_| ())
+    });
+    assert_eq!(
+        invariants(&store),
+        vec![("record-has-index-entry", "attr_index")]
+    );
+}
+
 #[test]
 fn a_missing_or_stray_index_entry_is_reported() {
     let (_d, store) = sample();

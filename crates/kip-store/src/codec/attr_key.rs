@@ -8,7 +8,13 @@
 //! value  := 0x01 (0x00 | 0x01)                  false | true
 //!         | 0x02 f64 (8 bytes, order-preserving)  any number, as FILTER compares it
 //!         | 0x03 escaped-bytes 0x00 0x00          a string (its first 240 bytes)
+//!         | 0x04                                  an array or an object (since format 6)
 //! ```
+//!
+//! The `0x04` entries hold no value: they make the keys of one `(type,
+//! kind, key)` name every concept of the type whose value there is not
+//! null, so the index read whole is that key's column (see
+//! [`crate::Store::attr_column`]); lookups never select them.
 //!
 //! Value types are kept apart by their tag, as FILTER never orders a number
 //! against a string. Numbers are keyed by their `f64` value (FILTER compares
@@ -45,6 +51,7 @@ impl FieldKind {
 const BOOL: u8 = 0x01;
 const NUMBER: u8 = 0x02;
 const STRING: u8 = 0x03;
+const COMPOUND: u8 = 0x04;
 
 /// The key prefix of one `(type, kind, key)`.
 pub fn field_prefix(type_id: u32, kind: FieldKind, key: u32) -> Vec<u8> {
@@ -114,6 +121,63 @@ pub fn entry_key(
     }
     out.extend_from_slice(&id.0.to_be_bytes());
     Some(out)
+}
+
+/// The key of a concept whose value is an array or an object.
+pub fn compound_key(type_id: u32, kind: FieldKind, key: u32, id: ConceptId) -> Vec<u8> {
+    let mut out = field_prefix(type_id, kind, key);
+    out.push(COMPOUND);
+    out.extend_from_slice(&id.0.to_be_bytes());
+    out
+}
+
+/// The value of an index key as [`crate::Store::attr_column`] hands it out.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Cell<'a> {
+    Bool(bool),
+    /// A number as FILTER compares numbers (`f64`; `-0.0` reads as `0.0`).
+    Number(f64),
+    /// A whole string's bytes (valid UTF-8): one shorter than the key's cut
+    /// ([`MAX_STRING_BYTES`]) and holding no NUL byte, so its escaped bytes
+    /// are the string.
+    Text(&'a [u8]),
+    /// A value the key does not hold whole (a string that may be cut or
+    /// holds a NUL byte, an array, an object): read it from the record.
+    Other,
+}
+
+/// The value part of a key of the field whose prefix is `field_len` bytes.
+pub fn cell(key: &[u8], field_len: usize) -> Option<Cell<'_>> {
+    let value = key.get(field_len..key.len().checked_sub(8)?)?;
+    let (&tag, rest) = value.split_first()?;
+    Some(match tag {
+        BOOL => Cell::Bool(*rest.first()? != 0),
+        NUMBER => {
+            let bytes: [u8; 8] = rest.try_into().ok()?;
+            Cell::Number(number_from_bytes(bytes))
+        }
+        STRING => {
+            let escaped = rest.strip_suffix(&[0, 0])?;
+            if escaped.len() >= MAX_STRING_BYTES || escaped.contains(&0) {
+                Cell::Other
+            } else {
+                Cell::Text(escaped)
+            }
+        }
+        COMPOUND if rest.is_empty() => Cell::Other,
+        _ => return None,
+    })
+}
+
+/// The `f64` of [`number_bytes`].
+fn number_from_bytes(bytes: [u8; 8]) -> f64 {
+    let bits = u64::from_be_bytes(bytes);
+    let unflipped = if bits >> 63 == 1 {
+        bits & !(1 << 63)
+    } else {
+        !bits
+    };
+    f64::from_bits(unflipped)
 }
 
 /// The key prefix of the strings starting with `prefix` (longer prefixes
@@ -218,5 +282,36 @@ mod tests {
             entry_key(1, FieldKind::Metadata, 2, &json!(null), ConceptId(1)),
             None
         );
+    }
+
+    #[test]
+    fn cells_read_back_what_keys_hold() {
+        let field = field_prefix(1, FieldKind::Attributes, 2).len();
+        for f in [-1e300, -5.5, -0.0, 0.0, 1e-9, 3.0, u64::MAX as f64] {
+            let k = key(json!(f));
+            let expected = if f == 0.0 { 0.0 } else { f };
+            assert_eq!(cell(&k, field), Some(Cell::Number(expected)));
+        }
+        assert_eq!(cell(&key(json!(true)), field), Some(Cell::Bool(true)));
+        assert_eq!(cell(&key(json!(false)), field), Some(Cell::Bool(false)));
+        assert_eq!(
+            cell(&key(json!("阿b")), field),
+            Some(Cell::Text("阿b".as_bytes()))
+        );
+        assert_eq!(cell(&key(json!("")), field), Some(Cell::Text(b"")));
+        assert_eq!(cell(&key(json!("a\u{0}b")), field), Some(Cell::Other));
+        let short = "x".repeat(MAX_STRING_BYTES - 1);
+        assert_eq!(
+            cell(&key(json!(short)), field),
+            Some(Cell::Text(short.as_bytes()))
+        );
+        let cut = "x".repeat(MAX_STRING_BYTES);
+        assert_eq!(cell(&key(json!(cut)), field), Some(Cell::Other));
+        let compound = compound_key(1, FieldKind::Attributes, 2, ConceptId(7));
+        assert_eq!(cell(&compound, field), Some(Cell::Other));
+        assert_eq!(entry_id(&compound), Some(ConceptId(7)));
+        // A compound key sorts after every string, outside the strings' range.
+        assert!(key(json!("\u{10FFFF}\u{10FFFF}")) < compound);
+        assert_eq!(cell(&compound[..compound.len() - 1], field), None);
     }
 }

@@ -251,9 +251,10 @@ pub fn field_value(bytes: &[u8], key: u32) -> Result<Option<Value>, DecodeError>
     Ok(None)
 }
 
-/// The top-level scalar entries (booleans, numbers, strings) of a map in
-/// `fields` form, as `(key id, value)`: what the attribute index holds.
-pub fn scalar_fields(bytes: &[u8]) -> Result<Vec<(u32, Value)>, DecodeError> {
+/// The top-level entries of a map in `fields` form that the attribute index
+/// holds, as `(key id, value)`: a scalar (boolean, number, string) with its
+/// value, an array or an object as `None` (not decoded); nulls are left out.
+pub fn indexed_fields(bytes: &[u8]) -> Result<Vec<(u32, Option<Value>)>, DecodeError> {
     let mut r = Reader::new(bytes);
     let n = r.length()?;
     let mut out = Vec::new();
@@ -262,7 +263,11 @@ pub fn scalar_fields(bytes: &[u8]) -> Result<Vec<(u32, Value)>, DecodeError> {
             .map_err(|_| DecodeError::new("attribute key id exceeds 32 bits"))?;
         match r.rest().first() {
             Some(&(FALSE | TRUE | UINT | NEG_INT | FLOAT | STRING | TIMESTAMP | TIMESTAMP_MS)) => {
-                out.push((id, decode_at(&mut r, 1)?));
+                out.push((id, Some(decode_at(&mut r, 1)?)));
+            }
+            Some(&(ARRAY | OBJECT)) => {
+                skip_at(&mut r, 1)?;
+                out.push((id, None));
             }
             _ => skip_at(&mut r, 1)?,
         }
