@@ -20,7 +20,7 @@ use crate::env::EnvHandle;
 use crate::error::{Lmdb as _, StoreError};
 
 /// The format this version of the crate writes.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 
 /// `meta` keys.
 pub(crate) mod meta_key {
@@ -160,6 +160,20 @@ impl Store {
                 let concepts = self.upgrade_concepts(txn)?;
                 eprintln!(
                     "kip-store: upgraded {} to format 5: rebuilt the text index ({documents} documents, {postings} postings) and rewrote {propositions} propositions and {concepts} concepts in {:.1} s",
+                    self.path().display(),
+                    started.elapsed().as_secs_f64()
+                );
+                Ok(())
+            }
+            // Format 6 keeps a binary code beside every vector
+            // (`vector_codes`), the prefilter of SEARCH by meaning; computed
+            // here from the stored vectors, against no centre until the
+            // engine records its groups' centres (which recomputes them).
+            5 => {
+                let started = std::time::Instant::now();
+                let codes = self.rebuild_codes(txn)?;
+                eprintln!(
+                    "kip-store: upgraded {} to format 6: computed {codes} vector codes in {:.1} s",
                     self.path().display(),
                     started.elapsed().as_secs_f64()
                 );
