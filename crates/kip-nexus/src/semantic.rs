@@ -189,20 +189,24 @@ impl Nexus {
 
 impl Nexus {
     /// Records the model's prior centres as the store's code centres (the
-    /// vectors' binary codes are their signs around them), unless they are
-    /// recorded already; a change recomputes every code, once per model.
+    /// vectors' binary codes are their signs around them) when none are
+    /// recorded: after a model change (which drops them) or the format-6
+    /// upgrade (codes around zero), once; computing them recomputes every
+    /// code. Recorded centres are kept: they belong to this model (a
+    /// change of model resets them) and the codes are exact around them.
     fn record_code_centres(&self, model: &Model) -> Result<()> {
+        let recorded = (self.store)
+            .read(|txn| self.store.code_centres(txn))
+            .kip()?;
+        if !recorded.is_empty() {
+            return Ok(());
+        }
         let priors = model
             .priors()
             .map_err(|e| KipError::new(ErrorCode::InternalError, e))?;
-        let recorded = (self.store)
-            .read(|txn| self.store.code_centres_are(txn, priors))
+        (self.store)
+            .write(|txn| self.store.set_code_centres(txn, priors))
             .kip()?;
-        if !recorded {
-            (self.store)
-                .write(|txn| self.store.set_code_centres(txn, priors))
-                .kip()?;
-        }
         Ok(())
     }
 }
