@@ -279,21 +279,15 @@ impl Store {
         n: usize,
     ) -> Result<Vec<ConceptId>, StoreError> {
         let bits = query.len() * 64;
-        let mut dist: Vec<(u16, u64)> = Vec::new();
+        let count = usize::try_from(self.vector_count(txn)?).unwrap_or(0);
+        let mut dist: Vec<(u16, u64)> = Vec::with_capacity(count);
         let mut histogram = vec![0usize; bits + 1];
         for entry in self.db.vector_codes.iter(txn).lmdb()? {
             let (key, block) = entry.lmdb()?;
-            if vc::block_words(block) != Some(query.len()) {
-                continue;
-            }
-            let mut m = vc::mask(block);
-            while m != 0 {
-                let slot = m.trailing_zeros() as usize;
-                m &= m - 1;
-                let d = vc::hamming(query, vc::slot(block, query.len(), slot));
+            vc::for_each_distance(query, block, |slot, d| {
                 histogram[d as usize] += 1;
                 dist.push((d as u16, key * vc::PER_BLOCK + slot as u64));
-            }
+            });
         }
         // The distance at which the `n`th nearest lies: all nearer ones are
         // taken, and as many at that distance as fit.
