@@ -3,10 +3,13 @@
 //! a GELU feed-forward, then mean pooling and L2 normalisation.
 //!
 //! Weight matrices are dequantised from Q4_0 to f32 once at load (about
-//! 85 MB for the encoder) so the hot path is a plain SGEMM; the 250k-row word
-//! table stays 4-bit (54 MB) and rows are expanded per token.
+//! 85 MB for the encoder) so a batch's hot path is a plain SGEMM; a query's
+//! few tokens read them in their 4-bit form instead (a copy of 13 MB,
+//! `kernel.rs`). The 250k-row word table stays 4-bit (54 MB) and rows are
+//! expanded per token.
 
 use crate::format::{self, BLOCK_BYTES, Dims, Image, QK, Vocab};
+use crate::kernel;
 
 /// The most tokens one forward pass takes (activations stay under ~30 MB).
 const BATCH_TOKENS: usize = 2048;
@@ -27,6 +30,9 @@ struct Layer {
 struct Linear {
     /// `[out][in]`, row-major.
     weight: Vec<f32>,
+    /// The same weights in the file's 4-bit blocks, for a query's few
+    /// tokens ([`kernel::q4_rows_times_tokens`]).
+    q4: kernel::Q4,
     bias: Vec<f32>,
     inputs: usize,
 }
@@ -56,8 +62,18 @@ impl Linear {
         outputs: usize,
         inputs: usize,
     ) -> Result<Self, String> {
+        let name = format!("{prefix}.w");
+        let blocks = image.raw(&name, outputs * inputs / QK * BLOCK_BYTES)?;
+        let blocks = blocks.chunks_exact(BLOCK_BYTES);
+        let q4 = kernel::Q4 {
+            scales: (blocks.clone())
+                .map(|b| format::f16_to_f32(u16::from_le_bytes([b[0], b[1]])))
+                .collect(),
+            nibbles: blocks.flat_map(|b| &b[2..]).copied().collect(),
+        };
         Ok(Self {
-            weight: image.q4_matrix(&format!("{prefix}.w"), outputs, inputs)?,
+            weight: image.q4_matrix(&name, outputs, inputs)?,
+            q4,
             bias: image.f32s(&format!("{prefix}.b"), outputs)?,
             inputs,
         })
@@ -76,11 +92,7 @@ impl Linear {
             // A query's few tokens: SGEMM would copy (pack) every weight
             // matrix for a handful of rows; reading each weight row once
             // against every token is several times faster.
-            for (o, row) in self.weight.chunks_exact(self.inputs).enumerate() {
-                for (t, xt) in x.chunks_exact(self.inputs).enumerate() {
-                    y[t * outputs + o] += dot(xt, row);
-                }
-            }
+            kernel::q4_rows_times_tokens(&self.q4, &self.weight, self.inputs, x, &mut y);
             return y;
         }
         // SAFETY: `sgemm` reads an m×k matrix at `x` (row stride k), a k×n
@@ -251,7 +263,7 @@ impl Model {
             let attn = layer.attn_out.apply(&ctx, t);
             layer.attn_norm.apply(&mut x, Some(&attn), d.eps);
             let mut mid = layer.ffn_in.apply(&x, t);
-            mid.iter_mut().for_each(|v| *v = gelu(*v));
+            kernel::gelu_all(&mut mid);
             let out = layer.ffn_out.apply(&mid, t);
             layer.out_norm.apply(&mut x, Some(&out), d.eps);
         }
@@ -313,41 +325,3 @@ impl Model {
 
 /// Up to this many tokens, [`Linear::apply`] skips SGEMM.
 const SMALL_BATCH: usize = 24;
-
-/// A dot product in eight independent lanes, which the compiler vectorises.
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut lanes = [0.0f32; 8];
-    let (ac, ar) = a.as_chunks::<8>();
-    let (bc, br) = b.as_chunks::<8>();
-    for (x, y) in ac.iter().zip(bc) {
-        for i in 0..8 {
-            lanes[i] += x[i] * y[i];
-        }
-    }
-    lanes.iter().sum::<f32>() + ar.iter().zip(br).map(|(x, y)| x * y).sum::<f32>()
-}
-
-/// The exact (erf) GELU BERT uses.
-fn gelu(x: f32) -> f32 {
-    0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
-}
-
-/// `erf` through Numerical Recipes' Chebyshev fit of `erfc` (fractional
-/// error below 1.2e-7): the standard library has no `erf`, and the cruder
-/// tanh GELU would move the vectors away from the model's training.
-fn erf(x: f32) -> f32 {
-    let x = f64::from(x);
-    let t = 1.0 / (1.0 + 0.5 * x.abs());
-    let y = t
-        * (-x * x - 1.265_512_23
-            + t * (1.000_023_68
-                + t * (0.374_091_96
-                    + t * (0.096_784_18
-                        + t * (-0.186_288_06
-                            + t * (0.278_868_07
-                                + t * (-1.135_203_98
-                                    + t * (1.488_515_87
-                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
-            .exp();
-    (if x >= 0.0 { 1.0 - y } else { y - 1.0 }) as f32
-}

@@ -14,6 +14,7 @@
 
 mod encoder;
 mod format;
+mod kernel;
 mod tokenizer;
 
 use std::path::{Path, PathBuf};

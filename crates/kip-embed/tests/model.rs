@@ -72,3 +72,38 @@ fn a_large_batch_split_over_threads_keeps_order_and_values() {
         assert!(dot(&alone, &batch[i]) > 0.9999, "text {i}");
     }
 }
+
+/// `reference.tsv` holds four vectors (kind, text, 384 components) as the
+/// encoder computed them before its AVX2 kernels and `f32` GELU (4c3c4c4,
+/// scalar `f64` erf, SSE2 dot products); any faster path must keep each
+/// vector within 1e-3 cosine of them.
+#[test]
+fn vectors_stay_those_of_the_reference_encoder() {
+    let Some(m) = model() else { return };
+    let reference = include_str!("reference.tsv");
+    for line in reference.lines() {
+        let mut fields = line.split('\t');
+        let (Some(kind), Some(text), Some(nums)) = (fields.next(), fields.next(), fields.next())
+        else {
+            panic!("a reference line of three fields: {line}");
+        };
+        let want: Vec<f32> = nums
+            .split(' ')
+            .map(|n| n.parse().expect("a number"))
+            .collect();
+        let kind = if kind == "query" {
+            TextKind::Query
+        } else {
+            TextKind::Passage
+        };
+        let got = m.embed_one(text, kind);
+        let cos = dot(&got, &want) / dot(&want, &want).sqrt();
+        assert!(cos > 0.999, "{text}: cosine {cos} with the reference");
+        // Passages come in batches too (SGEMM, not the few-token kernel).
+        let batch = m.embed(&[text, "another text to make a batch"], kind);
+        assert!(
+            dot(&batch[0], &want) / dot(&want, &want).sqrt() > 0.999,
+            "{text} in a batch"
+        );
+    }
+}

@@ -14,6 +14,12 @@
 //! `vectors.rs`), and [`Nexus::catch_up_vectors`] embeds a slice of it
 //! outside any transaction and settles it. Hosts run it in the background;
 //! a SEARCH runs it first for up to [`SEARCH_CATCH_UP`] concepts.
+//!
+//! A search by meaning does not score every vector: the store's binary
+//! codes (one sign bit per dimension, around the model's prior centres,
+//! which catch-up records) pick [`candidates`] by Hamming distance, and
+//! only those are scored exactly; a type filter that uses them all up
+//! falls back to the exact scan.
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -45,6 +51,10 @@ const COSINE_CEILING: f32 = 0.60;
 /// of all vectors as if by this many of them, so a group of a few texts is
 /// not centred on itself.
 const CENTRE_PRIOR: f64 = 16.0;
+/// The prefilter's candidates per hit asked, and at least (see
+/// [`candidates`]).
+const CANDIDATES_PER_HIT: usize = 40;
+const MIN_CANDIDATES: usize = 1_000;
 /// Reciprocal-rank fusion's constant (the usual 60).
 const RRF_K: f64 = 60.0;
 
@@ -137,6 +147,7 @@ impl Nexus {
             .catching_up
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.record_code_centres(model)?;
         let mut done = 0;
         while done < max {
             let take = BATCH.min(max - done);
@@ -173,6 +184,30 @@ impl Nexus {
             done += work.len();
         }
         Ok(done)
+    }
+}
+
+impl Nexus {
+    /// Records the model's prior centres as the store's code centres (the
+    /// vectors' binary codes are their signs around them) when none are
+    /// recorded: after a model change (which drops them) or the format-7
+    /// upgrade (codes around zero), once; computing them recomputes every
+    /// code. Recorded centres are kept: they belong to this model (a
+    /// change of model resets them) and the codes are exact around them.
+    fn record_code_centres(&self, model: &Model) -> Result<()> {
+        let recorded = (self.store)
+            .read(|txn| self.store.code_centres(txn))
+            .kip()?;
+        if !recorded.is_empty() {
+            return Ok(());
+        }
+        let priors = model
+            .priors()
+            .map_err(|e| KipError::new(ErrorCode::InternalError, e))?;
+        (self.store)
+            .write(|txn| self.store.set_code_centres(txn, priors))
+            .kip()?;
+        Ok(())
     }
 }
 
@@ -267,29 +302,71 @@ pub(crate) fn semantic_hits(
         let norm = query.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
         query.iter_mut().for_each(|x| *x /= norm);
     }
-    let mut scored: Vec<(ConceptId, f32)> = Vec::new();
-    g.store
-        .scan_vectors_centred(g.txn, &query, &centres, |id, cos| {
-            if cos > COSINE_FLOOR {
-                scored.push((id, cos));
-            }
-        })
+    let candidates = candidates(limit);
+    let near = (g.store)
+        .nearest_vectors_centred(g.txn, &query, &centres, candidates)
         .kip()?;
+    let (out, filtered) = best_of(g, near.hits, type_id, limit)?;
+    if out.len() < limit && filtered && near.cut {
+        // The type filter (or concepts deleted since their vector was
+        // read) used up the candidates: only the exact scan can tell
+        // whether more of the type lie beyond them.
+        let mut all = Vec::new();
+        g.store
+            .scan_vectors_centred(g.txn, &query, &centres, |id, cos| all.push((id, cos)))
+            .kip()?;
+        return Ok(best_of(g, all, type_id, limit)?.0);
+    }
+    Ok(out)
+}
+
+/// How many vectors the prefilter passes on to exact scoring for a top
+/// `limit`: at 200,000 random vectors 1,000 candidates keep 80% of the
+/// exact top 10 and 4,000 94%; real memories, whose related texts stand
+/// far apart from the rest, lose none (BENCHMARKS.md).
+/// `KIP_VECTOR_CANDIDATES` sets another count (the recall benchmark uses
+/// it to exercise the prefilter on a small set).
+fn candidates(limit: usize) -> usize {
+    static SET: OnceLock<Option<usize>> = OnceLock::new();
+    let set = SET.get_or_init(|| {
+        std::env::var("KIP_VECTOR_CANDIDATES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+    });
+    set.unwrap_or_else(|| limit.saturating_mul(CANDIDATES_PER_HIT).max(MIN_CANDIDATES))
+}
+
+/// The best `limit` of `scored` above [`COSINE_FLOOR`] whose concept
+/// exists in this snapshot (and has type `type_id`, if given), best first
+/// with their `_score`; and whether any was left out for its type or for
+/// not existing.
+fn best_of(
+    g: &Graph<'_>,
+    mut scored: Vec<(ConceptId, f32)>,
+    type_id: Option<u32>,
+    limit: usize,
+) -> Result<(Vec<(ConceptId, f64)>, bool)> {
+    scored.retain(|h| h.1 > COSINE_FLOOR);
     scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     let mut out = Vec::new();
+    let mut filtered = false;
     for (id, cos) in scored {
         if out.len() >= limit {
             break;
         }
         // The record is read in this snapshot: a concept deleted since its
         // vector was written is not found, and is never returned.
-        let Some(rec) = g.concept(id)? else { continue };
+        let Some(rec) = g.concept(id)? else {
+            filtered = true;
+            continue;
+        };
         if type_id.is_some_and(|t| t != rec.type_id) {
+            filtered = true;
             continue;
         }
         out.push((id, cosine_score(cos)));
     }
-    Ok(out)
+    Ok((out, filtered))
 }
 
 /// How hybrid SEARCH fuses its two rankings.

@@ -20,7 +20,7 @@ use crate::env::EnvHandle;
 use crate::error::{Lmdb as _, StoreError};
 
 /// The format this version of the crate writes.
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 
 /// `meta` keys.
 pub(crate) mod meta_key {
@@ -173,6 +173,20 @@ impl Store {
                 let keys = self.index_compound_values(txn)?;
                 eprintln!(
                     "kip-store: upgraded {} to format 6: indexed {keys} array and object values in {:.1} s",
+                    self.path().display(),
+                    started.elapsed().as_secs_f64()
+                );
+                Ok(())
+            }
+            // Format 7 keeps a binary code beside every vector
+            // (`vector_codes`), the prefilter of SEARCH by meaning; computed
+            // here from the stored vectors, against no centre until the
+            // engine records its groups' centres (which recomputes them).
+            6 => {
+                let started = std::time::Instant::now();
+                let codes = self.rebuild_codes(txn)?;
+                eprintln!(
+                    "kip-store: upgraded {} to format 7: computed {codes} vector codes in {:.1} s",
                     self.path().display(),
                     started.elapsed().as_secs_f64()
                 );

@@ -48,7 +48,7 @@
 //!
 //! | database (`db_name`) | key | value |
 //! |---|---|---|
-//! | `meta` | `format_version`, `next_concept_id`, `next_proposition_id`, `next_term_id`, `last_change_seq`, `last_trace_id`, `next_vector_seq`; `vector_model` | `u32` / `u64` BE; the embedding model's name and version (UTF-8) |
+//! | `meta` | `format_version`, `next_concept_id`, `next_proposition_id`, `next_term_id`, `last_change_seq`, `last_trace_id`, `next_vector_seq`; `vector_model`; `vector_sum_<group>`; `vector_code_centre_<group>` | `u32` / `u64` BE; the embedding model's name and version (UTF-8); a group's vector count `u64` BE and sum (`f64` LE each); its code centre (`f32` LE each) |
 //! | `names` | namespace byte · name key | id `u32` |
 //! | `name_ids` | namespace byte · id `u32` | name (UTF-8) |
 //! | `concepts` | concept id `u64` | type `u32` · len-prefixed name · len-prefixed attribute fields · metadata fields ([`codec::concept`]) |
@@ -71,6 +71,7 @@
 //! | `trace_touches` | entry id `u64` | the elements it touched, 9 bytes each |
 //! | `vectors` | concept id `u64` | its embedding: scale `f32` LE · one `i8` per dimension ([`codec::vector`]) |
 //! | `vector_backlog` | concept id `u64` | the sequence `u64` of the write that made its vector stale |
+//! | `vector_codes` | concept id / 64 `u64` | the binary codes of those 64 concepts' vectors: presence mask `u64` LE · 64 slots of one bit per dimension ([`codec::vector_code`], since format 7) |
 //! | `attr_index` | type `u32` · kind (1 attributes, 2 metadata) · key `u32` · order-preserving scalar value, or `0x04` for an array or an object (since format 6) · concept id `u64` ([`codec::attr_key`], since format 3) | empty |
 //!
 //! Namespace bytes: 1 concept types, 2 predicates, 3 attribute and metadata
@@ -117,6 +118,7 @@ mod store;
 mod text;
 mod trace;
 mod turns;
+mod vector_codes;
 mod vectors;
 
 pub use attrs::{AttrEntries, AttrMatches, AttrQuery};
@@ -137,6 +139,7 @@ pub use sizes::{DatabaseSize, StoreSizes};
 pub use store::Store;
 pub use text::{DocumentBatch, NewDocument, PrefixPosting};
 pub use trace::{MAX_ORIGINATOR_LEN, TraceSlot, stored_trace_json};
+pub use vector_codes::Nearest;
 
 /// The names of the store's LMDB databases (see the table in the crate
 /// documentation for their keys and values).
@@ -167,9 +170,10 @@ pub mod db_name {
     pub const TERM_IDS: &str = "term_ids";
     pub const VECTORS: &str = "vectors";
     pub const VECTOR_BACKLOG: &str = "vector_backlog";
+    pub const VECTOR_CODES: &str = "vector_codes";
 
     /// Every database, in creation order.
-    pub const ALL: [&str; 26] = [
+    pub const ALL: [&str; 27] = [
         META,
         NAMES,
         NAME_IDS,
@@ -196,5 +200,6 @@ pub mod db_name {
         TERM_IDS,
         VECTORS,
         VECTOR_BACKLOG,
+        VECTOR_CODES,
     ];
 }

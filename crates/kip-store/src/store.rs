@@ -63,6 +63,7 @@ pub(crate) struct Databases<'t> {
     pub attr_index: Database<'t, Bytes, Unit>,
     pub vectors: Database<'t, ConceptIdCodec, Bytes>,
     pub vector_backlog: Database<'t, ConceptIdCodec, Bytes>,
+    pub vector_codes: Database<'t, U64Be, Bytes>,
 }
 
 impl<'t> Databases<'t> {
@@ -98,13 +99,14 @@ impl<'t> Databases<'t> {
             attr_index: opener.create_database(txn, Some(n::ATTR_INDEX))?,
             vectors: opener.create_database(txn, Some(n::VECTORS))?,
             vector_backlog: opener.create_database(txn, Some(n::VECTOR_BACKLOG))?,
+            vector_codes: opener.create_database(txn, Some(n::VECTOR_CODES))?,
         })
     }
 }
 
 impl Databases<'static> {
     /// Every database with its name, as bytes, in [`db_name::ALL`] order.
-    pub(crate) fn raw_all(&self) -> [(&'static str, Database<'static, Bytes, Bytes>); 26] {
+    pub(crate) fn raw_all(&self) -> [(&'static str, Database<'static, Bytes, Bytes>); 27] {
         fn raw<K, V>(db: Database<'static, K, V>) -> Database<'static, Bytes, Bytes> {
             db.remap_types()
         }
@@ -137,6 +139,7 @@ impl Databases<'static> {
             (n::TERM_IDS, raw(d.term_ids)),
             (n::VECTORS, raw(d.vectors)),
             (n::VECTOR_BACKLOG, raw(d.vector_backlog)),
+            (n::VECTOR_CODES, raw(d.vector_codes)),
         ]
     }
 }
@@ -172,6 +175,7 @@ impl OnCommit for Databases<'_> {
             attr_index: self.attr_index.on_commit(token),
             vectors: self.vectors.on_commit(token),
             vector_backlog: self.vector_backlog.on_commit(token),
+            vector_codes: self.vector_codes.on_commit(token),
         }
     }
 }

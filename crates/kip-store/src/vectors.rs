@@ -18,6 +18,9 @@
 //! group on its mean ([`Store::vector_centroids`]), which removes most of a
 //! multilingual model's bias toward texts of the query's own language.
 //!
+//! Beside each vector the store keeps its binary code, the prefilter of
+//! the search (`vector_codes.rs`), stored and dropped with the vector.
+//!
 //! The model whose vectors are stored is recorded in `meta`
 //! (`vector_model`); [`Store::reset_vectors`] starts over for another one.
 
@@ -27,21 +30,12 @@ use heed::{RoTxn, RwTxn};
 use crate::codec::vector;
 use crate::error::{Lmdb as _, StoreError};
 use crate::ids::ConceptId;
+use crate::vector_codes::CentredQuery;
 use crate::{ElementId, Store};
 
 const NEXT_SEQ: &str = "next_vector_seq";
 const MODEL: &str = "vector_model";
 const SUM_PREFIX: &str = "vector_sum_";
-
-/// A group's centre, ready for the scan: quantised, with the query's dot
-/// product with it and its squared length.
-#[derive(Clone)]
-struct Centre {
-    scale: f32,
-    q: Vec<i8>,
-    q_mu: f32,
-    mu2: f32,
-}
 
 fn decode_sum(raw: &[u8]) -> Option<(u64, Vec<f64>)> {
     let (count, rest) = raw.split_first_chunk::<8>()?;
@@ -103,6 +97,7 @@ impl Store {
         if let Some((group, v)) = old {
             self.add_to_sum(txn, group, &v, -1.0)?;
             self.db.vectors.delete(txn, &id).lmdb()?;
+            self.drop_code(txn, id)?;
         }
         Ok(())
     }
@@ -215,6 +210,7 @@ impl Store {
         }
         let stored = vector::encode(group, vector);
         self.db.vectors.put(txn, &id, &stored).lmdb()?;
+        self.put_code(txn, id, &stored)?;
         self.add_to_sum(txn, group, vector, 1.0)?;
         Ok(true)
     }
@@ -226,10 +222,13 @@ impl Store {
         Ok(raw.map(|b| String::from_utf8_lossy(b).into_owned()))
     }
 
-    /// Drops every vector, records `model` as the one vectors now come from
-    /// and marks every concept for embedding; returns how many were marked.
+    /// Drops every vector (with its code, and the code centres), records
+    /// `model` as the one vectors now come from and marks every concept for
+    /// embedding; returns how many were marked.
     pub fn reset_vectors(&self, txn: &mut RwTxn<'_>, model: &str) -> Result<u64, StoreError> {
         self.db.vectors.clear(txn).lmdb()?;
+        self.db.vector_codes.clear(txn).lmdb()?;
+        self.clear_code_centres(txn)?;
         self.db.vector_backlog.clear(txn).lmdb()?;
         for group in 0..=u8::MAX {
             self.db
@@ -262,36 +261,12 @@ impl Store {
         centres: &[(u8, Vec<f32>)],
         mut hit: impl FnMut(ConceptId, f32),
     ) -> Result<(), StoreError> {
-        let (qs, q) = vector::quantize(query);
-        // Per group: the quantised centre, query · centre and |centre|².
-        let mut by_group: Vec<Option<Centre>> = vec![None; 256];
-        for (g, mu) in centres {
-            let (scale, q) = vector::quantize(mu);
-            let q_mu: f32 = query.iter().zip(mu).map(|(a, b)| a * b).sum();
-            let mu2: f32 = mu.iter().map(|x| x * x).sum();
-            by_group[usize::from(*g)] = Some(Centre {
-                scale,
-                q,
-                q_mu,
-                mu2,
-            });
-        }
+        let scorer = CentredQuery::new(query, centres);
         for entry in self.db.vectors.iter(txn).lmdb()? {
             let (id, stored) = entry.lmdb()?;
-            let Some(q_d) = vector::dot(qs, &q, stored) else {
-                continue;
-            };
-            let centre = vector::group(stored).and_then(|g| by_group[usize::from(g)].as_ref());
-            let score = match centre {
-                None => q_d,
-                Some(c) => {
-                    let d_mu = vector::dot(c.scale, &c.q, stored).unwrap_or(0.0);
-                    // |d − μ|² for a unit d.
-                    let norm2 = (1.0 - 2.0 * d_mu + c.mu2).max(1e-6);
-                    (q_d - c.q_mu) / norm2.sqrt()
-                }
-            };
-            hit(id, score);
+            if let Some(score) = scorer.score(stored) {
+                hit(id, score);
+            }
         }
         Ok(())
     }

@@ -10,3 +10,4 @@ mod model;
 mod store;
 mod trace;
 mod transactions;
+mod vector_codes;

@@ -25,9 +25,10 @@
 //!   numbers ending at `last_change_seq`, at most [`MAX_CHANGES`] long.
 //! - `next-id`: the next concept and proposition ids are above every id in
 //!   use; `format-version`: the recorded version is [`FORMAT_VERSION`].
-//! - `vector-has-concept` / `vector-decodes` / `vector-sum-matches`: the
-//!   vectors of SEARCH by meaning belong to concepts that exist, decode,
-//!   and are counted by their group's sum (`vectors.rs`).
+//! - `vector-has-concept` / `vector-decodes` / `vector-sum-matches` /
+//!   `vector-code-matches`: the vectors of SEARCH by meaning belong to
+//!   concepts that exist, decode, are counted by their group's sum, and
+//!   each has its binary code, recomputed here (`vectors.rs`).
 //!
 //! The check reads everything once and holds the expected index entries in
 //! memory (about 100 bytes per element); it never writes.

@@ -30,6 +30,7 @@ pub mod triple;
 pub mod value;
 pub mod varint;
 pub mod vector;
+pub mod vector_code;
 
 use heed::BoxedError;
 
