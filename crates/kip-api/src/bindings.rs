@@ -211,6 +211,9 @@ fn engine_types(cfg: &Config, out: &mut String) {
         kip_nexus::recall::ContextLink,
         kip_nexus::recall::RecallAction,
         kip_nexus::recall::RecallActionOutcome,
+        crate::RelatedRequest,
+        kip_nexus::related::Related,
+        kip_nexus::related::RelatedConcept,
     );
 }
 

@@ -43,6 +43,7 @@ mod profile;
 mod promote;
 mod queues;
 mod recall;
+pub use recall::RelatedRequest;
 mod settings;
 mod time_travel;
 pub mod tools;

@@ -291,6 +291,11 @@ operations! {
     Recall = "recall", Effect::Reads,
     fn(api, r: kip_nexus::recall::RecallQuery) -> kip_nexus::recall::Recall { api.recall(&r) }
 
+    /// The concepts nearest in meaning to one concept (the inspector's
+    /// "related by meaning"; empty with `available: false` without a model).
+    Related = "related", Effect::Reads,
+    fn(api, r: crate::recall::RelatedRequest) -> kip_nexus::related::Related { api.related(&r) }
+
     /// Pins or demotes a recalled concept (a traced, revertible UPDATE;
     /// `dry_run` previews it).
     RecallAction = "recall_action", Effect::Writes("pinning or demoting a memory"),

@@ -8,6 +8,20 @@ use kip_nexus::{Access, HeatQuery, ReadHeat};
 
 use crate::{Api, ApiError};
 
+/// `related`: the concepts nearest in meaning to one concept (the
+/// inspector's "related by meaning").
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(deny_unknown_fields)]
+pub struct RelatedRequest {
+    /// The concept (`C:…`).
+    pub id: String,
+    /// At most this many (8 by default, 50 at most).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub limit: Option<u32>,
+}
+
 impl Api {
     /// `read_heat`: per element, how many reads returned it and by whom.
     pub fn read_heat(&self, q: &HeatQuery) -> Result<ReadHeat, ApiError> {
@@ -18,6 +32,13 @@ impl Api {
     /// each score's parts and one-hop context.
     pub fn recall(&self, q: &RecallQuery) -> Result<Recall, ApiError> {
         Ok(self.nexus.recall(q)?)
+    }
+
+    /// `related`: see [`RelatedRequest`].
+    pub fn related(&self, r: &RelatedRequest) -> Result<kip_nexus::related::Related, ApiError> {
+        Ok(self
+            .nexus
+            .related_by_meaning(&r.id, r.limit.map(|n| n as usize))?)
     }
 
     /// `recall_action`: pin or demote a recalled concept as this host's

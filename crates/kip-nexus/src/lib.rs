@@ -70,6 +70,7 @@ pub mod overview;
 mod pattern;
 pub mod profile;
 pub mod recall;
+pub mod related;
 mod request;
 mod run;
 mod schema;

@@ -253,3 +253,38 @@ fn the_primer_says_the_modes_and_the_model() {
     assert_eq!(p["capabilities"]["semantic_search"], json!(true));
     assert_eq!(p["capabilities"]["embedding"]["dimension"], json!(384));
 }
+
+/// The inspector's "related by meaning": a paraphrase of the concept comes
+/// first, the concept itself never, scores in [0, 1] descending; bad and
+/// unknown ids are refused.
+#[test]
+fn related_by_meaning_puts_a_paraphrase_first_and_leaves_the_concept_out() {
+    let Some((_dir, nexus)) = memories() else {
+        return;
+    };
+    let r = exec(
+        &nexus,
+        r#"UPSERT { CONCEPT ?h { {type: "Memory", name: "Home loan refinancing"}
+            SET ATTRIBUTES { description: "Refinance the mortgage with another bank." } } }"#,
+    );
+    assert!(r.get("error").is_none(), "{r:#}");
+    let id = exec(
+        &nexus,
+        r#"FIND(?m) WHERE { ?m {type: "Memory", name: "Mortgage renewal"} }"#,
+    )["result"][0]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let related = nexus.related_by_meaning(&id, Some(3)).expect("related");
+    assert!(related.available);
+    assert_eq!(related.backlog, 0);
+    let names: Vec<&str> = related.related.iter().map(|r| r.name.as_str()).collect();
+    assert!(names.len() <= 3 && !names.is_empty(), "{names:?}");
+    assert_eq!(names[0], "Home loan refinancing", "{related:#?}");
+    assert!(related.related.iter().all(|r| r.id != id));
+    let scores: Vec<f64> = related.related.iter().map(|r| r.score).collect();
+    assert!(scores.iter().all(|s| (0.0..=1.0).contains(s)), "{scores:?}");
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+    assert!(nexus.related_by_meaning("P:1", None).is_err());
+    assert!(nexus.related_by_meaning("C:999999", None).is_err());
+}

@@ -85,3 +85,34 @@ test('the recall simulator ranks with score parts and pins after a preview', asy
   await hit.getByTestId('recall-pinned').waitFor();
   assert.deepEqual(pageErrors, []);
 });
+
+test('the inspector lists what is related by meaning, and a row opens it', async (t) => {
+  kip(server.db, 'exec', `UPSERT {
+    CONCEPT ?t { {type: "$ConceptType", name: "Memory"} SET ATTRIBUTES { description: "Something the agent remembers." } }
+  }`);
+  kip(server.db, 'exec', `UPSERT {
+    CONCEPT ?a { {type: "Memory", name: "Mortgage renewal"} SET ATTRIBUTES { description: "Renew the loan with the bank before the fixed rate ends in June." } }
+    CONCEPT ?b { {type: "Memory", name: "Home loan refinancing"} SET ATTRIBUTES { description: "Refinance the mortgage with another bank." } }
+    CONCEPT ?c { {type: "Memory", name: "Dark mode"} SET ATTRIBUTES { description: "The user prefers dark themes in every app." } }
+  }`);
+  const modes = JSON.parse(kip(server.db, 'exec', 'DESCRIBE PRIMER')).result.search_modes ?? [];
+  if (!modes.includes('semantic')) {
+    assert.notEqual(process.env.KIP_EMBED_REQUIRED, '1', 'the setup promised an embedding model');
+    t.skip('no embedding model installed');
+    return;
+  }
+  await page.getByTestId('nav-graph').click();
+  await page.getByLabel('Search concepts').fill('Mortgage renewal');
+  await page.getByRole('option').filter({ hasText: 'Mortgage renewal' }).first().click();
+  await page.getByTestId('inspector-name').filter({ hasText: 'Mortgage renewal' }).waitFor();
+  const first = page.getByTestId('related-by-meaning').getByTestId('related-item').first();
+  await page.waitForFunction(() => document.querySelector('[data-testid=related-by-meaning] [data-testid=related-item]')?.getAttribute('data-name') === 'Home loan refinancing', null, { timeout: 30_000 })
+    .catch(async (e) => {
+      console.log('related:', await page.getByTestId('related-by-meaning').innerText().catch(() => 'none'));
+      throw e;
+    });
+  await shot(page, 'recall-30-related-by-meaning');
+  await first.click();
+  await page.getByTestId('inspector-name').filter({ hasText: 'Home loan refinancing' }).waitFor();
+  assert.deepEqual(pageErrors, []);
+});

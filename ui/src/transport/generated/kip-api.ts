@@ -22,7 +22,7 @@ export type ApiError = { code: ErrorCode, message: string, hint: string, data?: 
  * The operations of the API, by their wire name (`/api/<name>`
  * over HTTP, the operation of the desktop shell's `api_call`).
  */
-export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "profiles" | "install_profile" | "health" | "duplicates" | "duplicates_dismiss" | "schema_map" | "triage" | "triage_apply" | "contradictions" | "contradiction_resolve" | "diff" | "read_heat" | "recall" | "recall_action" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "prefs_get" | "prefs_put" | "trace_promote" | "list_logs" | "trace_revert_to";
+export type Operation = "execute" | "execute_readonly" | "validate" | "schema" | "import" | "profiles" | "install_profile" | "health" | "duplicates" | "duplicates_dismiss" | "schema_map" | "triage" | "triage_apply" | "contradictions" | "contradiction_resolve" | "diff" | "read_heat" | "recall" | "related" | "recall_action" | "neighbourhood" | "changes" | "info" | "format" | "watch_status" | "resolve_logic_properties" | "check_store" | "backup" | "paths" | "settings_get" | "settings_put" | "trace_list" | "trace_entry" | "trace_add" | "trace_flag" | "trace_revert" | "trace_import" | "prefs_get" | "prefs_put" | "trace_promote" | "list_logs" | "trace_revert_to";
 
 /**
  * No body: the operation reads none (any body is ignored).
@@ -2130,6 +2130,47 @@ result: unknown,
  */
 entry?: string, };
 
+/**
+ * `related`: the concepts nearest in meaning to one concept (the
+ * inspector's "related by meaning").
+ */
+export type RelatedRequest = { 
+/**
+ * The concept (`C:…`).
+ */
+id: string, 
+/**
+ * At most this many (8 by default, 50 at most).
+ */
+limit?: number, };
+
+/**
+ * What [`Nexus::related_by_meaning`] found.
+ */
+export type Related = { 
+/**
+ * This nexus searches by meaning (an embedding model is installed);
+ * when not, `related` is empty.
+ */
+available: boolean, 
+/**
+ * Concepts still waiting for their vector (not found until embedded).
+ */
+backlog: number, 
+/**
+ * Best first.
+ */
+related: Array<RelatedConcept>, };
+
+/**
+ * One concept near in meaning.
+ */
+export type RelatedConcept = { id: string, type: string, name: string, 
+/**
+ * SEARCH's `_score` by meaning, in [0, 1].
+ */
+score: number, };
+
 /** Every operation: its request body and its answer (`call` in the UI's transport). */
 export interface Operations {
   execute: { request: ExecuteRequest; response: KipResponse };
@@ -2150,6 +2191,7 @@ export interface Operations {
   diff: { request: DiffRequest; response: Diff };
   read_heat: { request: HeatQuery; response: ReadHeat };
   recall: { request: RecallQuery; response: Recall };
+  related: { request: RelatedRequest; response: Related };
   recall_action: { request: RecallAction; response: RecallActionOutcome };
   neighbourhood: { request: NeighbourhoodRequest; response: NeighbourhoodResponse };
   changes: { request: ChangesRequest; response: ChangesResponse };
