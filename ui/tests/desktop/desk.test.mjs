@@ -681,6 +681,10 @@ test('33. in the window: the scene as a table selects its element; the context m
   await (await row.$('td*=Ibuprofen')).click();
   await withText('[data-testid=inspector-name]', 'Ibuprofen', 15_000);
   await click('scene-table-close');
+  // The inspector opened beside the graph and narrowed it: fit the view again, as a person would.
+  await settled();
+  await graphKey('f');
+  await pause(800);
 
   const aspirin = await nodeByLabel('Aspirin');
   await clickNode(aspirin.id);
