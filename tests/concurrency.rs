@@ -77,13 +77,7 @@ fn concurrent_writer_processes_lose_nothing_and_corrupt_nothing() {
     for child in children {
         pids.push(child.id());
         let out = child.wait_with_output().expect("kip exec finishes");
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "stdout: {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::assert_exited_ok(&out);
         let response: Json = serde_json::from_slice(&out.stdout).expect("JSON");
         let results = response["result"].as_array().expect("a batch result");
         assert_eq!(results.len(), PER_WRITER);

@@ -1,6 +1,7 @@
 //! `kip exec` and `kip import` on a real nexus folder, including several
 //! processes writing to the same nexus at once.
 
+use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -144,13 +145,7 @@ fn several_processes_writing_at_once_lose_nothing() {
                 for i in 0..8 {
                     let text = format!(r#"UPSERT {{ CONCEPT {{ {{type: "Note", name: "w{w}-{i}"}} SET ATTRIBUTES {{ n: {i} }} }} }}"#);
                     let out = kip(&db, &["exec", &text]);
-                    assert_eq!(
-                        out.status.code(),
-                        Some(0),
-                        "stdout: {}\nstderr: {}",
-                        String::from_utf8_lossy(&out.stdout),
-                        String::from_utf8_lossy(&out.stderr)
-                    );
+                    common::assert_exited_ok(&out);
                 }
             })
         })

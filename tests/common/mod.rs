@@ -21,6 +21,19 @@ pub fn kip() -> Command {
     Command::new(kip_e2e::kip_bin())
 }
 
+/// Fails the test unless `out` (a finished `kip`) exited 0, showing what
+/// it printed on both streams.
+#[track_caller]
+pub fn assert_exited_ok(out: &Output) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Runs `kip --db DB args…` to completion.
 pub fn kip_run(db: &Path, args: &[&str]) -> Output {
     kip()

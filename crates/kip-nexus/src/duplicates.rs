@@ -94,17 +94,7 @@ struct Found {
 
 /// The duplicate candidates of `g` (see the module doc).
 pub fn duplicates(g: &Graph<'_>, query: &DuplicateQuery) -> Result<Vec<Duplicate>> {
-    let wanted: Option<HashSet<u32>> = if query.types.is_empty() {
-        None
-    } else {
-        let mut ids = HashSet::new();
-        for t in &query.types {
-            if let Some(id) = g.type_id(t)? {
-                ids.insert(id);
-            }
-        }
-        Some(ids)
-    };
+    let wanted = g.wanted_types(&query.types)?;
     let skipped: Vec<u32> = [CONCEPT_TYPE, PROPOSITION_TYPE]
         .iter()
         .filter_map(|t| g.type_id(t).ok().flatten())

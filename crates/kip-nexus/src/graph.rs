@@ -6,7 +6,7 @@
 //! place that knows the store's API, so the executor stays about KIP.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -234,6 +234,22 @@ impl<'t> Graph<'t> {
 
     pub fn type_id(&self, name: &str) -> Result<Option<u32>> {
         self.lookup(Namespace::ConceptType, name)
+    }
+
+    /// The ids of the named concept types, for a filter by type: `None`
+    /// (every type) when `names` is empty; a name no type has matches
+    /// nothing.
+    pub fn wanted_types(&self, names: &[String]) -> Result<Option<HashSet<u32>>> {
+        if names.is_empty() {
+            return Ok(None);
+        }
+        let mut ids = HashSet::new();
+        for t in names {
+            if let Some(id) = self.type_id(t)? {
+                ids.insert(id);
+            }
+        }
+        Ok(Some(ids))
     }
 
     pub fn predicate_id(&self, name: &str) -> Result<Option<u32>> {

@@ -4,8 +4,7 @@
 // concepts from the engine, and the time window.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { startServer, startBrowser, openPage, shot, settled, clickNode, nodeByLabel, kip } from './harness.mjs';
+import { startServer, startBrowser, openPage, shot, settled, clickNode, nodeByLabel, kip, downloaded, dismissToasts, onlyDrugs } from './harness.mjs';
 
 let server;
 let browser;
@@ -40,29 +39,6 @@ async function write(text) {
   await page.keyboard.insertText(text);
 }
 
-async function downloaded(trigger) {
-  const [download] = await Promise.all([page.waitForEvent('download'), trigger()]);
-  return { name: download.suggestedFilename(), bytes: readFileSync(await download.path()) };
-}
-
-/** Starts from the given concepts alone in the graph. */
-async function only(...names) {
-  await page.getByTestId('nav-graph').click();
-  const clear = page.getByRole('button', { name: 'Clear', exact: true });
-  if (await clear.isEnabled()) await clear.click();
-  for (const name of names) {
-    await page.getByLabel('Search concepts').fill(name);
-    await page.getByRole('option').filter({ hasText: name }).filter({ hasText: 'Drug' }).first().click();
-    await page.waitForFunction((n) => window.kipExplorer.graphNodes().some((x) => x.label.includes(n)), name);
-  }
-  await page.locator('.graph-view').focus();
-  await page.keyboard.press('Escape');
-  await settled(page);
-  await dismissToasts();
-  await page.keyboard.press('f');
-  await page.waitForTimeout(400);
-}
-
 /** Whether the node is drawn on the canvas, not under a panel or a notice. */
 async function onCanvas(id) {
   const pos = await page.evaluate((n) => window.kipExplorer.nodePosition(n), id);
@@ -78,10 +54,6 @@ async function shiftClick(id) {
   await page.mouse.click(box.x + pos.x, box.y + pos.y);
   await page.keyboard.up('Shift');
   await page.waitForTimeout(150);
-}
-
-async function dismissToasts() {
-  for (const b of await page.getByRole('button', { name: 'Dismiss' }).all()) await b.click().catch(() => {});
 }
 
 const style = (id) => page.evaluate((n) => window.kipExplorer.nodeStyle(n), id);
@@ -191,7 +163,7 @@ test('8. saved queries: named, described, parameterised, run from the list, expo
   assert.deepEqual(names, expected);
   await shot(page, 'desk-8-saved-queries');
 
-  const file = await downloaded(() => page.getByTestId('export-queries').click());
+  const file = await downloaded(page, () => page.getByTestId('export-queries').click());
   assert.equal(file.name, 'saved-queries.kip');
   const text = file.bytes.toString('utf8');
   assert.match(text, /\/\/ @query Drugs by name\n\/\/ @description Every drug, alphabetically; :type picks another type.\n\/\/ @param :type = "Drug"\nFIND\(\?d\.name\)/);
@@ -202,7 +174,7 @@ test('8. saved queries: named, described, parameterised, run from the list, expo
 
 test('9. exports: the table as CSV and to the clipboard; the graph as SVG and PNG; a scene that reopens', async () => {
   // The saved query's result table is still shown.
-  const csv = await downloaded(() => page.getByTestId('export-csv').click());
+  const csv = await downloaded(page, () => page.getByTestId('export-csv').click());
   assert.equal(csv.name, 'kip-result.csv');
   const lines = csv.bytes.toString('utf8').trim().split('\r\n');
   assert.equal(lines[0], '?d.name');
@@ -211,8 +183,8 @@ test('9. exports: the table as CSV and to the clipboard; the graph as SVG and PN
   const clip = await page.evaluate(() => navigator.clipboard.readText());
   assert.equal(clip.split('\n').length, lines.length);
 
-  await only('Aspirin', 'Ibuprofen');
-  const svg = await downloaded(async () => {
+  await onlyDrugs(page, 'Aspirin', 'Ibuprofen');
+  const svg = await downloaded(page, async () => {
     await page.getByTestId('export-menu').click();
     await page.getByTestId('export-svg').click();
   });
@@ -220,7 +192,7 @@ test('9. exports: the table as CSV and to the clipboard; the graph as SVG and PN
   assert.match(svgText, /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
   assert.match(svgText, />[^<]*Aspirin<\/text>/);
   assert.match(svgText, />[^<]*Ibuprofen<\/text>/);
-  const png = await downloaded(async () => {
+  const png = await downloaded(page, async () => {
     await page.getByTestId('export-menu').click();
     await page.getByTestId('export-png').click();
   });
@@ -229,7 +201,7 @@ test('9. exports: the table as CSV and to the clipboard; the graph as SVG and PN
 
   // A scene: these nodes where they are, pinned; cleared; reopened in place.
   const aspirin = await nodeByLabel(page, 'Aspirin');
-  await dismissToasts();
+  await dismissToasts(page);
   await clickNode(page, aspirin.id);
   await page.keyboard.press('p');
   const before = await page.evaluate(() => window.kipExplorer.graphNodes().map((n) => ({ id: n.id, pinned: n.pinned })).sort((a, b) => a.id.localeCompare(b.id)));
@@ -315,7 +287,7 @@ test('10. shift-click and lasso select several; hide, pin and remove them at onc
 });
 
 test('11. find paths between two selected concepts: the engine’s shortest paths, drawn', async () => {
-  await only('Aspirin', 'Ibuprofen');
+  await onlyDrugs(page, 'Aspirin', 'Ibuprofen');
   const aspirin = await nodeByLabel(page, 'Aspirin');
   const ibuprofen = await nodeByLabel(page, 'Ibuprofen');
   await shiftClick(aspirin.id);
@@ -353,7 +325,7 @@ test('11. find paths between two selected concepts: the engine’s shortest path
 test('12. time: a range slider over _updated_at hides what is outside; "what changed since" rings recent elements', async () => {
   await page.locator('.graph-view').focus();
   await page.keyboard.press('Escape');
-  await only('Aspirin', 'Ibuprofen', 'Paracetamol');
+  await onlyDrugs(page, 'Aspirin', 'Ibuprofen', 'Paracetamol');
   // A write a moment later: Ibuprofen is the newest element.
   await page.waitForTimeout(1100);
   kip(server.db, 'exec', 'UPSERT { CONCEPT ?d { {type: "Drug", name: "Ibuprofen"} SET ATTRIBUTES { note: "checked" } } }');

@@ -8,9 +8,9 @@
 // legend; a choice of layouts; and the workspace kept across a reload.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startServer, startBrowser, openPage, shot, settled, clickNode, nodeByLabel, kip, screenshots } from './harness.mjs';
+import { startServer, startBrowser, openPage, shot, settled, clickNode, nodeByLabel, kip, screenshots, downloaded, dismissToasts, onlyDrugs } from './harness.mjs';
 
 let server;
 let browser;
@@ -35,33 +35,6 @@ after(async () => {
   server?.stop();
 });
 
-async function downloaded(trigger) {
-  const [download] = await Promise.all([page.waitForEvent('download'), trigger()]);
-  return { name: download.suggestedFilename(), bytes: readFileSync(await download.path()) };
-}
-
-async function dismissToasts() {
-  for (const b of await page.getByRole('button', { name: 'Dismiss' }).all()) await b.click().catch(() => {});
-}
-
-/** Starts from the given drugs alone in the graph. */
-async function only(...names) {
-  await page.getByTestId('nav-graph').click();
-  const clear = page.getByRole('button', { name: 'Clear', exact: true });
-  if (await clear.isEnabled()) await clear.click();
-  for (const name of names) {
-    await page.getByLabel('Search concepts').fill(name);
-    await page.getByRole('option').filter({ hasText: name }).filter({ hasText: 'Drug' }).first().click();
-    await page.waitForFunction((n) => window.kipExplorer.graphNodes().some((x) => x.label.includes(n)), name);
-  }
-  await page.locator('.graph-view').focus();
-  await page.keyboard.press('Escape');
-  await settled(page);
-  await dismissToasts();
-  await page.keyboard.press('f');
-  await page.waitForTimeout(400);
-}
-
 async function openLegend() {
   const stats = page.getByTestId('graph-stats');
   if ((await stats.getAttribute('aria-expanded')) !== 'true') await stats.click();
@@ -79,7 +52,7 @@ async function medical() {
   // The links among them come in after the concepts.
   await page.waitForFunction(() => ['treats', 'is_class_of'].every((p) => window.kipExplorer.graphEdges().some((e) => e.predicate === p)));
   await settled(page);
-  await dismissToasts();
+  await dismissToasts(page);
 }
 
 const visibleNodes = () => page.evaluate(() => window.kipExplorer.graphNodes().filter((n) => !n.hidden));
@@ -125,7 +98,7 @@ test('§6 export: the whole graph as a titled PNG with a legend and unpiled labe
   for (const type of ['Drug', 'Symptom', 'DrugClass']) assert.match(geometry.legend, new RegExp(`${type} \\(\\d+\\)`), `the legend names ${type}`);
 
   await page.getByTestId('export-menu').click();
-  const png = await downloaded(() => page.getByTestId('export-png').click());
+  const png = await downloaded(page, () => page.getByTestId('export-png').click());
   assert.match(png.name, /^kip-graph-[\p{L}\p{N}-]+-\d{8}-\d{4}\.png$/u);
   assert.deepEqual([...png.bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
   const width = png.bytes.readUInt32BE(16);
@@ -137,7 +110,7 @@ test('§6 export: the whole graph as a titled PNG with a legend and unpiled labe
   const concepts = shown.filter((n) => n.type !== 'proposition');
   const links = await page.evaluate(() => window.kipExplorer.graphEdges().filter((e) => !e.anchor));
   await page.getByTestId('export-menu').click();
-  const csv = await downloaded(() => page.getByTestId('export-data-csv').click());
+  const csv = await downloaded(page, () => page.getByTestId('export-data-csv').click());
   assert.match(csv.name, /^kip-graph-.+-\d{8}-\d{4}\.csv$/);
   const lines = csv.bytes.toString('utf8').trim().split('\r\n');
   assert.match(lines[0], /^kind,id,type,name,subject,predicate,object,confidence,/);
@@ -145,7 +118,7 @@ test('§6 export: the whole graph as a titled PNG with a legend and unpiled labe
   assert.equal(lines.filter((l) => l.startsWith('link,')).length, links.length);
   assert.ok(lines.some((l) => /^concept,C:[^,]+,Drug,Aspirin,,,,0\.3,/.test(l)), 'Aspirin with its confidence');
   await page.getByTestId('export-menu').click();
-  const json = await downloaded(() => page.getByTestId('export-data-json').click());
+  const json = await downloaded(page, () => page.getByTestId('export-data-json').click());
   const data = JSON.parse(json.bytes.toString('utf8'));
   assert.equal(data.concepts.length, concepts.length);
   assert.equal(data.links.length, links.length);
@@ -153,7 +126,7 @@ test('§6 export: the whole graph as a titled PNG with a legend and unpiled labe
 });
 
 test('§7 expanding: the picker closes, the neighbours land around the node, the keyboard stays with the graph', async () => {
-  await only('Aspirin', 'Ibuprofen', 'Paracetamol');
+  await onlyDrugs(page, 'Aspirin', 'Ibuprofen', 'Paracetamol');
   const aspirin = await nodeByLabel(page, 'Aspirin');
   const before = new Set((await visibleNodes()).map((n) => n.id));
   // Selected first: the inspector opens beside the graph and the view settles before the double-click.
@@ -186,7 +159,7 @@ test('§7 expanding: the picker closes, the neighbours land around the node, the
 });
 
 test('§7 console results: ringed in the graph, or drawn as a new graph', async () => {
-  await only('Aspirin', 'Ibuprofen');
+  await onlyDrugs(page, 'Aspirin', 'Ibuprofen');
   await page.getByTestId('nav-console').click();
   await page.locator('.cm-content').click();
   await page.keyboard.press('Control+a');
@@ -212,7 +185,7 @@ test('§7 console results: ringed in the graph, or drawn as a new graph', async 
 });
 
 test('§7 find paths: not through the domain hub unless asked, and the path framed', async () => {
-  await only('Aspirin', 'Ibuprofen');
+  await onlyDrugs(page, 'Aspirin', 'Ibuprofen');
   const aspirin = await nodeByLabel(page, 'Aspirin');
   const ibuprofen = await nodeByLabel(page, 'Ibuprofen');
   // The engine's shortest paths include the one through the Medical domain.
@@ -256,7 +229,7 @@ test('§7 find paths: not through the domain hub unless asked, and the path fram
 });
 
 test('context menu: right-click a node or a link, or Shift+F10; Escape gives the keyboard back to the graph', async () => {
-  await only('Aspirin', 'Ibuprofen');
+  await onlyDrugs(page, 'Aspirin', 'Ibuprofen');
   const aspirin = await nodeByLabel(page, 'Aspirin');
   const pos = await page.evaluate((n) => window.kipExplorer.nodePosition(n), aspirin.id);
   const box = await page.getByTestId('graph-canvas').boundingBox();
@@ -318,7 +291,7 @@ test('context menu: right-click a node or a link, or Shift+F10; Escape gives the
 });
 
 test('filter by property value: keys offered from the scene; the rest dimmed or hidden, counted', async () => {
-  await only('Aspirin', 'Ibuprofen', 'Paracetamol');
+  await onlyDrugs(page, 'Aspirin', 'Ibuprofen', 'Paracetamol');
   await openLegend();
   await page.getByTestId('filter-add').click();
   const keys = await page.getByTestId('filter-key').locator('option').allInnerTexts();
@@ -351,7 +324,7 @@ test('filter by property value: keys offered from the scene; the rest dimmed or 
 });
 
 test('§10 styling: a perceptual palette with a scale legend; the type legend shows the colours drawn; the key from a list', async () => {
-  await only('Aspirin', 'Ibuprofen', 'Paracetamol');
+  await onlyDrugs(page, 'Aspirin', 'Ibuprofen', 'Paracetamol');
   await openLegend();
   await page.getByTestId('style-add').click();
   await page.getByTestId('rule-on').selectOption('property');
@@ -392,7 +365,7 @@ test('§10 styling: a perceptual palette with a scale legend; the type legend sh
 });
 
 test('the scene as a table: what the graph shows, sortable, narrowed, a row selects its element', async () => {
-  await only('Aspirin', 'Paracetamol', 'Ibuprofen');
+  await onlyDrugs(page, 'Aspirin', 'Paracetamol', 'Ibuprofen');
   // Three concepts found one by one: a small scene stays whole in view as each arrives.
   await page.waitForTimeout(500);
   const box = await page.getByTestId('graph-canvas').boundingBox();

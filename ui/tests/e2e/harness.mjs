@@ -2,7 +2,7 @@
 // nexus with the example capsules imported, and Debian's Chromium driven by
 // playwright-core (never a downloaded browser).
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -115,4 +115,33 @@ export async function clickNode(page, id, { double = false } = {}) {
 
 export async function nodeByLabel(page, text) {
   return page.evaluate((t) => window.kipExplorer.graphNodes().find((n) => n.label.includes(t)) ?? null, text);
+}
+
+/** What `trigger` made the page download: its suggested name and bytes. */
+export async function downloaded(page, trigger) {
+  const [download] = await Promise.all([page.waitForEvent('download'), trigger()]);
+  return { name: download.suggestedFilename(), bytes: readFileSync(await download.path()) };
+}
+
+/** Closes every toast that offers to be dismissed. */
+export async function dismissToasts(page) {
+  for (const b of await page.getByRole('button', { name: 'Dismiss' }).all()) await b.click().catch(() => {});
+}
+
+/** Starts from the given drugs alone in the graph, settled and fitted. */
+export async function onlyDrugs(page, ...names) {
+  await page.getByTestId('nav-graph').click();
+  const clear = page.getByRole('button', { name: 'Clear', exact: true });
+  if (await clear.isEnabled()) await clear.click();
+  for (const name of names) {
+    await page.getByLabel('Search concepts').fill(name);
+    await page.getByRole('option').filter({ hasText: name }).filter({ hasText: 'Drug' }).first().click();
+    await page.waitForFunction((n) => window.kipExplorer.graphNodes().some((x) => x.label.includes(n)), name);
+  }
+  await page.locator('.graph-view').focus();
+  await page.keyboard.press('Escape');
+  await settled(page);
+  await dismissToasts(page);
+  await page.keyboard.press('f');
+  await page.waitForTimeout(400);
 }

@@ -50,17 +50,10 @@ fn side(
     meta: &Map<String, Json>,
     written_by: Option<&str>,
 ) -> ContradictionSide {
-    let text = |k: &str| meta.get(k).and_then(Json::as_str).map(str::to_owned);
     ContradictionSide {
-        id,
-        object: None,
         value: Some(value.clone()),
         written_by: written_by.map(str::to_owned),
-        source: meta.get("source").cloned().unwrap_or(Json::Null),
-        author: text("author"),
-        confidence: meta.get("confidence").and_then(Json::as_f64),
-        created_at: text("_created_at"),
-        updated_at: text("_updated_at"),
+        ..ContradictionSide::with_provenance(id, meta)
     }
 }
 

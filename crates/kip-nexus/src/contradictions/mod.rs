@@ -20,7 +20,7 @@
 //! same element, is found in the trace (`contradictions/attribute.rs`): kind `attribute`,
 //! its sides the earlier and the current value.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use kip_lang::{ErrorCode, KipError};
 use kip_store::{ElementId, PropositionId};
@@ -74,17 +74,7 @@ fn superseded(g: &Graph<'_>, id: PropositionId) -> Result<bool> {
 /// The contradictions of `g` (see the module doc).
 pub fn contradictions(g: &Graph<'_>, query: &ContradictionQuery) -> Result<Contradictions> {
     let predicates = functional_predicates(g)?;
-    let wanted: Option<HashSet<u32>> = if query.types.is_empty() {
-        None
-    } else {
-        let mut ids = HashSet::new();
-        for t in &query.types {
-            if let Some(id) = g.type_id(t)? {
-                ids.insert(id);
-            }
-        }
-        Some(ids)
-    };
+    let wanted = g.wanted_types(&query.types)?;
     let limit = match query.limit {
         0 => MAX_CONTRADICTIONS,
         n => n.min(MAX_CONTRADICTIONS),
@@ -150,18 +140,11 @@ pub fn contradictions(g: &Graph<'_>, query: &ContradictionQuery) -> Result<Contr
 
 fn side(g: &Graph<'_>, id: PropositionId, object: ElementId) -> Result<ContradictionSide> {
     let record = g.proposition(id)?;
-    let meta = |k: &str| record.as_ref().and_then(|r| r.metadata.get(k).cloned());
-    let text = |k: &str| meta(k).and_then(|v| v.as_str().map(str::to_owned));
+    let none = Map::new();
+    let meta = record.as_ref().map_or(&none, |r| &r.metadata);
     Ok(ContradictionSide {
-        id: ElementId::Proposition(id).to_string(),
         object: Some(end(g, object)?),
-        value: None,
-        written_by: None,
-        source: meta("source").unwrap_or(Json::Null),
-        author: text("author"),
-        confidence: meta("confidence").and_then(|v| v.as_f64()),
-        created_at: text("_created_at"),
-        updated_at: text("_updated_at"),
+        ..ContradictionSide::with_provenance(ElementId::Proposition(id).to_string(), meta)
     })
 }
 

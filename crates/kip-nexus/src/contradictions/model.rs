@@ -50,6 +50,25 @@ pub struct ContradictionSide {
     pub updated_at: Option<String>,
 }
 
+impl ContradictionSide {
+    /// A side `id` with the provenance `meta` records (`source`, `author`,
+    /// `confidence` and the engine's times); no object, value or writer yet.
+    pub(crate) fn with_provenance(id: String, meta: &Map<String, Json>) -> ContradictionSide {
+        let text = |k: &str| meta.get(k).and_then(Json::as_str).map(str::to_owned);
+        ContradictionSide {
+            id,
+            object: None,
+            value: None,
+            written_by: None,
+            source: meta.get("source").cloned().unwrap_or(Json::Null),
+            author: text("author"),
+            confidence: meta.get("confidence").and_then(Json::as_f64),
+            created_at: text("_created_at"),
+            updated_at: text("_updated_at"),
+        }
+    }
+}
+
 /// A subject with more than one live object of a functional predicate.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
